@@ -1,0 +1,3 @@
+from holodeck.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The `holodeck` command line. Commands load lazily so start-up stays fast."""

@@ -1,0 +1,101 @@
+"""Entry point: a click group whose commands are imported only when run.
+
+`holodeck --version` and `holodeck --help` import neither pydantic nor any
+provider SDK; each command's module is imported when that command runs.
+
+Exit codes: 0 success, 1 a test failed, 2 invalid definition or usage,
+3 execution error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from holodeck._version import __version__
+
+# name -> (module, attribute, one-line help shown by `holodeck --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("holodeck.cli.init", "init", "Create a new agent project or agent image."),
+    "validate": ("holodeck.cli.validate", "validate", "Check agent definitions for errors."),
+    "schema": ("holodeck.cli.schema", "schema", "Write the JSON Schema of agent.yaml."),
+    "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
+}
+
+EXIT_OK = 0
+EXIT_TEST_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_EXECUTION = 3
+EXIT_INTERRUPTED = 130
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(entry[0])
+        command: click.Command = getattr(module, entry[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else ""
+            ctx.fail(f"No such command `{name}`.{hint} See `holodeck --help`.")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit codes: 0 ok, 1 test failed, 2 invalid definition or usage, "
+    "3 execution error. Docs: docs/agent-yaml.md, docs/agent-image.md",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="holodeck")
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """HoloDeck: define an AI agent in YAML, then test it, chat with it and serve it.
+
+    \b
+    Examples:
+      holodeck init my-agent --template research
+      holodeck validate my-agent/agent.yaml
+      holodeck pack my-image -o my-image.tar.gz
+    """
+    ctx.obj = {"debug": debug}
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI; unexpected errors print one line unless --debug is given."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return cli.main(args=args, prog_name="holodeck", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:  # last resort: a message, not a traceback
+        if "--debug" in args:
+            raise
+        click.echo(
+            f"error: {type(exc).__name__}: {exc}\n(run with --debug for the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_EXECUTION)

@@ -1,0 +1,90 @@
+"""`holodeck validate`: check definitions and list every problem with file:line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from holodeck.cli.main import EXIT_CONFIG, EXIT_OK
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, help="Treat keys beyond spec_version 1 as errors.")
+@click.option(
+    "--no-env",
+    is_flag=True,
+    help="Leave ${VAR} references unexpanded (as a server does for uploaded bundles).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool) -> None:
+    """Check agent definitions: agent.yaml files, image directories or image .tar.gz.
+
+    Every problem is listed at once as `file:line:column: error: field: message (hint)`.
+    Exits 0 when all definitions are valid, 2 otherwise.
+
+    \b
+    Examples:
+      holodeck validate agent.yaml
+      holodeck validate examples/*/ --strict
+      holodeck validate my-image.tar.gz --json
+    """
+    from holodeck.spec import SpecError, load_agent
+
+    results = []
+    failed = False
+    for path in paths or (Path("."),):
+        try:
+            spec = load_agent(path, strict=strict, expand_env=not no_env)
+        except SpecError as exc:
+            failed = True
+            results.append({"path": str(path), "ok": False, "diagnostics": exc.diagnostics})
+            continue
+        summary = (
+            f"{spec.format}: {spec.name}, {len(spec.tools)} tools, "
+            f"{len(spec.skills)} skills, {len(spec.subagents)} sub-agents, "
+            f"{len(spec.test_cases)} test cases"
+        )
+        results.append(
+            {"path": str(path), "ok": True, "summary": summary, "diagnostics": spec.warnings}
+        )
+    if as_json:
+        click.echo(json.dumps([_as_json(r) for r in results], indent=2))
+    else:
+        for result in results:
+            _print(result)
+    raise SystemExit(EXIT_CONFIG if failed else EXIT_OK)
+
+
+def _print(result: dict[str, object]) -> None:
+    diagnostics = result["diagnostics"]
+    assert isinstance(diagnostics, list | tuple)
+    for diagnostic in diagnostics:
+        color = "red" if diagnostic.severity.value == "error" else "yellow"
+        click.secho(diagnostic.render(), fg=color, err=not result["ok"])
+    if result["ok"]:
+        click.secho(f"OK {result['path']} ({result['summary']})", fg="green")
+    else:
+        errors = sum(1 for d in diagnostics if d.severity.value == "error")
+        click.secho(f"FAILED {result['path']}: {errors} error(s)", fg="red", err=True)
+
+
+def _as_json(result: dict[str, object]) -> dict[str, object]:
+    diagnostics = result["diagnostics"]
+    assert isinstance(diagnostics, list | tuple)
+    out = {k: v for k, v in result.items() if k != "diagnostics"}
+    out["diagnostics"] = [
+        {
+            "severity": d.severity.value,
+            "file": str(d.file) if d.file else None,
+            "line": d.line,
+            "column": d.column,
+            "field": d.field or None,
+            "message": d.message,
+            "hint": d.hint,
+        }
+        for d in diagnostics
+    ]
+    return out

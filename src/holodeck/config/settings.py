@@ -1,0 +1,125 @@
+"""Global (`~/.holodeck/config.yaml`) and project (`config.yaml` beside agent.yaml) settings.
+
+Both files share one schema. Project entries override global ones by name. A
+missing file is not an error. `HOLODECK_HOME` moves `~/.holodeck`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError
+
+from holodeck.config.env_vars import substitute
+from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.diagnostics import Collector, SpecError
+from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.settings_models import DeploymentSettings, MemorySettings
+from holodeck.spec.validation_errors import diagnostics_from
+from holodeck.spec.yaml_source import read_yaml
+
+
+class ProviderEntry(Strict):
+    """Credentials and endpoint of a provider. The key names it; `provider` gives its
+    type when the key is a custom name (e.g. `local-llama: {provider: ollama}`)."""
+
+    provider: ProviderType | None = None
+    api_key: SecretStr | None = None
+    endpoint: NonEmpty | None = None
+    api_version: NonEmpty | None = None
+
+
+class VectorstoreEntry(Strict):
+    provider: Literal["redis", "postgres"]
+    connection_string: SecretStr
+
+
+class Settings(Strict):
+    providers: dict[str, ProviderEntry] = Field(default_factory=dict)
+    vectorstores: dict[str, VectorstoreEntry] = Field(default_factory=dict)
+    deployment: DeploymentSettings | None = None
+    memory: MemorySettings | None = None
+
+    def provider_type(self, name: str) -> ProviderType | None:
+        """The type behind a provider name: a built-in type or a configured entry."""
+        entry = self.providers.get(name)
+        if entry is not None and entry.provider is not None:
+            return entry.provider
+        try:
+            return ProviderType(name)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    settings: Settings
+    files: tuple[Path, ...] = field(default=())  # the files that existed, lowest first
+
+
+def holodeck_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    home = env.get("HOLODECK_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".holodeck"
+
+
+def global_config_path(env: Mapping[str, str] | None = None) -> Path:
+    return holodeck_home(env) / "config.yaml"
+
+
+def load_settings(project_dir: Path | None, env: Mapping[str, str] | None = None) -> LoadedSettings:
+    """Global settings overridden by the project's `config.yaml`, if any.
+
+    Raises `SpecError` listing every problem in either file.
+    """
+    env = dict(os.environ) if env is None else env
+    candidates = [global_config_path(env)]
+    if project_dir is not None:
+        candidates.append(project_dir / "config.yaml")
+    collector = Collector()
+    layers: list[Settings] = []
+    files: list[Path] = []
+    for path in candidates:
+        if not path.is_file() or path in files:
+            continue
+        files.append(path)
+        try:
+            layers.append(_read(path, env, collector))
+        except SpecError as exc:
+            collector.extend(exc.diagnostics)
+    collector.raise_if_errors()
+    return LoadedSettings(_merge(layers), tuple(files))
+
+
+def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
+    doc = read_yaml(path)
+    if doc.data is None:
+        return Settings()
+    if not isinstance(doc.data, dict):
+        collector.add(doc.diagnostic((), "config.yaml must be a mapping"))
+        return Settings()
+    local = Collector()
+    data = substitute(doc, env, local)
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        local.extend(diagnostics_from(exc, doc, Settings))
+        settings = Settings()
+    collector.extend(local.diagnostics)
+    return settings
+
+
+def _merge(layers: list[Settings]) -> Settings:
+    merged = Settings()
+    for layer in layers:
+        merged = Settings(
+            providers={**merged.providers, **layer.providers},
+            vectorstores={**merged.vectorstores, **layer.vectorstores},
+            deployment=layer.deployment or merged.deployment,
+            memory=layer.memory or merged.memory,
+        )
+    return merged

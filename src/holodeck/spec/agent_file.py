@@ -1,0 +1,50 @@
+"""The agent.yaml document: what a user may write, exactly (unknown keys are errors)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
+
+from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.evaluations import EvaluationConfig
+from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.settings_models import DeploymentSettings, LoggingSettings, MemorySettings
+from holodeck.spec.test_cases import TestCase
+from holodeck.spec.tools import ToolDefinition
+
+
+class Instructions(Strict):
+    """The system prompt: a file (relative to agent.yaml) or inline text."""
+
+    file: NonEmpty | None = None
+    inline: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Instructions:
+        if (self.file is None) == (self.inline is None):
+            raise ValueError("give exactly one of `file` or `inline`")
+        return self
+
+
+class AgentFile(Strict):
+    """Root of agent.yaml."""
+
+    name: NonEmpty
+    description: str | None = None
+    author: str | None = None
+    model: ModelSettings
+    instructions: Instructions
+    response_format: dict[str, Any] | NonEmpty | None = Field(
+        default=None,
+        description="JSON Schema of the final answer: inline, or a .json/.yaml file.",
+    )
+    tools: Annotated[list[ToolDefinition], Field(max_length=128)] = Field(default_factory=list)
+    skills: list[NonEmpty] = Field(
+        default_factory=list, description="Skill directories (each with a SKILL.md)."
+    )
+    evaluations: EvaluationConfig | None = None
+    test_cases: list[TestCase] = Field(default_factory=list)
+    memory: MemorySettings | None = None
+    logging: LoggingSettings | None = None
+    deployment: DeploymentSettings | None = None

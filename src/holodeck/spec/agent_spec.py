@@ -1,0 +1,89 @@
+"""`AgentSpec`: the one typed, immutable agent that both formats load into."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from holodeck.spec.diagnostics import Diagnostic
+from holodeck.spec.evaluations import EvaluationConfig
+from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
+from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.settings_models import DeploymentSettings, LoggingSettings, MemorySettings
+from holodeck.spec.test_cases import TestCase
+from holodeck.spec.tools import (
+    AgentTool,
+    FunctionTool,
+    McpTool,
+    PromptTool,
+    TypeScriptTool,
+    VectorstoreTool,
+)
+
+Tool = Annotated[
+    FunctionTool | TypeScriptTool | PromptTool | VectorstoreTool | McpTool | AgentTool,
+    Field(discriminator="type"),
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class SkillSpec(_Frozen):
+    """A skill: listed in the system prompt by name and description, loaded on demand."""
+
+    name: str
+    description: str
+    directory: Path
+    body: str
+    resources: tuple[str, ...] = Field(
+        default=(), description="Files under references/, scripts/, assets/ (relative)."
+    )
+
+
+class InteractionSpec(_Frozen):
+    conversational: bool = True
+    input_modalities: tuple[InputModality, ...] = ("text",)
+    output_modalities: tuple[OutputModality, ...] = ("text",)
+
+
+class AgentSpec(_Frozen):
+    """Everything needed to run an agent; paths in tools are relative to `root`."""
+
+    format: Literal["agent.yaml", "image"]
+    root: Path = Field(description="Directory the agent's relative paths start from.")
+    source: Path = Field(description="agent.yaml, or the image's config.yaml.")
+    name: str
+    description: str | None = None
+    author: str | None = None
+    model: ModelSettings | None = Field(
+        default=None, description="None when an image has no llm block: pass --model."
+    )
+    instructions: str | None = None
+    instructions_file: Path | None = None
+    response_format: dict[str, Any] | None = None
+    tools: tuple[Tool, ...] = ()
+    builtins: tuple[BuiltinConfig, ...] = ()
+    skills: tuple[SkillSpec, ...] = ()
+    subagents: dict[str, AgentSpec] = Field(
+        default_factory=dict, description="Agents callable as tools, by tool name."
+    )
+    params: dict[str, Any] = Field(default_factory=dict)
+    interaction: InteractionSpec = Field(default_factory=InteractionSpec)
+    evaluations: EvaluationConfig | None = None
+    test_cases: tuple[TestCase, ...] = ()
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    deployment: DeploymentSettings | None = None
+    warnings: tuple[Diagnostic, ...] = ()
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the definition, resolved against the agent's directory."""
+        return (self.root / relative).resolve()
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]

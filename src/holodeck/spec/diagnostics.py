@@ -1,0 +1,113 @@
+"""Diagnostics: what is wrong, where, and how to fix it.
+
+Loaders never raise at the first problem: they collect `Diagnostic` records and
+raise one `SpecError` holding all of them, so a user fixes everything in one pass.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+FieldPath = tuple[str | int, ...]
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem in a definition, located by file, line and field path."""
+
+    message: str
+    file: Path | None = None
+    line: int | None = None  # 1-based
+    column: int | None = None  # 1-based
+    path: FieldPath = ()
+    hint: str | None = None
+    severity: Severity = Severity.ERROR
+
+    @property
+    def location(self) -> str:
+        where = str(self.file) if self.file else "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return where
+
+    @property
+    def field(self) -> str:
+        return format_path(self.path)
+
+    def render(self) -> str:
+        """One line per diagnostic: `file:line:col: error: field: message (hint)`."""
+        text = f"{self.location}: {self.severity.value}: "
+        if self.path:
+            text += f"{self.field}: "
+        text += self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+def format_path(path: FieldPath) -> str:
+    """`("tools", 0, "file")` -> `tools[0].file`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A fix hint naming the closest known word, or None when nothing is close."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean `{matches[0]}`?" if matches else None
+
+
+class SpecError(Exception):
+    """A definition could not be loaded; `diagnostics` lists every problem found."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = list(diagnostics)
+        super().__init__(self.render())
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+@dataclass
+class Collector:
+    """Accumulates diagnostics while a definition is loaded."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics.extend(diagnostics)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+    def raise_if_errors(self) -> None:
+        if self.has_errors:
+            raise SpecError(self.diagnostics)

@@ -1,0 +1,115 @@
+"""Documents of an agent image: config.yaml, tools/mcp/*.yaml, SKILL.md frontmatter.
+
+Keys beyond spec_version 1 are reported as warnings (errors with `--strict`) by the
+loader, which drops them before validating against these models.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, StringConstraints, model_validator
+
+from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.tools import RetryPolicy
+
+InputModality = Literal["text", "image", "audio", "video", "file"]
+OutputModality = Literal["text", "image", "audio"]
+SKILL_NAME_PATTERN = r"^[a-z0-9-]{1,64}$"
+
+
+class LlmConfig(Strict):
+    model: NonEmpty = Field(description="provider/model, e.g. openai/gpt-4o.")
+    max_completion_tokens: Annotated[int, Field(gt=0)] | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+
+
+class Modalities(Strict):
+    input: Annotated[list[InputModality], Field(min_length=1)] = Field(
+        default_factory=lambda: ["text"]
+    )
+    output: Annotated[list[OutputModality], Field(min_length=1)] = Field(
+        default_factory=lambda: ["text"]
+    )
+
+
+class Interaction(Strict):
+    conversational: bool = True
+    modalities: Modalities = Field(default_factory=Modalities)
+
+
+class BuiltinConfig(Strict):
+    name: Literal["web_search", "web_fetch"]
+    search_provider: Literal["google", "perplexity", "nimble"] | None = None
+    api_key: SecretStr | None = None
+    engine_id: NonEmpty | None = None
+    max_results: Annotated[int, Field(ge=1, le=100)] | None = None
+    search_depth: Literal["lite", "deep"] | None = None
+
+    @model_validator(mode="after")
+    def _fits(self) -> BuiltinConfig:
+        if self.name == "web_fetch" and self.model_fields_set - {"name"}:
+            raise ValueError("`web_fetch` takes no settings")
+        if self.search_provider is not None and self.api_key is None:
+            raise ValueError(f"search_provider `{self.search_provider}` needs an `api_key`")
+        if self.search_provider == "google" and self.engine_id is None:
+            raise ValueError("search_provider `google` needs an `engine_id`")
+        if self.search_provider != "nimble" and (
+            self.max_results is not None or self.search_depth is not None
+        ):
+            raise ValueError("`max_results` and `search_depth` apply to search_provider nimble")
+        return self
+
+
+class ToolsBlock(Strict):
+    agents: list[ToolName] = Field(default_factory=list)
+    builtins: list[Literal["web_search", "web_fetch"] | BuiltinConfig] = Field(default_factory=list)
+    timeout: PositiveFloat | None = Field(default=None, description="Default per-call timeout.")
+    retry: RetryPolicy | None = None
+
+
+class ImageConfig(Strict):
+    spec_version: Literal[1]
+    name: NonEmpty | None = None
+    description: str | None = None
+    instructions: str | None = None
+    llm: LlmConfig | None = None
+    interaction: Interaction = Field(default_factory=Interaction)
+    tools: ToolsBlock = Field(default_factory=ToolsBlock)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class McpFile(Strict):
+    """tools/mcp/<name>.yaml. The spec's transport is http; sse and stdio also work."""
+
+    name: ToolName
+    description: str | None = None
+    transport: Literal["http", "sse", "stdio"]
+    url: NonEmpty | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    command: NonEmpty | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: PositiveFloat | None = None
+    retry: RetryPolicy | None = None
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpFile:
+        if self.transport == "stdio":
+            if self.command is None:
+                raise ValueError("transport `stdio` needs a `command`")
+            if self.url is not None or self.headers:
+                raise ValueError("transport `stdio` takes no `url` or `headers`")
+        else:
+            if self.url is None:
+                raise ValueError(f"transport `{self.transport}` needs a non-empty `url`")
+            if self.command is not None or self.args or self.env:
+                raise ValueError("`command`, `args` and `env` need transport `stdio`")
+        return self
+
+
+class SkillFrontmatter(Strict):
+    name: Annotated[str, StringConstraints(pattern=SKILL_NAME_PATTERN)] = Field(
+        description="Lowercase letters, digits and hyphens, at most 64; the directory name."
+    )
+    description: Annotated[str, StringConstraints(min_length=1, max_length=1024)]

@@ -1,0 +1,62 @@
+"""An image's test cases: `tests/*.yaml`, each `{evaluations?, test_cases: [...]}`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from holodeck.spec._base import Strict
+from holodeck.spec.diagnostics import Diagnostic, SpecError
+from holodeck.spec.evaluations import EvaluationConfig
+from holodeck.spec.load_context import LoadContext
+from holodeck.spec.test_cases import TestCase
+from holodeck.spec.validation_errors import validate
+from holodeck.spec.yaml_source import read_yaml
+
+
+class TestFile(Strict):
+    __test__ = False
+
+    evaluations: EvaluationConfig | None = None
+    test_cases: list[TestCase] = Field(default_factory=list)
+
+
+def load_image_tests(
+    root: Path, ctx: LoadContext
+) -> tuple[EvaluationConfig | None, tuple[TestCase, ...]]:
+    directory = root / "tests"
+    if not directory.is_dir():
+        return None, ()
+    evaluations: EvaluationConfig | None = None
+    evaluations_from: Path | None = None
+    cases: list[TestCase] = []
+    files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    for path in files:
+        try:
+            doc = read_yaml(path)
+        except SpecError as exc:
+            ctx.collector.extend(exc.diagnostics)
+            continue
+        if doc.data is None:
+            continue
+        parsed = validate(TestFile, ctx.expand(doc), doc, ctx.collector)
+        if parsed is None:
+            continue
+        if parsed.evaluations is not None:
+            if evaluations_from is not None:
+                ctx.collector.add(
+                    doc.diagnostic(
+                        ("evaluations",),
+                        f"evaluations are already defined in {evaluations_from.name}",
+                        hint="define `evaluations` in one tests/ file; per-case overrides go "
+                        "under each test case's `evaluations`",
+                    )
+                )
+            else:
+                evaluations, evaluations_from = parsed.evaluations, path
+        cases.extend(parsed.test_cases)
+    names = [c.name for c in cases if c.name]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        ctx.collector.add(Diagnostic(f"duplicate test case name `{name}`", file=directory))
+    return evaluations, tuple(cases)

@@ -1,0 +1,58 @@
+"""State shared while one definition (and the agents it calls) is loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from holodeck.config.env_vars import substitute
+from holodeck.config.settings import Settings
+from holodeck.spec.diagnostics import Collector
+from holodeck.spec.yaml_source import YamlDocument
+
+MAX_DEPTH = 8  # sub-agents nest at most this deep
+
+
+@dataclass
+class LoadContext:
+    """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server)."""
+
+    env: Mapping[str, str] | None
+    settings: Settings
+    strict: bool = False
+    stack: tuple[Path, ...] = ()
+    collector: Collector = field(default_factory=Collector)
+
+    def expand(self, doc: YamlDocument) -> Any:
+        return doc.data if self.env is None else substitute(doc, self.env, self.collector)
+
+    def nested(self, path: Path) -> LoadContext:
+        """A context for a sub-agent: same settings, its own diagnostics."""
+        return LoadContext(self.env, self.settings, self.strict, (*self.stack, path.resolve()))
+
+    def existing(
+        self,
+        doc: YamlDocument,
+        field_path: tuple[str | int, ...],
+        root: Path,
+        relative: str,
+        what: str,
+        *,
+        directory: bool = False,
+    ) -> Path | None:
+        """`root/relative` if it exists (as a file, or a directory), else a diagnostic."""
+        path = (root / relative).resolve()
+        ok = path.is_dir() if directory else path.exists()
+        if not ok:
+            kind = "directory" if directory else "file"
+            self.collector.add(
+                doc.diagnostic(
+                    field_path,
+                    f"{what} not found: {path}",
+                    hint=f"create the {kind}, or fix the path (relative to {root})",
+                )
+            )
+            return None
+        return path

@@ -1,0 +1,63 @@
+"""Operational settings shared by agent.yaml and config.yaml: memory, logging, deployment."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, model_validator
+
+from holodeck.spec._base import NonEmpty, Strict
+
+
+class MemorySettings(Strict):
+    """Conversation memory for chat and the HTTP service."""
+
+    max_messages: Annotated[int, Field(ge=1)] = Field(
+        default=20, description="Messages kept; the oldest are dropped first."
+    )
+    store: Literal["memory", "sqlite", "redis", "postgres"] = Field(
+        default="memory", description="Where sessions live when the agent is served."
+    )
+    url: SecretStr | None = Field(
+        default=None, description="Connection URL (or file path for sqlite) of the store."
+    )
+
+    @model_validator(mode="after")
+    def _url_for_servers(self) -> MemorySettings:
+        if self.store in ("redis", "postgres") and self.url is None:
+            raise ValueError(f"store `{self.store}` needs a `url`")
+        if self.store == "memory" and self.url is not None:
+            raise ValueError("store `memory` takes no `url`")
+        return self
+
+
+class LoggingSettings(Strict):
+    """Request logs of a served agent (~/.holodeck/logs/agent-<name>.log)."""
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    rotation_days: Annotated[int, Field(ge=1)] = 1
+    retention_days: Annotated[int, Field(ge=1)] = 7
+
+
+class RateLimit(Strict):
+    requests_per_minute: Annotated[int, Field(ge=1)]
+
+
+class AuthSettings(Strict):
+    type: Literal["none", "api_key"] = "none"
+    api_keys: list[SecretStr] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _keys(self) -> AuthSettings:
+        if self.type == "api_key" and not self.api_keys:
+            raise ValueError("auth type `api_key` needs at least one entry in `api_keys`")
+        return self
+
+
+class DeploymentSettings(Strict):
+    """Defaults for `holodeck deploy`; command-line flags override them."""
+
+    host: NonEmpty = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    rate_limit: RateLimit | None = None
+    auth: AuthSettings | None = None
