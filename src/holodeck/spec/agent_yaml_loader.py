@@ -10,7 +10,7 @@ from holodeck.spec.agent_file import AgentFile
 from holodeck.spec.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.diagnostics import SpecError, did_you_mean
 from holodeck.spec.evaluations import CodeMetric, Metric
-from holodeck.spec.load_context import LoadContext
+from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings
 from holodeck.spec.python_tools import public_functions
 from holodeck.spec.settings_models import LoggingSettings, MemorySettings
@@ -189,11 +189,17 @@ class _Checks:
         found = self.ctx.existing(self.doc, (*where, "path"), self.root, tool.path, "agent")
         if found is None:
             return None
-        if found in self.ctx.stack or found.parent in self.ctx.stack:
+        if self.ctx.is_loading(found) or (self.doc.file and found == self.doc.file.resolve()):
             self.error((*where, "path"), f"agent {found} calls itself (directly or through others)")
+            return None
+        if len(self.ctx.stack) >= MAX_DEPTH:
+            self.error((*where, "path"), f"sub-agents nest deeper than {MAX_DEPTH}")
             return None
         try:
             return load_definition(found, self.ctx.nested(self.doc.file or found))
+        except RecursionError:
+            self.error((*where, "path"), "agents call each other too deeply")
+            return None
         except SpecError as exc:
             self.ctx.collector.extend(exc.diagnostics)
             return None

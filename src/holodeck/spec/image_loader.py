@@ -258,6 +258,9 @@ class _Image:
                     did_you_mean(name, present) or f"create {directory}/config.yaml",
                 )
                 continue
+            if self.ctx.is_loading(directory):
+                self.error(("tools", "agents", index), f"sub-agent `{name}` calls itself")
+                continue
             if len(self.ctx.stack) >= MAX_DEPTH:
                 self.error(("tools", "agents", index), f"sub-agents nest deeper than {MAX_DEPTH}")
                 continue

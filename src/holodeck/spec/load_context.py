@@ -15,6 +15,16 @@ from holodeck.spec.yaml_source import YamlDocument
 MAX_DEPTH = 8  # sub-agents nest at most this deep
 
 
+def definition_key(path: Path) -> Path:
+    """One name per agent, whether reached as a directory or as its definition file."""
+    path = path.resolve()
+    if path.is_dir():
+        return path / "agent.yaml" if (path / "agent.yaml").is_file() else path
+    if path.name == "config.yaml" and not (path.parent / "agent.yaml").is_file():
+        return path.parent
+    return path
+
+
 @dataclass
 class LoadContext:
     """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server)."""
@@ -29,8 +39,12 @@ class LoadContext:
         return doc.data if self.env is None else substitute(doc, self.env, self.collector)
 
     def nested(self, path: Path) -> LoadContext:
-        """A context for a sub-agent: same settings, its own diagnostics."""
-        return LoadContext(self.env, self.settings, self.strict, (*self.stack, path.resolve()))
+        """A context for a sub-agent of the agent at `path`: same settings, own diagnostics."""
+        return LoadContext(self.env, self.settings, self.strict, (*self.stack, definition_key(path)))
+
+    def is_loading(self, path: Path) -> bool:
+        """True when `path` is an agent already being loaded further up (a cycle)."""
+        return definition_key(path) in self.stack
 
     def existing(
         self,

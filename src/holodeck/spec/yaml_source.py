@@ -62,6 +62,10 @@ def parse_yaml(text: str, file: Path | None = None) -> YamlDocument:
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        context = exc.context_mark
+        if exc.context and context is not None and mark is not None and context.line != mark.line:
+            # e.g. an unclosed `[`: say where it opened, not only where the file ended
+            problem += f" ({exc.context} started at line {context.line + 1})"
         raise SpecError(
             [
                 Diagnostic(
@@ -75,7 +79,8 @@ def parse_yaml(text: str, file: Path | None = None) -> YamlDocument:
         ) from None
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise SpecError([Diagnostic(f"invalid YAML: {exc}", file=file)]) from None
-    doc = YamlDocument(data=None, file=file)
+    # the document itself sits at line 1: missing top-level fields are reported there
+    doc = YamlDocument(data=None, file=file, positions={(): Position(1, 1)})
     counter = [0]
     try:
         doc.data = _plain(raw, (), doc.positions, counter, file)
