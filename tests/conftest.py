@@ -21,7 +21,9 @@ Write = Callable[[dict[str, str]], Path]
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Never read the developer's ~/.holodeck or provider keys."""
     home = tmp_path_factory.mktemp("holodeck-home")
     monkeypatch.setenv("HOLODECK_HOME", str(home))

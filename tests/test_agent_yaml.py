@@ -89,26 +89,75 @@ def test_all_errors_are_reported_at_once_with_lines_and_hints(write: Write) -> N
         ({"instructions": {"file": "a.md", "inline": "x"}}, "instructions", "exactly one"),
         ({"instructions": {}}, "instructions", "exactly one"),
         ({"model": {"provider": "openai"}}, "model", "`name` is required"),
-        ({"model": {"provider": "openai", "name": "m", "temperature": 2.5}}, "model.temperature", "2"),
-        ({"model": {"provider": "openai", "name": "m", "reasoning_effort": "max"}},
-         "model.reasoning_effort", "expected 'low', 'medium' or 'high'"),
-        ({"tools": [{"type": "function", "name": "has space", "file": "t.py", "function": "f"}]},
-         "tools[0].name", "not a valid name"),
-        ({"tools": [{"type": "function", "name": "x" * 65, "file": "t.py", "function": "f"}]},
-         "tools[0].name", "not a valid name"),
-        ({"tools": [{"type": "vectorstore", "name": "v", "description": "d", "source": "d",
-                     "top_k": 101}]}, "tools[0].top_k", "100"),
-        ({"tools": [{"type": "vectorstore", "name": "v", "description": "d", "source": "d",
-                     "chunk_size": 10, "chunk_overlap": 10}]}, "tools[0]", "smaller"),
+        (
+            {"model": {"provider": "openai", "name": "m", "temperature": 2.5}},
+            "model.temperature",
+            "2",
+        ),
+        (
+            {"model": {"provider": "openai", "name": "m", "reasoning_effort": "max"}},
+            "model.reasoning_effort",
+            "expected 'low', 'medium' or 'high'",
+        ),
+        (
+            {"tools": [{"type": "function", "name": "has space", "file": "t.py", "function": "f"}]},
+            "tools[0].name",
+            "not a valid name",
+        ),
+        (
+            {"tools": [{"type": "function", "name": "x" * 65, "file": "t.py", "function": "f"}]},
+            "tools[0].name",
+            "not a valid name",
+        ),
+        (
+            {
+                "tools": [
+                    {
+                        "type": "vectorstore",
+                        "name": "v",
+                        "description": "d",
+                        "source": "d",
+                        "top_k": 101,
+                    }
+                ]
+            },
+            "tools[0].top_k",
+            "100",
+        ),
+        (
+            {
+                "tools": [
+                    {
+                        "type": "vectorstore",
+                        "name": "v",
+                        "description": "d",
+                        "source": "d",
+                        "chunk_size": 10,
+                        "chunk_overlap": 10,
+                    }
+                ]
+            },
+            "tools[0]",
+            "smaller",
+        ),
         ({"tools": [{"type": "mcp", "name": "m"}]}, "tools[0]", "exactly one of"),
         ({"tools": [{"type": "mcp", "name": "m", "url": "ftp://x"}]}, "tools[0]", "http://"),
-        ({"tools": [{"type": "prompt", "name": "p", "description": "d"}]}, "tools[0]",
-         "exactly one of `template` or `file`"),
+        (
+            {"tools": [{"type": "prompt", "name": "p", "description": "d"}]},
+            "tools[0]",
+            "exactly one of `template` or `file`",
+        ),
         ({"evaluations": {"metrics": []}}, "evaluations.metrics", "at least 1"),
-        ({"evaluations": {"metrics": [{"metric": "grounded"}]}}, "evaluations.metrics[0].metric",
-         "did you mean `groundedness`?"),
-        ({"evaluations": {"metrics": [{"type": "rag", "metric_type": "faith"}]}},
-         "evaluations.metrics[0].metric_type", "faithfulness"),
+        (
+            {"evaluations": {"metrics": [{"metric": "grounded"}]}},
+            "evaluations.metrics[0].metric",
+            "did you mean `groundedness`?",
+        ),
+        (
+            {"evaluations": {"metrics": [{"type": "rag", "metric_type": "faith"}]}},
+            "evaluations.metrics[0].metric_type",
+            "faithfulness",
+        ),
         ({"test_cases": [{"name": "t"}]}, "test_cases[0]", "either `input` or `turns`"),
         ({"memory": {"store": "redis"}}, "memory", "needs a `url`"),
         ({"deployment": {"port": 70000}}, "deployment.port", "65535"),
@@ -208,7 +257,9 @@ def test_unknown_provider_suggests_a_known_one(write: Write) -> None:
     assert diagnostic.hint == "did you mean `openai`?"
 
 
-def test_provider_and_vectorstore_may_name_config_entries(write: Write, isolated_home: Path) -> None:
+def test_provider_and_vectorstore_may_name_config_entries(
+    write: Write, isolated_home: Path
+) -> None:
     (isolated_home / "config.yaml").write_text(
         "providers:\n  local-llama: {provider: ollama, endpoint: 'http://localhost:11434/v1'}\n"
         "vectorstores:\n  main: {provider: postgres, connection_string: 'postgresql://x'}\n",
@@ -222,8 +273,9 @@ def test_provider_and_vectorstore_may_name_config_entries(write: Write, isolated
     root = write({"agent.yaml": agent, "data/a.md": "text"})
     spec = load_agent(root)
     assert spec.model is not None and spec.model.provider == "local-llama"
-    typo = write({"agent.yaml": agent.replace("database: main", "database: mian"),
-                  "data/a.md": "text"})
+    typo = write(
+        {"agent.yaml": agent.replace("database: main", "database: mian"), "data/a.md": "text"}
+    )
     diagnostic = one(errors_of(typo), "tools[0].database")
     assert diagnostic.hint == "did you mean `main`?"
 
@@ -238,7 +290,9 @@ def test_expected_tools_must_name_defined_tools(write: Write) -> None:
 
 
 def test_every_metric_form_is_accepted(write: Write) -> None:
-    agent = MINIMAL_AGENT + """
+    agent = (
+        MINIMAL_AGENT
+        + """
 evaluations:
   model: {provider: openai, name: gpt-4o}
   metrics:
@@ -255,7 +309,10 @@ evaluations:
     - {type: rag, metric_type: faithfulness, threshold: 0.8}
     - {type: code, file: metrics.py, function: score, threshold: 0.5}
 """
-    root = write({"agent.yaml": agent, "metrics.py": "def score(output: str) -> float:\n    return 1.0\n"})
+    )
+    root = write(
+        {"agent.yaml": agent, "metrics.py": "def score(output: str) -> float:\n    return 1.0\n"}
+    )
     spec = load_agent(root)
     assert spec.evaluations is not None
     kinds = [m.type for m in spec.evaluations.metrics]

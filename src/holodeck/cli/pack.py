@@ -35,7 +35,8 @@ def pack(ctx: click.Context, directory: Path, output: Path | None) -> None:
     """
     # Imported here so `holodeck --help` stays fast.
     from holodeck.cli.main import EXIT_CONFIG
-    from holodeck.spec.archive import human_size, pack_image
+    from holodeck.spec.archive import human_size
+    from holodeck.spec.archive_pack import pack_image
     from holodeck.spec.diagnostics import SpecError
 
     target = output if output is not None else _default_output(directory)

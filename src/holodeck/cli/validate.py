@@ -35,7 +35,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
 
     results = []
     failed = False
-    for path in paths or (Path("."),):
+    for path in paths or (Path(),):
         try:
             spec = load_agent(path, strict=strict, expand_env=not no_env)
         except SpecError as exc:

@@ -7,18 +7,39 @@
     ...     print(exc.render())  # every problem, each with file:line and field
 
 A pure filesystem layer: it imports nothing from the runtime, CLI or server.
+Names are imported on first use, so importing a submodule stays cheap and the
+config layer can use `holodeck.spec.diagnostics` without a cycle.
 """
 
-from holodeck.spec.agent_spec import AgentSpec, InteractionSpec, SkillSpec
-from holodeck.spec.diagnostics import Diagnostic, Severity, SpecError
-from holodeck.spec.loader import load_agent
+from __future__ import annotations
 
-__all__ = [
-    "AgentSpec",
-    "Diagnostic",
-    "InteractionSpec",
-    "Severity",
-    "SkillSpec",
-    "SpecError",
-    "load_agent",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from holodeck.spec.agent_spec import AgentSpec as AgentSpec
+    from holodeck.spec.agent_spec import InteractionSpec as InteractionSpec
+    from holodeck.spec.agent_spec import SkillSpec as SkillSpec
+    from holodeck.spec.diagnostics import Diagnostic as Diagnostic
+    from holodeck.spec.diagnostics import Severity as Severity
+    from holodeck.spec.diagnostics import SpecError as SpecError
+    from holodeck.spec.loader import load_agent as load_agent
+
+_EXPORTS = {
+    "AgentSpec": "holodeck.spec.agent_spec",
+    "InteractionSpec": "holodeck.spec.agent_spec",
+    "SkillSpec": "holodeck.spec.agent_spec",
+    "Diagnostic": "holodeck.spec.diagnostics",
+    "Severity": "holodeck.spec.diagnostics",
+    "SpecError": "holodeck.spec.diagnostics",
+    "load_agent": "holodeck.spec.loader",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'holodeck.spec' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,8 +1,4 @@
-"""Packing and unpacking agent images as `.tar.gz` archives.
-
-Packing is deterministic (sorted members, zeroed times and owners, normalised
-modes, gzip without a timestamp), so one directory always gives the same bytes
-and therefore the same cache key.
+"""Unpacking agent image `.tar.gz` archives safely (packing: `archive_pack`).
 
 Unpacking treats the archive as hostile. Every member is checked before it is
 written, contents are copied with bounded reads, and everything lands in a
@@ -17,15 +13,12 @@ import hashlib
 import io
 import os
 import shutil
-import stat
 import tarfile
 import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 from typing import IO, NoReturn
-
-import pathspec
 
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 
@@ -36,9 +29,6 @@ DEFAULT_MAX_TOTAL_BYTES = 512 * MiB
 DEFAULT_MAX_MEMBER_BYTES = 128 * MiB
 
 CONFIG_FILE = "config.yaml"
-
-# Never packed, at any depth: VCS data, secrets, caches and local state.
-_SKIPPED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".holodeck"})
 
 _CHUNK = 64 * 1024
 # tarfile reads a pax or GNU long-name header in a single call; cap it so a
@@ -78,220 +68,15 @@ def human_size(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-def _show(name: str) -> str:
+def quoted_name(name: str) -> str:
     """Quote a path for a message; escape control characters a hostile name may carry."""
     return f"`{name}`" if name.isprintable() else repr(name)
 
 
-def _refuse(file: Path, message: str, hint: str | None = None) -> NoReturn:
+def refuse(file: Path, message: str, hint: str | None = None) -> NoReturn:
     raise SpecError([Diagnostic(message, file=file, hint=hint)])
 
 
-# --------------------------------------------------------------------------
-# Packing
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PackResult:
-    """What `pack_image` wrote."""
-
-    output: Path
-    members: int  # files and directories stored
-    total_bytes: int  # uncompressed size of the stored files
-    archive_bytes: int  # size of the .tar.gz on disk
-
-
-@dataclass(frozen=True)
-class _Entry:
-    rel: str  # posix path relative to the image root
-    path: Path
-    is_dir: bool
-
-
-@dataclass(frozen=True)
-class _IgnoreFile:
-    base: str  # directory holding the .gitignore, relative to the image root
-    spec: pathspec.GitIgnoreSpec
-
-
-def pack_image(source: Path, output: Path) -> PackResult:
-    """Write the image directory `source` to `output` as a deterministic .tar.gz."""
-    root = _check_image_dir(source)
-    entries = _collect_entries(root, output)
-    if not any(e.rel == CONFIG_FILE and not e.is_dir for e in entries):
-        _refuse(
-            root / CONFIG_FILE,
-            f"{CONFIG_FILE} is excluded from the image",
-            hint="remove it from .gitignore",
-        )
-    total_bytes = _write_archive(entries, output)
-    return PackResult(
-        output=output,
-        members=len(entries),
-        total_bytes=total_bytes,
-        archive_bytes=output.stat().st_size,
-    )
-
-
-def _check_image_dir(source: Path) -> Path:
-    if not source.is_dir():
-        what = "does not exist" if not source.exists() else "is not a directory"
-        _refuse(
-            source,
-            f"image directory {what}",
-            hint=f"pass a directory that contains {CONFIG_FILE}",
-        )
-    if not (source / CONFIG_FILE).is_file():
-        _refuse(
-            source,
-            f"not an agent image: no {CONFIG_FILE} in this directory",
-            hint=f"create one with `holodeck init`, or pass the folder that holds {CONFIG_FILE}",
-        )
-    return source.resolve()
-
-
-def _collect_entries(root: Path, output: Path) -> list[_Entry]:
-    """Walk the image, applying skip and .gitignore rules; refuse links and special files."""
-    output_rel = _relative_inside(output, root)
-    entries: list[_Entry] = []
-    problems: list[Diagnostic] = []
-    stack: list[tuple[Path, str, tuple[_IgnoreFile, ...]]] = [(root, "", ())]
-    while stack:
-        directory, rel_dir, inherited = stack.pop()
-        rules = inherited + _load_gitignore(directory, rel_dir)
-        with os.scandir(directory) as scan:
-            children = sorted(scan, key=lambda child: child.name)
-        for child in children:
-            rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
-            is_dir = child.is_dir(follow_symlinks=False)
-            if rel == output_rel or _always_skipped(child.name, is_dir):
-                continue
-            if _ignored(rel, is_dir, rules):
-                continue
-            path = Path(child.path)
-            if child.is_symlink():
-                problems.append(_link_problem(path, rel))
-            elif is_dir:
-                entries.append(_Entry(rel, path, is_dir=True))
-                stack.append((path, rel, rules))
-            elif child.is_file(follow_symlinks=False):
-                entries.append(_Entry(rel, path, is_dir=False))
-            else:
-                problems.append(
-                    Diagnostic(
-                        f"{_show(rel)} is not a regular file or directory",
-                        file=path,
-                        hint="remove it or add it to .gitignore",
-                    )
-                )
-    if problems:
-        raise SpecError(problems)
-    entries.sort(key=lambda e: e.rel)
-    return entries
-
-
-def _relative_inside(path: Path, root: Path) -> str | None:
-    """`path` relative to `root` as posix text, or None when it lies outside."""
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return None
-
-
-def _always_skipped(name: str, is_dir: bool) -> bool:
-    if name == ".git":  # a directory, or a file in worktrees and submodules
-        return True
-    if is_dir:
-        return name in _SKIPPED_DIRS
-    return name == ".env" or name.startswith(".env.") or name.endswith(".pyc")
-
-
-def _load_gitignore(directory: Path, rel_dir: str) -> tuple[_IgnoreFile, ...]:
-    path = directory / ".gitignore"
-    if path.is_symlink() or not path.is_file():
-        return ()
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    try:
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    except ValueError as exc:
-        _refuse(path, f"cannot read .gitignore pattern: {exc}")
-    return (_IgnoreFile(rel_dir, spec),)
-
-
-def _ignored(rel: str, is_dir: bool, rules: tuple[_IgnoreFile, ...]) -> bool:
-    """Git semantics: each .gitignore sees paths relative to its own folder, deeper files win."""
-    verdict = False
-    for rule in rules:
-        local = rel[len(rule.base) + 1 :] if rule.base else rel
-        # A trailing slash lets directory-only patterns such as `build/` match.
-        result = rule.spec.check_file(local + "/" if is_dir else local)
-        if result.include is not None:
-            verdict = result.include
-    return verdict
-
-
-def _link_problem(path: Path, rel: str) -> Diagnostic:
-    return Diagnostic(
-        f"{_show(rel)} is a symbolic link; agent images cannot contain links "
-        "(they would be unsafe to unpack)",
-        file=path,
-        hint="replace the link with a copy of its target, or add it to .gitignore",
-    )
-
-
-def _write_archive(entries: list[_Entry], output: Path) -> int:
-    """Write to a temporary file beside `output`, then rename: readers never see half a file."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent)
-    tmp = Path(tmp_name)
-    total = 0
-    try:
-        # An empty filename and mtime 0 keep the gzip header free of varying data.
-        with (
-            os.fdopen(fd, "wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-        ):
-            for entry in entries:
-                total += _add_entry(tar, entry)
-        tmp.chmod(0o644)
-        tmp.replace(output)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return total
-
-
-def _normalised_info(name: str) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.mtime = 0
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    return info
-
-
-def _add_entry(tar: tarfile.TarFile, entry: _Entry) -> int:
-    info = _normalised_info(entry.rel)
-    if entry.is_dir:
-        info.type = tarfile.DIRTYPE
-        info.mode = 0o755
-        tar.addfile(info)
-        return 0
-    # O_NOFOLLOW: the file could have been swapped for a link since the walk.
-    fd = os.open(entry.path, os.O_RDONLY | _O_NOFOLLOW | _O_BINARY)
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise SpecError([_link_problem(entry.path, entry.rel)])
-        info.size = st.st_size
-        info.mode = 0o755 if st.st_mode & 0o111 else 0o644
-        tar.addfile(info, handle)
-    return info.size
-
-
-# --------------------------------------------------------------------------
-# Unpacking
 # --------------------------------------------------------------------------
 
 
@@ -336,7 +121,7 @@ class _BoundedStream:
 
     def read(self, size: int, /) -> bytes:
         if size < 0 or size > _MAX_SINGLE_READ:
-            _refuse(
+            refuse(
                 self._archive,
                 f"archive has a header block of {size} bytes, over the "
                 f"{human_size(_MAX_SINGLE_READ)} allowed",
@@ -354,7 +139,7 @@ class _BoundedStream:
         """The underlying gzip stream is closed by its owner."""
 
     def _too_big(self) -> NoReturn:
-        _refuse(
+        refuse(
             self._archive,
             f"archive expands to more than {human_size(self._budget)} of tar data",
             hint="it holds far more than its members declare: corrupt, or a decompression bomb",
@@ -407,7 +192,7 @@ def cached_extract(archive: Path, cache_root: Path) -> Path:
                 raise
     root = _find_image_root(target)
     if root is None:
-        _refuse(
+        refuse(
             target,
             f"cached image has no {CONFIG_FILE}",
             hint="the cache entry was modified; delete this directory and try again",
@@ -418,12 +203,12 @@ def cached_extract(archive: Path, cache_root: Path) -> Path:
 def _require_archive(archive: Path) -> None:
     if not archive.is_file():
         what = "does not exist" if not archive.exists() else "is not a file"
-        _refuse(archive, f"archive {what}", hint="pass a .tar.gz made by `holodeck pack`")
+        refuse(archive, f"archive {what}", hint="pass a .tar.gz made by `holodeck pack`")
 
 
 def _check_destination(dest: Path) -> None:
     if dest.exists() and not (dest.is_dir() and not any(dest.iterdir())):
-        _refuse(
+        refuse(
             dest,
             "destination already exists and is not an empty directory",
             hint="choose a new directory, or remove this one first",
@@ -448,7 +233,7 @@ def _extract_to_staging(archive: Path, parent: Path, limits: _Limits) -> tuple[P
         _unpack(archive, staging, limits)
         root = _find_image_root(staging)
         if root is None:
-            _refuse(
+            refuse(
                 archive,
                 f"archive has no {CONFIG_FILE} at its root",
                 hint="pack the image directory itself with `holodeck pack DIR`, or wrap "
@@ -473,34 +258,37 @@ def _find_image_root(directory: Path) -> Path | None:
 
 def _unpack(archive: Path, staging: Path, limits: _Limits) -> None:
     """Read the archive, translating decoder failures into one clear diagnostic."""
+    unpacker = _Unpacker(archive, staging, limits)
     try:
         with archive.open("rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             stream = _BoundedStream(gz, limits.stream_budget, archive)
             # "r:" (not "r:*"): no format guessing, and the stream is our bounded view.
             with tarfile.open(fileobj=stream, mode="r:") as tar:
-                _Unpacker(archive, staging, limits).run(tar)
-                _check_archive_end(tar, stream, archive)
+                unpacker.run(tar)
+                _check_archive_end(tar, stream, archive, unpacker.where())
     except gzip.BadGzipFile as exc:
-        _refuse(
+        refuse(
             archive,
             f"not a valid gzip-compressed tar archive ({exc})",
             hint="agent image archives are .tar.gz files made by `holodeck pack`",
         )
     except EOFError:
-        _refuse(archive, "archive is truncated: the compressed data ends early")
+        refuse(archive, f"archive is truncated: the compressed data ends early{unpacker.where()}")
     except zlib.error as exc:
-        _refuse(archive, f"archive is corrupt: bad compressed data ({exc})")
+        refuse(archive, f"archive is corrupt: bad compressed data ({exc}){unpacker.where()}")
     except tarfile.TarError as exc:
         if "unexpected end of data" in str(exc):
-            _refuse(archive, "archive is truncated: a member's data ends early")
-        _refuse(
+            refuse(archive, f"archive is truncated: data ends early{unpacker.where()}")
+        refuse(
             archive,
-            f"not a valid tar archive ({exc})",
+            f"not a valid tar archive ({exc}){unpacker.where()}",
             hint="agent image archives are .tar.gz files made by `holodeck pack`",
         )
 
 
-def _check_archive_end(tar: tarfile.TarFile, stream: _BoundedStream, archive: Path) -> None:
+def _check_archive_end(
+    tar: tarfile.TarFile, stream: _BoundedStream, archive: Path, where: str
+) -> None:
     """tarfile stops quietly at an unreadable header; insist on a real end-of-archive marker.
 
     This catches truncation at a block boundary and headers whose size field is
@@ -510,16 +298,16 @@ def _check_archive_end(tar: tarfile.TarFile, stream: _BoundedStream, archive: Pa
     stream.seek(tar.offset)
     block = stream.read(tarfile.BLOCKSIZE)
     if len(block) < tarfile.BLOCKSIZE:
-        _refuse(archive, "archive is truncated: it ends without an end-of-archive marker")
+        refuse(archive, f"archive is truncated: no end-of-archive marker{where}")
     if block.strip(b"\0"):
-        _refuse(
+        refuse(
             archive,
-            f"archive has an unreadable header at byte {tar.offset}",
+            f"archive has an unreadable header at byte {tar.offset}{where}",
             hint="the archive is corrupt, or a member's header declares the wrong size",
         )
     while chunk := stream.read(_CHUNK):
         if chunk.strip(b"\0"):
-            _refuse(archive, "archive has unexpected data after its end-of-archive marker")
+            refuse(archive, "archive has unexpected data after its end-of-archive marker")
 
 
 class _Unpacker:
@@ -535,9 +323,15 @@ class _Unpacker:
         self.explicit: set[str] = set()  # names that appeared as members
         self.dirs: set[str] = set()  # directories, explicit or implied by a member path
         self.files: set[str] = set()
+        self.last_member: str | None = None
+
+    def where(self) -> str:
+        """Context for stream errors: the member being read when things went wrong."""
+        return f" (at or after member {quoted_name(self.last_member)})" if self.last_member else ""
 
     def run(self, tar: tarfile.TarFile) -> None:
         for info in tar:
+            self.last_member = info.name
             self.count += 1
             if self.count > self.limits.max_members:
                 self.refuse(
@@ -557,7 +351,7 @@ class _Unpacker:
                 self.write_file(tar, info, name)
 
     def refuse(self, member: str, problem: str, hint: str | None = None) -> NoReturn:
-        _refuse(self.archive, f"member {_show(member)} {problem}", hint=hint)
+        refuse(self.archive, f"member {quoted_name(member)} {problem}", hint=hint)
 
     def safe_name(self, info: tarfile.TarInfo) -> str | None:
         """The member's normalised relative path, or None for the root directory entry."""
@@ -582,7 +376,7 @@ class _Unpacker:
     def check_type(self, info: tarfile.TarInfo) -> None:
         kind = _SPECIAL_TYPES.get(info.type)
         if kind is not None:
-            target = f" to {_show(info.linkname)}" if info.issym() or info.islnk() else ""
+            target = f" to {quoted_name(info.linkname)}" if info.issym() or info.islnk() else ""
             self.refuse(
                 info.name,
                 f"is {kind}{target}",
@@ -604,7 +398,7 @@ class _Unpacker:
         for depth in range(1, len(parts)):
             parent = "/".join(parts[:depth])
             if parent in self.files:
-                self.refuse(name, f"lies inside {_show(parent)}, which is a file")
+                self.refuse(name, f"lies inside {quoted_name(parent)}, which is a file")
             self.dirs.add(parent)
         if not is_dir and name in self.dirs:
             self.refuse(name, "is a file but other members use it as a directory")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.tools import RetryPolicy
+from holodeck.spec.tools import RetryPolicy, check_http_url
 
 InputModality = Literal["text", "image", "audio", "video", "file"]
 OutputModality = Literal["text", "image", "audio"]
@@ -26,10 +26,10 @@ class LlmConfig(Strict):
 
 class Modalities(Strict):
     input: Annotated[list[InputModality], Field(min_length=1)] = Field(
-        default_factory=lambda: ["text"]
+        default_factory=lambda: list[InputModality](["text"])
     )
     output: Annotated[list[OutputModality], Field(min_length=1)] = Field(
-        default_factory=lambda: ["text"]
+        default_factory=lambda: list[OutputModality](["text"])
     )
 
 
@@ -103,6 +103,7 @@ class McpFile(Strict):
         else:
             if self.url is None:
                 raise ValueError(f"transport `{self.transport}` needs a non-empty `url`")
+            check_http_url(self.url)
             if self.command is not None or self.args or self.env:
                 raise ValueError("`command`, `args` and `env` need transport `stdio`")
         return self

@@ -12,6 +12,7 @@ from holodeck.spec.image_tests import load_image_tests
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
+from holodeck.spec.settings_models import MemorySettings
 from holodeck.spec.skills import load_skill
 from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.typescript_tools import exported_functions
@@ -77,8 +78,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ),
         evaluations=evaluations,
         test_cases=test_cases,
-        memory=ctx.settings.memory
-        or AgentSpec.model_fields["memory"].get_default(call_default_factory=True),
+        memory=ctx.settings.memory or MemorySettings(),
         deployment=ctx.settings.deployment,
         warnings=tuple(ctx.collector.warnings),
     )
@@ -307,7 +307,10 @@ class _Image:
     ) -> None:
         seen: dict[str, str] = {}
         entries = [
-            (t.name, t.file if not isinstance(t, McpTool) else f"tools/mcp ({t.name})")
+            (
+                t.name,
+                t.file if isinstance(t, FunctionTool | TypeScriptTool) else f"tools/mcp ({t.name})",
+            )
             for t in tools
         ]
         entries += [(name, f"agents/{name}") for name in subagents]

@@ -40,7 +40,9 @@ class LoadContext:
 
     def nested(self, path: Path) -> LoadContext:
         """A context for a sub-agent of the agent at `path`: same settings, own diagnostics."""
-        return LoadContext(self.env, self.settings, self.strict, (*self.stack, definition_key(path)))
+        return LoadContext(
+            self.env, self.settings, self.strict, (*self.stack, definition_key(path))
+        )
 
     def is_loading(self, path: Path) -> bool:
         """True when `path` is an agent already being loaded further up (a cycle)."""

@@ -113,6 +113,12 @@ class VectorstoreTool(Strict):
         return self
 
 
+def check_http_url(url: str) -> None:
+    """MCP servers are reached over HTTP(S); `${VAR}` left unexpanded is checked later."""
+    if "${" not in url and not url.startswith(("http://", "https://")):
+        raise ValueError("`url` must start with http:// or https://")
+
+
 class RetryPolicy(Strict):
     """How often a failed MCP call is retried, and how long to wait between tries."""
 
@@ -159,8 +165,7 @@ class McpTool(Strict):
         if self.url is not None:
             if self.transport == "stdio":
                 raise ValueError("`url` needs transport `http` or `sse`")
-            if not self.url.startswith(("http://", "https://")):
-                raise ValueError("`url` must start with http:// or https://")
+            check_http_url(self.url)
         elif self.transport not in (None, "stdio"):
             raise ValueError(f"transport `{self.transport}` needs a `url`")
         if self.url is None and self.headers:

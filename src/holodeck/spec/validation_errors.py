@@ -5,19 +5,41 @@ from __future__ import annotations
 import re
 import types
 import typing
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from holodeck.spec._base import TOOL_NAME_PATTERN
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
 from holodeck.spec.evaluations import METRIC_TYPES
+from holodeck.spec.image_files import SKILL_NAME_PATTERN
 from holodeck.spec.tools import TOOL_TYPES
 from holodeck.spec.yaml_source import YamlDocument
 
+_NAME_RULES = {
+    TOOL_NAME_PATTERN: "use letters, digits, `_` or `-` (at most 64 characters)",
+    SKILL_NAME_PATTERN: "skill names use lowercase letters, digits and `-` (at most 64)",
+}
 _TAGS = frozenset(TOOL_TYPES) | frozenset(METRIC_TYPES) | {"typescript"}
 _QUOTED = re.compile(r"'([^']*)'")
 _SHOULD_BE = "Input should be "
+_TYPE_MISMATCH = frozenset(
+    {
+        "string_type",
+        "literal_error",
+        "enum",
+        "int_type",
+        "int_parsing",
+        "float_type",
+        "float_parsing",
+        "bool_type",
+        "bool_parsing",
+        "list_type",
+        "dict_type",
+        "model_type",
+        "model_attributes_type",
+    }
+)
 _EXPECTED_MAPPING = re.compile(r"a valid dictionary( or instance of \w+)?")
 
 
@@ -32,9 +54,17 @@ def diagnostics_from(
     """One diagnostic per problem; alternatives of a union on one field are merged."""
     merged: dict[tuple[FieldPath, str], list[str]] = {}
     hints: dict[tuple[FieldPath, str], str | None] = {}
-    for err in error.errors(include_url=False):
+    located = [
+        (err, _data_path(doc.data, base, tuple(err["loc"]), err["type"]))
+        for err in error.errors(include_url=False)
+    ]
+    # Where a union member got past the type check, the other members' "wrong type"
+    # complaints only add noise: keep the real problem.
+    specific = {path for err, path in located if err["type"] not in _TYPE_MISMATCH}
+    for err, path in located:
+        if err["type"] in _TYPE_MISMATCH and path in specific:
+            continue
         loc = tuple(err["loc"])
-        path = _data_path(doc.data, base, loc)
         kind = err["type"]
         message, hint = _describe(err, path, loc, model)
         key = (path, "extra" if kind == "extra_forbidden" else "value")
@@ -80,10 +110,9 @@ def _describe(
             given, expected
         )
     if kind == "string_pattern_mismatch" and path and path[-1] == "name":
-        return (
-            f"`{err.get('input')}` is not a valid name",
-            "use letters, digits, `_` or `-` (at most 64 characters)",
-        )
+        rule = _NAME_RULES.get(str(ctx.get("pattern")))
+        if rule is not None:
+            return f"`{err.get('input')}` is not a valid name", rule
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if msg.startswith("Assertion failed, "):
@@ -91,17 +120,22 @@ def _describe(
     return msg, None
 
 
-def _data_path(data: Any, base: FieldPath, loc: Iterable[Any]) -> FieldPath:
+def _data_path(data: Any, base: FieldPath, loc: tuple[Any, ...], kind: str = "") -> FieldPath:
     """Drop union tags and type names from a pydantic location, keeping real fields."""
     path: list[str | int] = list(base)
     current = data
-    for elem in loc:
+    for position, elem in enumerate(loc):
         if isinstance(current, dict):
             if elem in _TAGS and (
                 current.get("type") == elem or ("type" not in current and elem == "standard")
             ):
                 continue
             if isinstance(elem, str):
+                is_field = elem in current or (
+                    position == len(loc) - 1 and kind in ("missing", "extra_forbidden")
+                )
+                if not is_field:
+                    continue  # a union member's label, e.g. `function-after[...]`
                 path.append(elem)
                 current = current.get(elem)
                 continue
@@ -193,7 +227,7 @@ def validate(
         ]
         severity = Severity.ERROR if strict else Severity.WARNING
         for loc in extras:
-            path = _data_path(data, base, loc)
+            path = _data_path(data, base, loc, "extra_forbidden")
             collector.add(
                 doc.diagnostic(
                     path,
@@ -202,7 +236,7 @@ def validate(
                     hint=did_you_mean(str(path[-1]), _fields_at(model, loc[:-1])),
                 )
             )
-        pruned = _without(data, [_data_path(data, (), loc) for loc in extras])
+        pruned = _without(data, [_data_path(data, (), loc, "extra_forbidden") for loc in extras])
         try:
             return model.model_validate(pruned)
         except ValidationError as again:
