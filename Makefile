@@ -12,7 +12,9 @@ $(BIN)/holodeck: pyproject.toml
 	touch $(BIN)/holodeck
 
 demo: $(BIN)/holodeck
-	$(BIN)/holodeck validate examples/weather examples/support-image examples/research
+	$(BIN)/holodeck validate examples/weather examples/research examples/support-image
+	$(BIN)/holodeck pack examples/support-image -o $(VENV)/support-image.tar.gz
+	$(BIN)/holodeck validate $(VENV)/support-image.tar.gz
 
 lint: $(BIN)/holodeck
 	$(BIN)/ruff check src tests bench

@@ -340,3 +340,26 @@ def test_config_yaml_path_and_missing_config(write: Write) -> None:
     empty = write({"notes.txt": "x"})
     (error,) = errors_of(empty)
     assert "neither agent.yaml nor config.yaml" in error.message
+
+
+def test_image_archives_load_like_directories(write: Write, isolated_home: Path) -> None:
+    from holodeck.spec.archive_pack import pack_image
+
+    root = write(
+        {
+            "config.yaml": CONFIG + "tools: {agents: [sub]}\n",
+            "AGENTS.md": "Packed instructions.\n",
+            "tools/python/lookup.py": "def lookup(q: str) -> str:\n    return q\n",
+            "agents/sub/config.yaml": "spec_version: 1\n",
+        }
+    )
+    archive = root.parent / "helper.tar.gz"
+    pack_image(root, archive)
+    spec = load_agent(archive)
+    assert spec.format == "image"
+    assert spec.instructions == "Packed instructions.\n"
+    assert [t.name for t in spec.tools] == ["lookup"]
+    assert list(spec.subagents) == ["sub"]
+    # extracted once into the cache, by content
+    assert spec.root.is_relative_to(isolated_home / "cache" / "images")
+    assert load_agent(archive).root == spec.root

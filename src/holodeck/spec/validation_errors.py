@@ -124,11 +124,15 @@ def _data_path(data: Any, base: FieldPath, loc: tuple[Any, ...], kind: str = "")
     """Drop union tags and type names from a pydantic location, keeping real fields."""
     path: list[str | int] = list(base)
     current = data
+    tagged: object = None  # the mapping whose union tag was already skipped
     for position, elem in enumerate(loc):
         if isinstance(current, dict):
-            if elem in _TAGS and (
-                current.get("type") == elem or ("type" not in current and elem == "standard")
+            if (
+                tagged is not current
+                and elem in _TAGS
+                and (current.get("type") == elem or ("type" not in current and elem == "standard"))
             ):
+                tagged = current  # the next element is a field, even one named like the tag
                 continue
             if isinstance(elem, str):
                 is_field = elem in current or (
