@@ -66,9 +66,9 @@ PROVIDER_DEFAULTS: dict[str, ProviderDefaults] = {
     "azure_openai": ProviderDefaults(
         model="gpt-4o-mini",
         model_extra=(
-            "# On Azure, `name` is your deployment's name. Set AZURE_OPENAI_ENDPOINT to your\n"
-            "# resource's URL; the address after `:-` is only a placeholder.\n"
-            "endpoint: ${AZURE_OPENAI_ENDPOINT:-https://YOUR-RESOURCE-NAME.openai.azure.com/}"
+            "# On Azure, `name` is your deployment's name. The endpoint comes from\n"
+            "# AZURE_OPENAI_ENDPOINT or providers.azure_openai in ~/.holodeck/config.yaml;\n"
+            "# set `endpoint` here to pin one resource for everyone."
         ),
         llm_extra=(
             "# On Azure, the model is your deployment's name; the endpoint comes from\n"
@@ -141,8 +141,8 @@ def create_project(
     plan = sorted(_plan(template, fmt), key=lambda item: item[0].parts)
     values = _values(name, provider)
     rendered = [
-        (root.joinpath(*relative.parts), render(s.read_text("utf-8"), values))
-        for relative, s in plan
+        (root.joinpath(*relative.parts), render(source.read_text("utf-8"), values))
+        for relative, source in plan
     ]
     for target, _ in rendered:
         _check_target(root, target)
@@ -212,11 +212,20 @@ def _check_format_mix(root: Path, fmt: str) -> None:
 
 
 def _check_target(root: Path, target: Path) -> None:
-    """Refuse, before anything is written, paths blocked by the user's own files."""
+    """Refuse, before anything is written, paths blocked by the user's own files.
+
+    Symbolic links are refused too, so nothing is ever written outside `root`.
+    """
+    if target.is_symlink():
+        raise ScaffoldError(f"cannot write {target}: it is a symbolic link")
     if target.is_dir():
         raise ScaffoldError(f"cannot write {target}: a directory of that name exists")
     for parent in target.relative_to(root).parents:
         directory = root / parent
+        if directory == root:
+            continue
+        if directory.is_symlink():
+            raise ScaffoldError(f"cannot write into {directory}: it is a symbolic link")
         if directory.exists() and not directory.is_dir():
             raise ScaffoldError(f"cannot create directory {directory}: a file of that name exists")
 

@@ -85,7 +85,8 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
     try:
         check_name(name)
     except ScaffoldError as exc:
-        _fail(str(exc), EXIT_CONFIG)
+        hint = " (to create it elsewhere, pass --dir PARENT)" if "/" in name or "\\" in name else ""
+        _fail(f"{exc}{hint}", EXIT_CONFIG)
     root = parent / name
     shown = name if parent == Path() else str(root)
     refreshed = root.is_dir() and any(root.iterdir())
@@ -117,7 +118,7 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
     target = shlex.quote(shown)
     steps = [
         (f"holodeck validate {target}", "check the definition"),
-        (f"holodeck test {target} --model test", "run the test cases offline"),
+        (f"holodeck test {target} --model test", "run the test cases with the built-in test model"),
         (f"holodeck chat {target}", "talk to the agent"),
     ]
     width = max(len(command) for command, _ in steps)
