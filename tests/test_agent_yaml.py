@@ -246,8 +246,9 @@ def test_python_syntax_error_in_a_tool_file_is_located(write: Write) -> None:
 def test_duplicate_tool_names(write: Write) -> None:
     tool = "  - type: mcp\n    name: fs\n    server: '@modelcontextprotocol/server-filesystem'\n"
     root = write({"agent.yaml": MINIMAL_AGENT + "tools:\n" + tool + tool})
-    diagnostic = one(errors_of(root), "tools[0].name")
+    diagnostic = one(errors_of(root), "tools[1].name")  # reported where it is repeated
     assert "duplicate tool name `fs`" in diagnostic.message
+    assert diagnostic.hint is not None and "tools[0] on line" in diagnostic.hint
 
 
 def test_unknown_provider_suggests_a_known_one(write: Write) -> None:
@@ -286,7 +287,7 @@ def test_expected_tools_must_name_defined_tools(write: Write) -> None:
         "test_cases:\n  - input: hi\n    expected_tools: [fs_read_file, serch]\n"
     )
     diagnostic = one(errors_of(write({"agent.yaml": agent})), "test_cases[0].expected_tools")
-    assert "`serch` is not defined" in diagnostic.message
+    assert "`serch` is not one of the agent's tools" in diagnostic.message
 
 
 def test_every_metric_form_is_accepted(write: Write) -> None:

@@ -100,7 +100,7 @@ def test_validate_strict_and_no_env(write: Write) -> None:
     assert code == 0
     assert "warning: executor: ignored: `executor` is not part of spec_version 1" in out
     code, _, err = run("validate", "--no-env", "--strict", str(image))
-    assert code == 2 and "error: executor: ignored" in err
+    assert code == 2 and "error: executor: `executor` is not part of spec_version 1" in err
 
 
 def test_unexpected_errors_print_one_line_not_a_traceback(

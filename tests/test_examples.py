@@ -6,8 +6,6 @@
 - The single ```yaml block of each page under docs/ is byte-for-byte a file under
   docs/examples/, and those files load.
 
-Tests marked `xfail(strict=True)` describe known defects of the spec and config layers:
-they start passing (and so fail the suite) once the defect is fixed; then drop the mark.
 """
 
 from __future__ import annotations
@@ -63,17 +61,6 @@ OTHER_VARS = (
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
 )
-
-KNOWN_BUGS = {
-    "duplicate-tool-names": (
-        "a duplicate tool name is reported at the first definition (tools[0].name), "
-        "not at the repeated one"
-    ),
-    "image-duplicate-tool-names": (
-        "a duplicate tool name in an image is reported against config.yaml without a "
-        "line, not at the file that repeats the name"
-    ),
-}
 
 
 @pytest.fixture(autouse=True)
@@ -227,12 +214,7 @@ def _matches(expected: Expected, diagnostic: Diagnostic, root: Path) -> bool:
 
 
 def _cases() -> list[Any]:
-    return [
-        pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[case]))
-        if case in KNOWN_BUGS
-        else case
-        for case in CASES
-    ]
+    return [case for case in CASES]
 
 
 def test_every_broken_case_has_expectations() -> None:
@@ -256,15 +238,16 @@ def test_broken_case_reports_every_expected_diagnostic(case: str) -> None:
 
 
 @pytest.mark.parametrize("case", _cases())
-def test_broken_case_fails_holodeck_validate(case: str) -> None:
-    root = BROKEN / case
-    result = validate(str(root))
+def test_broken_case_fails_holodeck_validate(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from inside the case, as a user would: files are shown relative to it."""
+    monkeypatch.chdir(BROKEN / case)
+    result = validate(".")
     assert result.exit_code == 2, result.output
     lines = result.output.splitlines()
     for expected in expected_of(case):
-        where = str(root / expected.file)
+        where = expected.file
         where += f":{expected.line}:" if expected.line is not None else ": "
-        assert any(where in line and expected.text in line for line in lines), (
+        assert any(line.startswith(where) and expected.text in line for line in lines), (
             f"{expected} not in output:\n{result.output}"
         )
 
@@ -372,7 +355,7 @@ def test_agent_image_doc_example_with_and_without_env() -> None:
 def test_agent_image_doc_strict_output_is_real(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The doc's sample ran on a copy of the example at /tmp/scout with two keys added."""
+    """The doc's sample ran on a copy of the example in scout/ with two keys added."""
     scout = tmp_path / "scout"
     shutil.copytree(DOC_EXAMPLES / "agent-image", scout)
     config = scout / "config.yaml"
@@ -384,7 +367,7 @@ def test_agent_image_doc_strict_output_is_real(
     config.write_text("".join(lines), encoding="utf-8")
     (block,) = [b for b in fenced("agent-image.md", "text") if "--strict scout" in b]
     runs: list[tuple[list[str], list[str]]] = []
-    for line in block.replace("/tmp/scout", str(scout.resolve())).splitlines():
+    for line in block.splitlines():
         if line.startswith("$ holodeck "):
             runs.append((line.split()[2:], []))
         else:
@@ -436,9 +419,12 @@ def test_configuration_doc_project_agent_uses_named_entries(
     resolved = resolve_model(spec.model, settings, {})
     assert resolved.endpoint == "http://localhost:11434/v1"
     assert resolved.sources["endpoint"] == "config.yaml providers.local-llama"
-    # precedence: the type's environment variable, then the agent's own value
+    # a named entry is the agent's choice: its fields come before the environment
     from_env = resolve_model(spec.model, settings, {"OLLAMA_BASE_URL": "http://env:11434/v1"})
-    assert from_env.endpoint == "http://env:11434/v1"
+    assert from_env.endpoint == "http://localhost:11434/v1"
+    gpu = ModelSettings(provider="gpu-box", name="qwen")
+    keyed = resolve_model(gpu, settings, {"OPENAI_API_KEY": "sk-personal"})
+    assert keyed.api_key is not None and keyed.api_key.get_secret_value() != "sk-personal"
     own = ModelSettings(provider="local-llama", name="llama3.2", endpoint="http://own/v1")
     assert resolve_model(own, settings, {"OLLAMA_BASE_URL": "http://env"}).endpoint == (
         "http://own/v1"
@@ -461,11 +447,10 @@ def test_unknown_image_keys_warn_unless_strict(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------
-# Known defects (strict xfail: they fail the suite once fixed; then drop the mark)
+# Regressions: defects found while writing the examples, now fixed
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a builtin entry with a bad name echoes its api_key")
 def test_builtin_api_key_is_never_echoed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOLODECK_EXAMPLE_SEARCH_KEY", "pplx-very-secret-value")
     root = write(
@@ -488,7 +473,6 @@ def test_builtin_api_key_is_never_echoed(tmp_path: Path, monkeypatch: pytest.Mon
     assert "pplx-very-secret-value" not in rendered
 
 
-@pytest.mark.xfail(strict=True, reason="a tool without `type` gets pydantic's internal message")
 def test_tool_without_type_names_the_missing_field(tmp_path: Path) -> None:
     root = write(
         tmp_path / "agent",
@@ -509,7 +493,6 @@ def test_tool_without_type_names_the_missing_field(tmp_path: Path) -> None:
     assert "type" in f"{found.field} {found.message}"
 
 
-@pytest.mark.xfail(strict=True, reason='`spec_version: "1"` says "`1` is not allowed; expected 1"')
 def test_quoted_spec_version_is_explained(tmp_path: Path) -> None:
     root = write(tmp_path / "image", {"config.yaml": 'spec_version: "1"\n'})
     try:
@@ -519,14 +502,12 @@ def test_quoted_spec_version_is_explained(tmp_path: Path) -> None:
     # accepting "1" is a fix too
 
 
-@pytest.mark.xfail(strict=True, reason="an empty `llm:` block is accepted as no llm block")
 def test_empty_llm_block_needs_a_model(tmp_path: Path) -> None:
     root = write(tmp_path / "image", {"config.yaml": "spec_version: 1\nllm:\n"})
     diagnostics = diagnostics_of(root)
     assert any(d.path[:1] == ("llm",) for d in diagnostics)
 
 
-@pytest.mark.xfail(strict=True, reason="a file field naming a directory is accepted silently")
 @pytest.mark.parametrize(
     ("definition", "path"),
     [
@@ -552,7 +533,6 @@ def test_file_fields_reject_directories(
     assert any(d.path == path for d in diagnostics_of(root))
 
 
-@pytest.mark.xfail(strict=True, reason="image tests/*.yaml are not checked against the image")
 @pytest.mark.parametrize(
     ("case", "word"),
     [
@@ -578,7 +558,6 @@ def test_image_test_cases_are_checked(tmp_path: Path, case: str, word: str) -> N
     assert any(word in d.message for d in diagnostics)
 
 
-@pytest.mark.xfail(strict=True, reason="duplicate test case names are not located at the repeat")
 @pytest.mark.parametrize("fmt", ["agent.yaml", "image"])
 def test_duplicate_test_case_name_points_at_the_repeat(tmp_path: Path, fmt: str) -> None:
     cases = "test_cases:\n  - {name: same, input: a}\n  - {name: same, input: b}\n"
@@ -596,9 +575,6 @@ def test_duplicate_test_case_name_points_at_the_repeat(tmp_path: Path, fmt: str)
     assert (found.file.name, found.line) == where
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a bad inline database also reports `expected a valid string`"
-)
 def test_inline_database_error_is_not_doubled(tmp_path: Path) -> None:
     root = write(
         tmp_path / "agent",
@@ -620,11 +596,6 @@ def test_inline_database_error_is_not_doubled(tmp_path: Path) -> None:
     assert found.path == ("tools", 0, "database", "provider")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an unknown image key named `standard` is taken for a union tag: the loader "
-    "crashes (IndexError, KeyError) or drops the whole enclosing block",
-)
 @pytest.mark.parametrize(
     "config",
     [
@@ -640,9 +611,6 @@ def test_unknown_key_named_like_a_metric_type(tmp_path: Path, config: str) -> No
     assert {str(w.path[-1]) for w in spec.warnings} <= {"standard", "temp"}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="--strict leaves unknown SKILL.md keys of agent.yaml skills as warnings"
-)
 def test_strict_applies_to_agent_yaml_skills(tmp_path: Path) -> None:
     root = write(
         tmp_path / "agent",
@@ -656,10 +624,6 @@ def test_strict_applies_to_agent_yaml_skills(tmp_path: Path) -> None:
     assert found.line == 4 and "versoin" in found.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a project provider entry replaces the global entry: the global api_key is lost",
-)
 def test_project_provider_entry_keeps_global_key(tmp_path: Path) -> None:
     """credentials.py promises field-by-field precedence: project > global."""
     home = write(tmp_path / "home", {"config.yaml": "providers:\n  openai:\n    api_key: sk-g\n"})

@@ -2,6 +2,11 @@
 
 Precedence, field by field: agent.yaml > environment variables > project
 config.yaml > ~/.holodeck/config.yaml.
+
+When agent.yaml names a custom provider entry (`provider: local-llama`), that
+entry is part of what agent.yaml asked for, so its fields come before the
+environment: an `OPENAI_API_KEY` meant for api.openai.com is never sent to a
+self-hosted server that has its own key (or none).
 """
 
 from __future__ import annotations
@@ -62,29 +67,24 @@ def resolve_model(
     entry = settings.providers.get(model.provider)
     sources: dict[str, str] = {}
     values: dict[str, str | None] = {}
+    named_entry = entry is not None and model.provider not in {p.value for p in ProviderType}
     for name in ("api_key", "endpoint", "api_version"):
-        own = getattr(model, name)
-        if own is not None:
-            values[name] = own.get_secret_value() if isinstance(own, SecretStr) else own
-            sources[name] = "agent"
-            continue
-        for var in ENV_VARS[provider].get(name, ()):
-            if env.get(var):
-                values[name] = env[var]
-                sources[name] = f"environment variable {var}"
-                break
-        else:
-            from_config = getattr(entry, name, None) if entry is not None else None
-            if from_config is not None:
-                text = (
-                    from_config.get_secret_value()
-                    if isinstance(from_config, SecretStr)
-                    else from_config
-                )
-                values[name] = text
-                sources[name] = f"config.yaml providers.{model.provider}"
-            else:
-                values[name] = None
+        candidates = [("agent", _text(getattr(model, name)))]
+        from_env = [
+            (f"environment variable {var}", env.get(var) or None)
+            for var in ENV_VARS[provider].get(name, ())
+        ]
+        from_config = [
+            (
+                f"config.yaml providers.{model.provider}",
+                _text(getattr(entry, name)) if entry is not None else None,
+            )
+        ]
+        candidates += (from_config + from_env) if named_entry else (from_env + from_config)
+        source, value = next(((src, v) for src, v in candidates if v is not None), ("", None))
+        values[name] = value
+        if value is not None:
+            sources[name] = source
     key = values["api_key"]
     return ResolvedModel(
         provider=provider,
@@ -95,3 +95,7 @@ def resolve_model(
         settings=model,
         sources=sources,
     )
+
+
+def _text(value: SecretStr | str | None) -> str | None:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value

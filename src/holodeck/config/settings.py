@@ -10,9 +10,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from holodeck.config.env_vars import substitute
 from holodeck.spec._base import NonEmpty, Strict
@@ -114,12 +114,32 @@ def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
 
 
 def _merge(layers: list[Settings]) -> Settings:
+    """Later layers win field by field: a project entry that sets only `endpoint`
+    keeps the global entry's `api_key`."""
     merged = Settings()
     for layer in layers:
         merged = Settings(
-            providers={**merged.providers, **layer.providers},
-            vectorstores={**merged.vectorstores, **layer.vectorstores},
-            deployment=layer.deployment or merged.deployment,
-            memory=layer.memory or merged.memory,
+            providers=_merge_entries(merged.providers, layer.providers),
+            vectorstores=_merge_entries(merged.vectorstores, layer.vectorstores),
+            deployment=_overlay(merged.deployment, layer.deployment),
+            memory=_overlay(merged.memory, layer.memory),
         )
+    return merged
+
+
+E = TypeVar("E", bound=BaseModel)
+
+
+def _overlay(base: E | None, top: E | None) -> E | None:
+    if base is None or top is None:
+        return top or base
+    return type(base).model_validate(
+        {**base.model_dump(exclude_unset=True), **top.model_dump(exclude_unset=True)}
+    )
+
+
+def _merge_entries(base: dict[str, E], top: dict[str, E]) -> dict[str, E]:
+    merged = dict(base)
+    for name, entry in top.items():
+        merged[name] = _overlay(base.get(name), entry) or entry
     return merged

@@ -34,7 +34,7 @@ class Diagnostic:
 
     @property
     def location(self) -> str:
-        where = str(self.file) if self.file else "<input>"
+        where = _display(self.file) if self.file else "<input>"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
@@ -54,6 +54,25 @@ class Diagnostic:
         if self.hint:
             text += f" ({self.hint})"
         return text
+
+
+def _display(file: Path) -> str:
+    """Paths under the working directory are shown relative to it, others as they are."""
+    if file.is_absolute():
+        try:
+            return str(file.relative_to(Path.cwd()))
+        except (ValueError, OSError):
+            return str(file)
+    return str(file)
+
+
+def in_reading_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Grouped by file (in the order files were first reported), then by line."""
+    diagnostics = list(diagnostics)
+    order: dict[str, int] = {}
+    for d in diagnostics:
+        order.setdefault(str(d.file), len(order))
+    return sorted(diagnostics, key=lambda d: (order[str(d.file)], d.line or 0, d.column or 0))
 
 
 def format_path(path: FieldPath) -> str:
@@ -77,7 +96,7 @@ class SpecError(Exception):
     """A definition could not be loaded; `diagnostics` lists every problem found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
-        self.diagnostics = list(diagnostics)
+        self.diagnostics = in_reading_order(diagnostics)
         super().__init__(self.render())
 
     @property
@@ -106,7 +125,7 @@ class Collector:
 
     @property
     def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+        return in_reading_order(d for d in self.diagnostics if d.severity is Severity.WARNING)
 
     def raise_if_errors(self) -> None:
         if self.has_errors:

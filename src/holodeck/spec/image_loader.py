@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from holodeck.spec.image_tests import load_image_tests
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
+from holodeck.spec.references import KnownTools
 from holodeck.spec.settings_models import MemorySettings
 from holodeck.spec.skills import load_skill
 from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
@@ -43,6 +45,14 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         )
     data = ctx.expand(doc)
     config = validate(ImageConfig, data, doc, ctx.collector, lenient=True, strict=ctx.strict)
+    if isinstance(data, dict) and "llm" in data and data["llm"] is None:
+        ctx.collector.add(
+            doc.diagnostic(
+                ("llm",),
+                "the llm block is empty: `llm.model` is required when `llm` is present",
+                hint="add `model: provider/model` under llm, or remove the block",
+            )
+        )
     if config is None:
         ctx.collector.raise_if_errors()
         raise AssertionError("validation failed without a diagnostic")
@@ -53,8 +63,13 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
     tools = image.local_tools()
     subagents = image.subagents()
     builtins = image.builtins(model)
-    image.check_unique_tools(tools, subagents, builtins)
-    evaluations, test_cases = load_image_tests(root, ctx)
+    image.check_unique_tools()
+    known = KnownTools(
+        names=frozenset(image.origins),
+        mcp_servers=tuple(t.name for t in tools if isinstance(t, McpTool)),
+        extra=frozenset({"load_skill"} if skills else ()),
+    )
+    evaluations, test_cases = load_image_tests(root, ctx, known)
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
@@ -87,6 +102,16 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
 class _Image:
     def __init__(self, root: Path, doc: YamlDocument, ctx: LoadContext, config: ImageConfig):
         self.root, self.doc, self.ctx, self.config = root, doc, ctx, config
+        # every tool name the model will see -> where it was first defined
+        self.origins: dict[str, Diagnostic] = {}
+        self.repeats: list[tuple[str, Diagnostic]] = []
+
+    def _name(self, name: str, where: Diagnostic) -> None:
+        """Record a tool name; a repeat is reported where it is repeated."""
+        if name in self.origins:
+            self.repeats.append((name, where))
+        else:
+            self.origins[name] = where
 
     def error(self, path: FieldPath, message: str, hint: str | None = None) -> None:
         self.ctx.collector.add(self.doc.diagnostic(path, message, hint=hint))
@@ -163,43 +188,39 @@ class _Image:
 
     def local_tools(self) -> list[Tool]:
         tools: list[Tool] = []
-        for path in _files(self.root / "tools" / "python", ".py"):
-            functions, problems = public_functions(path)
-            self.ctx.collector.extend(problems)
-            if not functions and not problems:
-                self._warn(path, "defines no public function, so no tool")
-            for name, fn in tool_names(path, functions):
-                if self._valid_name(name, path, fn.line):
-                    tools.append(
-                        FunctionTool(
-                            name=name,
-                            description=summary(fn.docstring),
-                            file=path.relative_to(self.root).as_posix(),
-                            function=fn.name,
-                            timeout=self.config.tools.timeout,
-                        )
-                    )
-        for path in _files(self.root / "tools" / "typescript", ".ts"):
-            functions, problems = exported_functions(path)
-            self.ctx.collector.extend(problems)
-            if not functions and not problems:
-                self._warn(path, "exports no function, so no tool")
-            for name, fn in tool_names(path, functions):
-                if self._valid_name(name, path, fn.line):
-                    tools.append(
-                        TypeScriptTool(
-                            name=name,
-                            description=summary(fn.docstring),
-                            file=path.relative_to(self.root).as_posix(),
-                            function=fn.name,
-                            timeout=self.config.tools.timeout,
-                        )
-                    )
+        for kind in ("python", "typescript"):
+            suffix = ".py" if kind == "python" else ".ts"
+            for path in _files(self.root / "tools" / kind, suffix):
+                tools.extend(self._code_tools(path, kind))
         mcp_dir = self.root / "tools" / "mcp"
         for path in [*_files(mcp_dir, ".yaml"), *_files(mcp_dir, ".yml")]:
             tool = self._mcp(path)
             if tool is not None:
                 tools.append(tool)
+        return tools
+
+    def _code_tools(self, path: Path, kind: str) -> list[Tool]:
+        """Tools of one tools/python or tools/typescript file."""
+        if kind == "python":
+            functions, problems = public_functions(path)
+        else:
+            functions, problems = exported_functions(path)
+        self.ctx.collector.extend(problems)
+        if not functions and not problems:
+            self._warn(path, "defines no public function, so no tool")
+        tools: list[Tool] = []
+        for name, fn in tool_names(path, functions):
+            if not self._valid_name(name, path, fn.line):
+                continue
+            self._name(name, Diagnostic("", file=path, line=fn.line))
+            fields = {
+                "name": name,
+                "description": summary(fn.docstring),
+                "file": path.relative_to(self.root).as_posix(),
+                "function": fn.name,
+                "timeout": self.config.tools.timeout,
+            }
+            tools.append(FunctionTool(**fields) if kind == "python" else TypeScriptTool(**fields))
         return tools
 
     def _mcp(self, path: Path) -> McpTool | None:
@@ -222,6 +243,8 @@ class _Image:
         )
         if declared is None:
             return None
+        pos = doc.position(("name",))
+        self._name(declared.name, Diagnostic("", file=path, line=pos.line if pos else None))
         return McpTool(
             name=declared.name,
             description=declared.description,
@@ -264,6 +287,7 @@ class _Image:
             if len(self.ctx.stack) >= MAX_DEPTH:
                 self.error(("tools", "agents", index), f"sub-agents nest deeper than {MAX_DEPTH}")
                 continue
+            self._name(name, self.doc.diagnostic(("tools", "agents", index), ""))
             try:
                 found[name] = load_definition(directory, self.ctx.nested(self.root))
             except SpecError as exc:
@@ -299,33 +323,20 @@ class _Image:
                     "use `{name: web_search, search_provider: perplexity, api_key: ...}`",
                 )
                 continue
+            self._name(builtin.name, self.doc.diagnostic(where, ""))
             out.append(builtin)
         return out
 
-    def check_unique_tools(
-        self, tools: list[Tool], subagents: dict[str, AgentSpec], builtins: list[BuiltinConfig]
-    ) -> None:
-        seen: dict[str, str] = {}
-        entries = [
-            (
-                t.name,
-                t.file if isinstance(t, FunctionTool | TypeScriptTool) else f"tools/mcp ({t.name})",
-            )
-            for t in tools
-        ]
-        entries += [(name, f"agents/{name}") for name in subagents]
-        entries += [(b.name, "tools.builtins") for b in builtins]
-        for name, origin in entries:
-            if name in seen:
-                self.ctx.collector.add(
-                    Diagnostic(
-                        f"duplicate tool name `{name}` (from {seen[name]} and {origin})",
-                        file=self.root / "config.yaml",
-                        hint="rename one of the files or functions",
-                    )
+    def check_unique_tools(self) -> None:
+        for name, where in self.repeats:
+            first = self.origins[name]
+            self.ctx.collector.add(
+                dataclasses.replace(
+                    where,
+                    message=f"duplicate tool name `{name}`: {first.location} defines it too",
+                    hint="rename one of the files, functions or servers",
                 )
-            else:
-                seen[name] = origin
+            )
 
     def _valid_name(self, name: str, path: Path, line: int) -> bool:
         if is_valid_tool_name(name):

@@ -7,9 +7,10 @@ from pathlib import Path
 from pydantic import Field
 
 from holodeck.spec._base import Strict
-from holodeck.spec.diagnostics import Diagnostic, SpecError
+from holodeck.spec.diagnostics import SpecError
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.load_context import LoadContext
+from holodeck.spec.references import KnownTools, References
 from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import read_yaml
@@ -23,14 +24,16 @@ class TestFile(Strict):
 
 
 def load_image_tests(
-    root: Path, ctx: LoadContext
+    root: Path, ctx: LoadContext, tools: KnownTools
 ) -> tuple[EvaluationConfig | None, tuple[TestCase, ...]]:
+    """Cases from every tests/*.yaml, checked against the image's tools and files."""
     directory = root / "tests"
     if not directory.is_dir():
         return None, ()
     evaluations: EvaluationConfig | None = None
     evaluations_from: Path | None = None
     cases: list[TestCase] = []
+    seen_names: dict[str, str] = {}
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     for path in files:
         try:
@@ -43,6 +46,12 @@ def load_image_tests(
         parsed = validate(TestFile, ctx.expand(doc), doc, ctx.collector)
         if parsed is None:
             continue
+        refs = References(doc, root, ctx)
+        refs.test_cases(parsed.test_cases, ("test_cases",), tools, seen_names)
+        if parsed.evaluations is not None:
+            refs.metrics(parsed.evaluations.metrics, ("evaluations", "metrics"))
+            if parsed.evaluations.model is not None:
+                refs.model(parsed.evaluations.model, ("evaluations", "model"))
         if parsed.evaluations is not None:
             if evaluations_from is not None:
                 ctx.collector.add(
@@ -56,7 +65,4 @@ def load_image_tests(
             else:
                 evaluations, evaluations_from = parsed.evaluations, path
         cases.extend(parsed.test_cases)
-    names = [c.name for c in cases if c.name]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        ctx.collector.add(Diagnostic(f"duplicate test case name `{name}`", file=directory))
     return evaluations, tuple(cases)

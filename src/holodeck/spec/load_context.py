@@ -47,28 +47,3 @@ class LoadContext:
     def is_loading(self, path: Path) -> bool:
         """True when `path` is an agent already being loaded further up (a cycle)."""
         return definition_key(path) in self.stack
-
-    def existing(
-        self,
-        doc: YamlDocument,
-        field_path: tuple[str | int, ...],
-        root: Path,
-        relative: str,
-        what: str,
-        *,
-        directory: bool = False,
-    ) -> Path | None:
-        """`root/relative` if it exists (as a file, or a directory), else a diagnostic."""
-        path = (root / relative).resolve()
-        ok = path.is_dir() if directory else path.exists()
-        if not ok:
-            kind = "directory" if directory else "file"
-            self.collector.add(
-                doc.diagnostic(
-                    field_path,
-                    f"{what} not found: {path}",
-                    hint=f"create the {kind}, or fix the path (relative to {root})",
-                )
-            )
-            return None
-        return path

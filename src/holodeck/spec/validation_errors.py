@@ -1,28 +1,35 @@
-"""Turn pydantic validation errors into located diagnostics with fix hints."""
+"""Turn pydantic validation errors into located diagnostics with fix hints.
+
+A pydantic location mixes real fields with union tags (`function`, `geval`) and
+union member labels (`str`, `function-after[..., BuiltinConfig]`). The location
+is walked alongside the model's annotations, so only real fields end up in the
+field path and the model found at the end gives the "did you mean" candidates.
+"""
 
 from __future__ import annotations
 
+import copy
 import re
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from holodeck.spec._base import TOOL_NAME_PATTERN
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
-from holodeck.spec.evaluations import METRIC_TYPES
 from holodeck.spec.image_files import SKILL_NAME_PATTERN
-from holodeck.spec.tools import TOOL_TYPES
 from holodeck.spec.yaml_source import YamlDocument
 
 _NAME_RULES = {
     TOOL_NAME_PATTERN: "use letters, digits, `_` or `-` (at most 64 characters)",
     SKILL_NAME_PATTERN: "skill names use lowercase letters, digits and `-` (at most 64)",
 }
-_TAGS = frozenset(TOOL_TYPES) | frozenset(METRIC_TYPES) | {"typescript"}
 _QUOTED = re.compile(r"'([^']*)'")
 _SHOULD_BE = "Input should be "
+# Errors saying only "this union member has the wrong type": noise when another
+# member of the same union got further and reported the real problem.
 _TYPE_MISMATCH = frozenset(
     {
         "string_type",
@@ -42,166 +49,54 @@ _TYPE_MISMATCH = frozenset(
 )
 _EXPECTED_MAPPING = re.compile(r"a valid dictionary( or instance of \w+)?")
 
+M = typing.TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class _Located:
+    error: Any
+    path: FieldPath  # data path, without tags and labels
+    container: Any  # annotation of the object that holds the last element
+
 
 def diagnostics_from(
-    error: ValidationError,
-    doc: YamlDocument,
-    model: type[BaseModel],
-    *,
-    base: FieldPath = (),
-    extra_severity: Severity = Severity.ERROR,
+    error: ValidationError, doc: YamlDocument, model: type[BaseModel], *, base: FieldPath = ()
 ) -> list[Diagnostic]:
     """One diagnostic per problem; alternatives of a union on one field are merged."""
+    located = [_locate(model, err, base) for err in error.errors(include_url=False)]
     merged: dict[tuple[FieldPath, str], list[str]] = {}
     hints: dict[tuple[FieldPath, str], str | None] = {}
-    located = [
-        (err, _data_path(doc.data, base, tuple(err["loc"]), err["type"]))
-        for err in error.errors(include_url=False)
-    ]
-    # Where a union member got past the type check, the other members' "wrong type"
-    # complaints only add noise: keep the real problem.
-    specific = {path for err, path in located if err["type"] not in _TYPE_MISMATCH}
-    for err, path in located:
-        if err["type"] in _TYPE_MISMATCH and path in specific:
+    for item in located:
+        if _superseded(item, located):
             continue
-        loc = tuple(err["loc"])
-        kind = err["type"]
-        message, hint = _describe(err, path, loc, model)
-        key = (path, "extra" if kind == "extra_forbidden" else "value")
+        message, hint = _describe(item)
+        key = (item.path, "extra" if item.error["type"] == "extra_forbidden" else "value")
         message = _EXPECTED_MAPPING.sub("a mapping", message)
         if message not in merged.setdefault(key, []):
             merged[key].append(message)
         hints.setdefault(key, hint)
     out = []
-    for (path, kind), messages in merged.items():
-        severity = extra_severity if kind == "extra" else Severity.ERROR
+    for (path, _kind), messages in merged.items():
         if all(m.startswith(_SHOULD_BE) for m in messages):
             text = "expected " + " or ".join(m[len(_SHOULD_BE) :] for m in messages)
         else:
             text = "; ".join(messages)
-        out.append(doc.diagnostic(path, text, hint=hints[(path, kind)], severity=severity))
+        out.append(doc.diagnostic(path, text, hint=hints[(path, _kind)]))
     return out
 
 
-def _describe(
-    err: Any, path: FieldPath, loc: FieldPath, model: type[BaseModel]
-) -> tuple[str, str | None]:
-    kind = err["type"]
-    ctx = err.get("ctx") or {}
-    msg = str(err["msg"])
-    if kind == "extra_forbidden":
-        key = str(path[-1]) if path else "?"
-        fields = _fields_at(model, loc[:-1])
-        hint = did_you_mean(key, fields) if fields else None
-        if hint is None and fields:
-            hint = "allowed here: " + ", ".join(sorted(fields))
-        return f"unknown field `{key}`", hint
-    if kind == "missing":
-        return "required field is missing", None
-    if kind == "union_tag_invalid":
-        tag = ctx.get("tag", "")
-        expected = _QUOTED.findall(str(ctx.get("expected_tags", "")))
-        hint = did_you_mean(str(tag), expected) or "expected one of: " + ", ".join(expected)
-        return f"unknown type `{tag}`", hint
-    if kind in ("literal_error", "enum"):
-        expected = _QUOTED.findall(str(ctx.get("expected", "")))
-        given = str(err.get("input"))
-        return f"`{given}` is not allowed; expected {ctx.get('expected')}", did_you_mean(
-            given, expected
-        )
-    if kind == "string_pattern_mismatch" and path and path[-1] == "name":
-        rule = _NAME_RULES.get(str(ctx.get("pattern")))
-        if rule is not None:
-            return f"`{err.get('input')}` is not a valid name", rule
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
-    if msg.startswith("Assertion failed, "):
-        msg = msg[len("Assertion failed, ") :]
-    return msg, None
-
-
-def _data_path(data: Any, base: FieldPath, loc: tuple[Any, ...], kind: str = "") -> FieldPath:
-    """Drop union tags and type names from a pydantic location, keeping real fields."""
-    path: list[str | int] = list(base)
-    current = data
-    tagged: object = None  # the mapping whose union tag was already skipped
-    for position, elem in enumerate(loc):
-        if isinstance(current, dict):
-            if (
-                tagged is not current
-                and elem in _TAGS
-                and (current.get("type") == elem or ("type" not in current and elem == "standard"))
-            ):
-                tagged = current  # the next element is a field, even one named like the tag
-                continue
-            if isinstance(elem, str):
-                is_field = elem in current or (
-                    position == len(loc) - 1 and kind in ("missing", "extra_forbidden")
-                )
-                if not is_field:
-                    continue  # a union member's label, e.g. `function-after[...]`
-                path.append(elem)
-                current = current.get(elem)
-                continue
-            break
-        if isinstance(current, list) and isinstance(elem, int):
-            path.append(elem)
-            current = current[elem] if 0 <= elem < len(current) else None
-            continue
-        break  # a union member's type name, or past the data
-    return tuple(path)
-
-
-def _fields_at(model: type[BaseModel], loc: FieldPath) -> set[str]:
-    """Field names of the model found at `loc` (for "did you mean")."""
-    current: Any = model
-    for elem in loc:
-        current = _step(current, elem)
-        if current is None:
-            return set()
-    candidates = _models_in(current)
-    return set().union(*(set(c.model_fields) for c in candidates)) if candidates else set()
-
-
-def _step(annotation: Any, elem: Any) -> Any:
-    members = _members(annotation)
-    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-    if len(models) > 1:  # a union's tag comes before the member's fields
-        for member in models:
-            type_field = member.model_fields.get("type")
-            if type_field is not None and type_field.default == elem:
-                return member
-    for member in members:
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            if isinstance(elem, str) and elem in member.model_fields:
-                return member.model_fields[elem].annotation
-            continue
-        origin = typing.get_origin(member)
-        args = typing.get_args(member)
-        if origin in (list, tuple) and isinstance(elem, int) and args:
-            return args[0]
-        if origin is dict and isinstance(elem, str) and len(args) == 2:
-            return args[1]
-    return None
-
-
-def _members(annotation: Any) -> list[Any]:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        out: list[Any] = []
-        for arg in typing.get_args(annotation):
-            out.extend(_members(arg))
-        return out
-    return [annotation]
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    return [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-
-
-M = typing.TypeVar("M", bound=BaseModel)
+def _superseded(item: _Located, located: list[_Located]) -> bool:
+    """A union member's "wrong type" complaint is noise when another member got past
+    the type check: it reported a deeper problem, or a specific one on the same field."""
+    if item.error["type"] not in _TYPE_MISMATCH:
+        return False
+    size = len(item.path)
+    return any(
+        other is not item
+        and other.path[:size] == item.path
+        and (len(other.path) > size or other.error["type"] not in _TYPE_MISMATCH)
+        for other in located
+    )
 
 
 def validate(
@@ -227,31 +122,144 @@ def validate(
             collector.extend(diagnostics_from(exc, doc, model, base=base))
             return None
         extras = [
-            tuple(e["loc"]) for e in exc.errors(include_url=False) if e["type"] == "extra_forbidden"
+            _locate(model, e, ())
+            for e in exc.errors(include_url=False)
+            if e["type"] == "extra_forbidden"
         ]
-        severity = Severity.ERROR if strict else Severity.WARNING
-        for loc in extras:
-            path = _data_path(data, base, loc, "extra_forbidden")
+        for extra in extras:
+            key = str(extra.path[-1])
             collector.add(
                 doc.diagnostic(
-                    path,
-                    f"ignored: `{path[-1]}` is not part of spec_version 1",
-                    severity=severity,
-                    hint=did_you_mean(str(path[-1]), _fields_at(model, loc[:-1])),
+                    (*base, *extra.path),
+                    f"`{key}` is not part of spec_version 1"
+                    if strict
+                    else f"ignored: `{key}` is not part of spec_version 1",
+                    severity=Severity.ERROR if strict else Severity.WARNING,
+                    hint=did_you_mean(key, _fields(extra.container)),
                 )
             )
-        pruned = _without(data, [_data_path(data, (), loc, "extra_forbidden") for loc in extras])
         try:
-            return model.model_validate(pruned)
+            return model.model_validate(_without(data, [x.path for x in extras]))
         except ValidationError as again:
             collector.extend(diagnostics_from(again, doc, model, base=base))
             return None
 
 
+def _locate(model: type[BaseModel], err: Any, base: FieldPath) -> _Located:
+    """Walk the error's location through the model, keeping only real fields."""
+    path: list[str | int] = list(base)
+    annotation: Any = model
+    container: Any = model
+    for elem in err["loc"]:
+        members = [m for m in _members(annotation) if m is not type(None)]
+        if len(members) > 1 and isinstance(elem, str):
+            annotation = _union_member(members, elem)
+            continue  # a tag or a member label, not a field
+        container = annotation
+        path.append(elem)
+        annotation = _child(members[0] if members else None, elem)
+    return _Located(err, tuple(path), container)
+
+
+def _union_member(members: list[Any], label: str) -> Any:
+    for member in members:
+        if _is_model(member):
+            tag = member.model_fields.get("type")
+            if (tag is not None and tag.default == label) or member.__name__ in label:
+                return member
+    return None  # a scalar member: nothing to walk into
+
+
+def _child(annotation: Any, elem: Any) -> Any:
+    if _is_model(annotation):
+        field = annotation.model_fields.get(elem) if isinstance(elem, str) else None
+        return field.annotation if field is not None else None
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple) and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
+
+
+def _members(annotation: Any) -> list[Any]:
+    if annotation is None:
+        return []
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        out: list[Any] = []
+        for arg in typing.get_args(annotation):
+            out.extend(_members(arg))
+        return out
+    return [annotation]
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _fields(annotation: Any) -> set[str]:
+    names: set[str] = set()
+    for member in _members(annotation):
+        if _is_model(member):
+            names.update(member.model_fields)
+    return names
+
+
+def _tags(annotation: Any) -> list[str]:
+    return [
+        str(m.model_fields["type"].default)
+        for m in _members(annotation)
+        if _is_model(m) and "type" in m.model_fields
+    ]
+
+
+def _describe(item: _Located) -> tuple[str, str | None]:
+    err, path = item.error, item.path
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    msg = str(err["msg"])
+    given = err.get("input")
+    if kind == "extra_forbidden":
+        key = str(path[-1]) if path else "?"
+        fields = _fields(item.container)
+        hint = did_you_mean(key, fields) or (
+            "allowed here: " + ", ".join(sorted(fields)) if fields else None
+        )
+        return f"unknown field `{key}`", hint
+    if kind == "missing":
+        return "required field is missing", None
+    if kind == "union_tag_not_found":
+        tags = _tags(_child(item.container, path[-1]) if path else None)
+        return "required field `type` is missing", ("one of: " + ", ".join(tags) if tags else None)
+    if kind == "union_tag_invalid":
+        tag = str(ctx.get("tag", ""))
+        expected = _QUOTED.findall(str(ctx.get("expected_tags", "")))
+        hint = did_you_mean(tag, expected) or "expected one of: " + ", ".join(expected)
+        return f"unknown type `{tag}`", hint
+    if kind in ("literal_error", "enum"):
+        expected = _QUOTED.findall(str(ctx.get("expected", "")))
+        if not isinstance(given, str | int | float | bool):
+            return f"expected {ctx.get('expected')}", None  # never echo a whole mapping
+        if isinstance(given, str) and given in str(ctx.get("expected", "")).split():
+            return f"`{given}` must be a number", "write it without quotes"
+        return f"`{given}` is not allowed; expected {ctx.get('expected')}", did_you_mean(
+            str(given), expected
+        )
+    if kind == "string_pattern_mismatch" and path and path[-1] == "name":
+        rule = _NAME_RULES.get(str(ctx.get("pattern")))
+        if rule is not None:
+            return f"`{given}` is not a valid name", rule
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg, None
+
+
 def _without(data: Any, paths: list[FieldPath]) -> Any:
     """A copy of `data` with the keys at `paths` removed."""
-    import copy
-
     pruned = copy.deepcopy(data)
     for path in paths:
         node = pruned

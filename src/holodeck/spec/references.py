@@ -1,0 +1,139 @@
+"""Checks that need more than a schema: files that must exist, names that must resolve.
+
+Shared by both formats, so an image's tests/*.yaml is held to the same rules as the
+test cases of an agent.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from holodeck.spec.diagnostics import FieldPath, did_you_mean
+from holodeck.spec.evaluations import CodeMetric, Metric
+from holodeck.spec.load_context import LoadContext
+from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings
+from holodeck.spec.python_tools import public_functions
+from holodeck.spec.test_cases import TestCase
+from holodeck.spec.yaml_source import YamlDocument
+
+PathKind = Literal["file", "directory", "any"]
+
+
+@dataclass(frozen=True)
+class KnownTools:
+    """What `expected_tools` may name."""
+
+    names: frozenset[str]
+    mcp_servers: tuple[str, ...] = ()  # their tools are `<server>_<tool>`, known at run time
+    extra: frozenset[str] = field(default_factory=frozenset)  # e.g. load_skill
+
+    def knows(self, name: str) -> bool:
+        return (
+            name in self.names
+            or name in self.extra
+            or any(name.startswith(f"{server}_") for server in self.mcp_servers)
+        )
+
+
+class References:
+    """Reports problems in one document; paths are resolved against `root`."""
+
+    def __init__(self, doc: YamlDocument, root: Path, ctx: LoadContext) -> None:
+        self.doc, self.root, self.ctx = doc, root, ctx
+
+    def error(self, path: FieldPath, message: str, hint: str | None = None) -> None:
+        self.ctx.collector.add(self.doc.diagnostic(path, message, hint=hint))
+
+    def path(
+        self, where: FieldPath, relative: str, what: str, kind: PathKind = "file"
+    ) -> Path | None:
+        """`root/relative` if it exists as the right kind of entry, else a diagnostic."""
+        found = (self.root / relative).resolve()
+        if not found.exists():
+            self.error(
+                where,
+                f"{what} not found: {found}",
+                f"create it, or fix the path (relative to {self.root})",
+            )
+            return None
+        if kind == "file" and not found.is_file():
+            self.error(where, f"{what} must be a file, but {found} is a directory")
+            return None
+        if kind == "directory" and not found.is_dir():
+            self.error(where, f"{what} must be a directory, but {found} is a file")
+            return None
+        return found
+
+    def model(self, model: ModelSettings, where: FieldPath) -> None:
+        if self.ctx.settings.provider_type(model.provider) is None:
+            known = [*PROVIDER_TYPES, *self.ctx.settings.providers]
+            self.error(
+                (*where, "provider"),
+                f"unknown provider `{model.provider}`",
+                did_you_mean(model.provider, known) or "known: " + ", ".join(known),
+            )
+
+    def function(self, file: str, function: str, where: FieldPath) -> None:
+        found = self.path((*where, "file"), file, "Python file")
+        if found is None:
+            return
+        functions, problems = public_functions(found)
+        self.ctx.collector.extend(problems)
+        if problems:
+            return
+        names = [f.name for f in functions]
+        if function not in names:
+            self.error(
+                (*where, "function"),
+                f"{found.name} defines no public function `{function}`",
+                did_you_mean(function, names) or "defined: " + (", ".join(names) or "none"),
+            )
+
+    def metrics(self, metrics: Iterable[Metric], where: FieldPath) -> None:
+        for index, metric in enumerate(metrics):
+            if isinstance(metric, CodeMetric):
+                self.function(metric.file, metric.function, (*where, index))
+            if metric.model is not None:
+                self.model(metric.model, (*where, index, "model"))
+
+    def test_cases(
+        self,
+        cases: list[TestCase],
+        where: FieldPath,
+        tools: KnownTools,
+        seen_names: dict[str, str],
+    ) -> None:
+        """Check cases; `seen_names` maps names already used (across files) to where."""
+        for index, case in enumerate(cases):
+            at: FieldPath = (*where, index)
+            if case.name:
+                if case.name in seen_names:
+                    self.error(
+                        (*at, "name"),
+                        f"duplicate test case name `{case.name}`",
+                        f"already used at {seen_names[case.name]}",
+                    )
+                else:
+                    pos = self.doc.position((*at, "name"))
+                    seen_names[case.name] = f"{self.doc.file}:{pos.line if pos else '?'}"
+            expected = list(case.expected_tools or [])
+            for turn in case.turns or []:
+                expected.extend(turn.expected_tools or [])
+            for name in expected:
+                if not tools.knows(name):
+                    self._unknown_tool(name, (*at, "expected_tools"), tools.names)
+            for f_index, file in enumerate(case.files or []):
+                if file.path is not None:
+                    self.path((*at, "files", f_index, "path"), file.path, "file")
+            if case.evaluations:
+                self.metrics(case.evaluations, (*at, "evaluations"))
+
+    def _unknown_tool(self, name: str, where: FieldPath, known: Collection[str]) -> None:
+        self.error(
+            where,
+            f"expected tool `{name}` is not one of the agent's tools",
+            did_you_mean(name, known) or "defined: " + (", ".join(sorted(known)) or "none"),
+        )
