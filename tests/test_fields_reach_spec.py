@@ -25,6 +25,8 @@ AGENT_YAML_SAMPLES: dict[str, Any] = {
     "skills": ["skills/helper"],
     "evaluations": {"metrics": [{"metric": "bleu", "threshold": 0.2}]},
     "test_cases": [{"input": "hi"}],
+    "execution": {"max_tool_iterations": 3},
+    "middleware": ["hooks.py"],
     "memory": {"max_messages": 5},
     "logging": {"log_level": "DEBUG"},
     "deployment": {"port": 9001},
@@ -49,6 +51,7 @@ IMAGE_SAMPLES: dict[str, str] = {
 }
 FILES = {
     "t.py": "def f(x: str) -> str:\n    return x\n",
+    "hooks.py": "def before_tool(call):\n    return None\n",
     "skills/helper/SKILL.md": "---\nname: helper\ndescription: Helps.\n---\nBody\n",
 }
 

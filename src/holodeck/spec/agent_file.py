@@ -9,7 +9,12 @@ from pydantic import Field, model_validator
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import DeploymentSettings, LoggingSettings, MemorySettings
+from holodeck.spec.settings_models import (
+    DeploymentSettings,
+    ExecutionSettings,
+    LoggingSettings,
+    MemorySettings,
+)
 from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import ToolDefinition
 
@@ -45,6 +50,11 @@ class AgentFile(Strict):
     )
     evaluations: EvaluationConfig | None = None
     test_cases: list[TestCase] = Field(default_factory=list)
+    execution: ExecutionSettings | None = None
+    middleware: list[NonEmpty] = Field(
+        default_factory=list,
+        description="Python files with before_tool / after_tool / on_tool_error hooks.",
+    )
     memory: MemorySettings | None = None
     logging: LoggingSettings | None = None
     deployment: DeploymentSettings | None = None

@@ -11,7 +11,12 @@ from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import DeploymentSettings, LoggingSettings, MemorySettings
+from holodeck.spec.settings_models import (
+    DeploymentSettings,
+    ExecutionSettings,
+    LoggingSettings,
+    MemorySettings,
+)
 from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import (
     AgentTool,
@@ -75,6 +80,8 @@ class AgentSpec(_Frozen):
     interaction: InteractionSpec = Field(default_factory=InteractionSpec)
     evaluations: EvaluationConfig | None = None
     test_cases: tuple[TestCase, ...] = ()
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    middleware: tuple[Path, ...] = Field(default=(), description="Middleware files, resolved.")
     memory: MemorySettings = Field(default_factory=MemorySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     deployment: DeploymentSettings | None = None

@@ -10,7 +10,7 @@ from holodeck.spec.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.references import KnownTools, References
-from holodeck.spec.settings_models import LoggingSettings, MemorySettings
+from holodeck.spec.settings_models import ExecutionSettings, LoggingSettings, MemorySettings
 from holodeck.spec.skills import load_skill
 from holodeck.spec.structured_files import read_structured
 from holodeck.spec.tools import AgentTool, FunctionTool, McpTool, PromptTool, VectorstoreTool
@@ -48,6 +48,11 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     if agent.evaluations:
         checks.metrics(agent.evaluations.metrics, ("evaluations", "metrics"))
     checks.all_test_cases(agent, skills)
+    middleware = [
+        found
+        for index, file in enumerate(agent.middleware)
+        if (found := checks.path(("middleware", index), file, "middleware file")) is not None
+    ]
     ctx.collector.raise_if_errors()
     return AgentSpec(
         format="agent.yaml",
@@ -65,6 +70,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         subagents=subagents,
         evaluations=agent.evaluations,
         test_cases=tuple(agent.test_cases),
+        execution=agent.execution or ExecutionSettings(),
+        middleware=tuple(middleware),
         memory=agent.memory or ctx.settings.memory or MemorySettings(),
         logging=agent.logging or LoggingSettings(),
         deployment=agent.deployment or ctx.settings.deployment,

@@ -61,3 +61,29 @@ class DeploymentSettings(Strict):
     port: Annotated[int, Field(ge=1, le=65535)] = 8000
     rate_limit: RateLimit | None = None
     auth: AuthSettings | None = None
+
+
+class ExecutionSettings(Strict):
+    """How turns run: limits, timeouts, retries, and recording of model exchanges."""
+
+    max_tool_iterations: Annotated[int, Field(ge=1, le=100)] = Field(
+        default=10, description="Model-and-tools rounds allowed per turn before it stops."
+    )
+    model_timeout: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="Seconds one model request may take."
+    )
+    max_retries: Annotated[int, Field(ge=0, le=10)] | None = Field(
+        default=None, description="Retries (with backoff) of a rate-limited or failed request."
+    )
+    record: NonEmpty | None = Field(
+        default=None, description="Cassette file to record every model exchange into."
+    )
+    replay: NonEmpty | None = Field(
+        default=None, description="Cassette file to replay model exchanges from, offline."
+    )
+
+    @model_validator(mode="after")
+    def _one_cassette(self) -> ExecutionSettings:
+        if self.record is not None and self.replay is not None:
+            raise ValueError("give `record` or `replay`, not both")
+        return self

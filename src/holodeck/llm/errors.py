@@ -1,0 +1,82 @@
+"""Provider failures as one line a user can act on, naming the provider and model."""
+
+from __future__ import annotations
+
+
+class ProviderError(Exception):
+    """A model call failed in a way the user can fix (key, model name, quota, network)."""
+
+    def __init__(self, provider: str, model: str | None, problem: str, fix: str) -> None:
+        self.provider, self.model, self.problem, self.fix = provider, model, problem, fix
+        name = f"{provider}/{model}" if model else provider
+        super().__init__(f"{name}: {problem}. {fix}")
+
+
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "openai-compatible": "OPENAI_API_KEY",
+    "azure_openai": "AZURE_OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+
+
+def explain(exc: BaseException, provider: str, model: str | None) -> ProviderError | None:
+    """The user-facing error for `exc`, or None when it is not a provider failure."""
+    from pydantic_ai import exceptions as e
+
+    key_var = KEY_VARIABLES.get(provider, "the provider's API key")
+    where = f"set {key_var}, `model.api_key` in agent.yaml, or providers.{provider}.api_key"
+    if isinstance(exc, e.ModelAuthenticationError):
+        return ProviderError(
+            provider, model, "the API key was refused (401/403)", f"Check it: {where}"
+        )
+    if isinstance(exc, e.ModelNotFoundError):
+        return ProviderError(
+            provider,
+            model,
+            "the model does not exist or this key cannot use it (404)",
+            "Check `model.name` (on Azure: the deployment name)",
+        )
+    if isinstance(exc, e.ModelRateLimitError | e.ModelQuotaExceededError):
+        return ProviderError(
+            provider,
+            model,
+            "rate limited (429) after retries",
+            "Wait and try again, lower --concurrency, or raise the quota",
+        )
+    if isinstance(exc, e.ModelTimeoutError):
+        return ProviderError(
+            provider,
+            model,
+            "the request timed out",
+            "Raise `execution.model_timeout` in agent.yaml or check the endpoint is reachable",
+        )
+    if isinstance(exc, e.ModelConnectionError):
+        return ProviderError(
+            provider,
+            model,
+            f"cannot reach the endpoint ({_short(exc)})",
+            "Check `model.endpoint` and that the server is running",
+        )
+    if isinstance(exc, e.ModelContextWindowExceededError):
+        return ProviderError(
+            provider,
+            model,
+            "the conversation no longer fits the model's context window",
+            "Start a new conversation or lower memory.max_messages",
+        )
+    if isinstance(exc, e.ModelHTTPError):
+        return ProviderError(
+            provider,
+            model,
+            f"the provider answered HTTP {exc.status_code} ({_short(exc)})",
+            "Check the endpoint and model settings",
+        )
+    if isinstance(exc, e.ModelAPIError):
+        return ProviderError(provider, model, _short(exc), "Check the endpoint and model settings")
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -1,0 +1,157 @@
+"""Build the pydantic-ai model for a provider, with credentials settled by precedence.
+
+Wire formats live in pydantic-ai's model classes; this module only decides which
+class, which client settings and which sampling settings a HoloDeck model gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from holodeck.config.credentials import ResolvedModel, resolve_model
+from holodeck.config.settings import Settings
+from holodeck.llm.errors import KEY_VARIABLES, ProviderError
+from holodeck.spec.model_settings import ModelSettings, ProviderType
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+OLLAMA_DEFAULT = "http://localhost:11434/v1"
+# Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
+UNUSED_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    """A model ready for pydantic-ai, plus what error messages should call it."""
+
+    model: Model
+    settings: dict[str, Any]
+    provider: str
+    name: str | None
+
+
+def build_model(
+    model: ModelSettings,
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> BuiltModel:
+    """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built."""
+    resolved = resolve_model(model, settings, env)
+    kind = resolved.provider
+    instance = _instance(resolved)
+    return BuiltModel(
+        model=instance,
+        settings=_sampling(model, kind, timeout, max_retries),
+        provider=model.provider,
+        name=model.name,
+    )
+
+
+def _instance(resolved: ResolvedModel) -> Model:
+    kind, name = resolved.provider, resolved.name or ""
+    key = resolved.api_key.get_secret_value() if resolved.api_key else None
+    if kind is ProviderType.TEST:
+        from holodeck.llm.test_model import offline_test_model
+
+        return offline_test_model()
+    if kind is ProviderType.ANTHROPIC:
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        _require_key(key, resolved)
+        return AnthropicModel(
+            name, provider=AnthropicProvider(api_key=key, base_url=resolved.endpoint)
+        )
+
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+    if kind is ProviderType.AZURE_OPENAI:
+        from pydantic_ai.providers.azure import AzureProvider
+
+        _require_key(key, resolved)
+        if not resolved.endpoint:
+            raise ProviderError(
+                kind.value,
+                name,
+                "no endpoint is set",
+                "Set AZURE_OPENAI_ENDPOINT, `model.endpoint`, or providers.azure_openai.endpoint",
+            )
+        if not resolved.api_version:
+            raise ProviderError(
+                kind.value,
+                name,
+                "no API version is set",
+                "Set OPENAI_API_VERSION, `model.api_version` or providers.azure_openai.api_version",
+            )
+        return OpenAIChatModel(
+            name,
+            provider=AzureProvider(
+                azure_endpoint=resolved.endpoint,
+                api_version=resolved.api_version,
+                api_key=key,
+            ),
+        )
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    if kind is ProviderType.OLLAMA:
+        base_url = resolved.endpoint or OLLAMA_DEFAULT
+        return OpenAIChatModel(
+            name, provider=OpenAIProvider(base_url=base_url, api_key=key or UNUSED_KEY)
+        )
+    if kind is ProviderType.OPENAI_COMPATIBLE:
+        if not resolved.endpoint:
+            raise ProviderError(
+                kind.value,
+                name,
+                "no endpoint is set",
+                "Set `model.endpoint` (or OPENAI_BASE_URL) to the server's /v1 URL",
+            )
+        return OpenAIChatModel(
+            name,
+            provider=OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY),
+        )
+    # openai: a custom endpoint may be a local server that needs no key
+    if key is None and resolved.endpoint is None:
+        _require_key(key, resolved)
+    return OpenAIChatModel(
+        name, provider=OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
+    )
+
+
+def _require_key(key: str | None, resolved: ResolvedModel) -> None:
+    if key:
+        return
+    kind = resolved.provider.value
+    variable = KEY_VARIABLES.get(kind, "the provider's key variable")
+    raise ProviderError(
+        resolved.settings.provider,
+        resolved.name,
+        "no API key is set",
+        f"Set {variable}, `model.api_key: ${{{variable}}}` in agent.yaml, "
+        f"or providers.{resolved.settings.provider}.api_key in ~/.holodeck/config.yaml",
+    )
+
+
+def _sampling(
+    model: ModelSettings, kind: ProviderType, timeout: float | None, max_retries: int | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if model.temperature is not None:
+        out["temperature"] = model.temperature
+    if model.max_tokens is not None:
+        out["max_tokens"] = model.max_tokens
+    if model.top_p is not None:
+        out["top_p"] = model.top_p
+    if model.reasoning_effort is not None:
+        out["thinking"] = model.reasoning_effort
+    if timeout is not None:
+        out["timeout"] = timeout
+    if max_retries is not None and kind is not ProviderType.TEST:
+        out["max_retries"] = max_retries
+    return out

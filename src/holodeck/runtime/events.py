@@ -1,0 +1,73 @@
+"""The events a turn streams: text as it arrives, tool calls as they start and end,
+token usage, and the final message. Chat, test and serve all consume these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer's text."""
+
+    text: str
+    agent: str = ""  # which (sub-)agent wrote it; "" is the top agent
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    agent: str = ""
+    parent_call_id: str | None = None  # set for calls made by a sub-agent
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    result: Any
+    error: str | None
+    duration_ms: float
+    agent: str = ""
+    parent_call_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens used by one turn (all model requests, sub-agents and prompt tools included)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass(frozen=True)
+class FinalMessage:
+    """The turn's answer: its text, and the parsed object when a response_format is set."""
+
+    text: str
+    output: Any = None
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: tuple[ToolCallFinished, ...] = ()
+
+
+Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage

@@ -1,0 +1,49 @@
+"""Which model each part of an agent uses, with run options applied."""
+
+from __future__ import annotations
+
+from holodeck.llm.errors import ProviderError
+from holodeck.llm.providers import BuiltModel, build_model
+from holodeck.runtime.options import RunOptions
+from holodeck.spec.model_settings import ModelSettings
+
+
+def override_settings(override: str) -> ModelSettings:
+    """`test` or `provider/name` as model settings."""
+    if override == "test":
+        return ModelSettings(provider="test")
+    provider, slash, name = override.partition("/")
+    if not slash or not provider or not name:
+        raise ProviderError(override, None, "not a model", "Use `test` or `provider/model`")
+    return ModelSettings(provider=provider, name=name)
+
+
+def choose_model(
+    own: ModelSettings | None,
+    options: RunOptions,
+    *,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> BuiltModel:
+    """The model for a definition's `model` block, after the run's override."""
+    if options.model is not None:
+        chosen = override_settings(options.model)
+        if own is not None and chosen.provider != "test":
+            # keep the definition's sampling settings when only the model changes
+            chosen = own.model_copy(update={"provider": chosen.provider, "name": chosen.name})
+    elif own is not None:
+        chosen = own
+    else:
+        raise ProviderError(
+            "agent",
+            None,
+            "no model is configured",
+            "Add an `llm:` block (`model: provider/name`) or run with --model",
+        )
+    import os
+
+    env = options.env if options.env is not None else os.environ
+    built = build_model(chosen, options.settings, env, timeout=timeout, max_retries=max_retries)
+    if options.cassette is not None:
+        built = options.cassette.wrap(built)
+    return built

@@ -1,0 +1,85 @@
+"""Every tool call, whatever its kind, passes here: it is announced, timed, recorded
+and shielded, so a failing tool never stops the turn (the model then sees "")."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import RunContext, WrapperToolset
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
+from pydantic_ai.toolsets import ToolsetTool
+
+from holodeck.runtime.events import ToolCallFinished, ToolCallStarted
+from holodeck.runtime.turn import CURRENT_TURN
+from holodeck.tools.middleware import Middleware, ToolCall
+
+log = logging.getLogger("holodeck.tools")
+
+# Raised by tools to steer pydantic-ai itself (ask the model to retry, defer): not failures.
+_CONTROL = (ModelRetry, CallDeferred, ApprovalRequired)
+FAILED_RESULT = ""
+
+
+@dataclass
+class ObservedToolset(WrapperToolset[Any]):
+    middleware: Middleware = field(default_factory=Middleware)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        turn = CURRENT_TURN.get()
+        call_id = ctx.tool_call_id or uuid.uuid4().hex
+        call = ToolCall(name, dict(tool_args), agent=turn.agent if turn else "")
+        if turn:
+            turn.emit(
+                ToolCallStarted(call_id, name, dict(tool_args), turn.agent, turn.parent_call_id)
+            )
+        started = time.perf_counter()
+        error: str | None = None
+
+        async def invoke(args: dict[str, Any] | None = None) -> Any:
+            if args is not None:
+                call.args = dict(args)
+            return await self.wrapped.call_tool(name, call.args, ctx, tool)
+
+        async def retry(args: dict[str, Any] | None = None) -> Any:
+            call.attempt += 1
+            return await invoke(args)
+
+        try:
+            await self.middleware.run_before(call)
+            result = await self.middleware.run_after(call, await invoke())
+        except _CONTROL:
+            raise
+        except Exception as exc:  # a tool's failure is the model's problem, not the turn's
+            recovered, outcome = await self.middleware.recover(call, exc, retry)
+            if recovered:
+                result = outcome
+                error = None if call.attempt > 1 else _describe(exc)
+            else:
+                error = _describe(outcome)
+                log.warning("tool %s failed: %s", name, error)
+                result = FAILED_RESULT
+        finished = ToolCallFinished(
+            call_id,
+            name,
+            call.args,
+            result,
+            error,
+            (time.perf_counter() - started) * 1000,
+            turn.agent if turn else "",
+            turn.parent_call_id if turn else None,
+        )
+        if turn:
+            turn.calls.append(finished)
+            turn.emit(finished)
+        return result
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return f"{type(error).__name__}: {text}" if not text.startswith(type(error).__name__) else text
