@@ -58,3 +58,8 @@ model:
 instructions:
   inline: You are helpful.
 """
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

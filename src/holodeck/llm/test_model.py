@@ -13,7 +13,6 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
-from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -132,7 +131,8 @@ def _answer(turn: list[ModelMessage]) -> str:
         if isinstance(p, ToolReturnPart) and p.outcome == "success"
     ]
     if results:
-        lines = [f"{p.tool_name}: {_text(p.content)}" for p in results]
+        # the same serialisation a real provider would receive
+        lines = [f"{p.tool_name}: {p.model_response_str()}" for p in results]
         return "From the tools:\n" + "\n".join(lines)
     prompt = next(
         (
@@ -150,12 +150,3 @@ def _answer(turn: list[ModelMessage]) -> str:
         else " ".join(str(c) for c in prompt if isinstance(c, str))
     )
     return f"Test answer to: {text}"
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    try:
-        return json.dumps(content, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(content)

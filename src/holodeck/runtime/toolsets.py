@@ -63,7 +63,13 @@ def agent_toolsets(
     middleware = Middleware.load(list(spec.middleware))
     from pydantic_ai.toolsets import CombinedToolset
 
-    return [ObservedToolset(CombinedToolset(sets), middleware=middleware)], instructions
+    timeouts = {
+        t.name: t.timeout
+        for t in spec.tools
+        if isinstance(t, FunctionTool | TypeScriptTool) and t.timeout is not None
+    }
+    observed = ObservedToolset(CombinedToolset(sets), middleware=middleware, timeouts=timeouts)
+    return [observed], instructions
 
 
 def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:

@@ -30,7 +30,6 @@ def function_tool(tool: FunctionTool, root: Path, params: Mapping[str, Any]) -> 
         name=tool.name,
         description=tool.description,
         takes_ctx=False,
-        timeout=tool.timeout,
         docstring_format="auto",
     )
 

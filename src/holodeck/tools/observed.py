@@ -3,6 +3,7 @@ and shielded, so a failing tool never stops the turn (the model then sees "").""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -27,6 +28,8 @@ FAILED_RESULT = ""
 @dataclass
 class ObservedToolset(WrapperToolset[Any]):
     middleware: Middleware = field(default_factory=Middleware)
+    # per-tool limits: a call past its limit fails like any other (the model gets "")
+    timeouts: dict[str, float] = field(default_factory=dict)
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -44,16 +47,25 @@ class ObservedToolset(WrapperToolset[Any]):
         async def invoke(args: dict[str, Any] | None = None) -> Any:
             if args is not None:
                 call.args = dict(args)
-            return await self.wrapped.call_tool(name, call.args, ctx, tool)
+            limit = self.timeouts.get(name)
+            if limit is None:
+                return await self.wrapped.call_tool(name, call.args, ctx, tool)
+            try:
+                async with asyncio.timeout(limit):
+                    return await self.wrapped.call_tool(name, call.args, ctx, tool)
+            except TimeoutError:
+                raise ToolTimeout(f"no result after {limit:g} s (the tool's timeout)") from None
 
         async def retry(args: dict[str, Any] | None = None) -> Any:
             call.attempt += 1
             return await invoke(args)
 
+        result: Any = FAILED_RESULT
         try:
             await self.middleware.run_before(call)
             result = await self.middleware.run_after(call, await invoke())
-        except _CONTROL:
+        except _CONTROL as control:  # e.g. a timeout or bad arguments: the model retries
+            error = _describe(control)
             raise
         except Exception as exc:  # a tool's failure is the model's problem, not the turn's
             recovered, outcome = await self.middleware.recover(call, exc, retry)
@@ -63,21 +75,31 @@ class ObservedToolset(WrapperToolset[Any]):
             else:
                 error = _describe(outcome)
                 log.warning("tool %s failed: %s", name, error)
-                result = FAILED_RESULT
-        finished = ToolCallFinished(
-            call_id,
-            name,
-            call.args,
-            result,
-            error,
-            (time.perf_counter() - started) * 1000,
-            turn.agent if turn else "",
-            turn.parent_call_id if turn else None,
-        )
-        if turn:
-            turn.calls.append(finished)
-            turn.emit(finished)
+        finally:
+            # cancelled calls (an interrupted turn) end without a finished event
+            if turn is not None and not _cancelling():
+                finished = ToolCallFinished(
+                    call_id,
+                    name,
+                    call.args,
+                    result,
+                    error,
+                    (time.perf_counter() - started) * 1000,
+                    turn.agent,
+                    turn.parent_call_id,
+                )
+                turn.calls.append(finished)
+                turn.emit(finished)
         return result
+
+
+class ToolTimeout(Exception):
+    pass
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _describe(error: BaseException) -> str:

@@ -4,7 +4,7 @@ loaded on demand with `load_skill`, their files read with `read_skill_file`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_ai import FunctionToolset, ModelRetry
 
@@ -23,18 +23,17 @@ def skills_prompt(skills: Sequence[SkillSpec]) -> str:
 
 def skills_toolset(skills: Sequence[SkillSpec]) -> FunctionToolset[Any]:
     by_name = {s.name: s for s in skills}
+    # The schema lists the valid names, so a model cannot ask for a skill that isn't there.
+    SkillName = Literal[tuple(by_name)]  # type: ignore[valid-type]
     toolset: FunctionToolset[Any] = FunctionToolset()
 
-    @toolset.tool_plain
-    def load_skill(name: str) -> str:
+    def load_skill(name: SkillName) -> str:  # type: ignore[valid-type]
         """Load a skill's instructions.
 
         Args:
             name: The skill's name, as listed in your instructions.
         """
-        skill = by_name.get(name)
-        if skill is None:
-            raise ModelRetry(f"no skill `{name}`; skills: {', '.join(by_name)}")
+        skill = by_name[name]
         text = skill.body
         if skill.resources:
             text += "\n\nFiles of this skill (read with read_skill_file): " + ", ".join(
@@ -42,24 +41,26 @@ def skills_toolset(skills: Sequence[SkillSpec]) -> FunctionToolset[Any]:
             )
         return text
 
-    if any(s.resources for s in skills):
+    # annotations are strings under `from __future__`; give the real types to the schema
+    load_skill.__annotations__ = {"name": SkillName, "return": str}
+    toolset.add_function(load_skill)
+    files = sorted({r for s in skills for r in s.resources})
+    if files:
+        FileName = Literal[tuple(files)]  # type: ignore[valid-type]
 
-        @toolset.tool_plain
-        def read_skill_file(skill: str, path: str) -> str:
+        def read_skill_file(skill: SkillName, path: FileName) -> str:  # type: ignore[valid-type]
             """Read a file of a skill (from its references/, scripts/ or assets/).
 
             Args:
                 skill: The skill's name.
                 path: The file's path as listed by load_skill, e.g. references/guide.md.
             """
-            found = by_name.get(skill)
-            if found is None:
-                raise ModelRetry(f"no skill `{skill}`; skills: {', '.join(by_name)}")
-            if path not in found.resources:  # only listed files: no way out of the skill
-                raise ModelRetry(
-                    f"`{path}` is not a file of `{skill}`: {', '.join(found.resources)}"
-                )
+            found = by_name[skill]
+            if path not in found.resources:  # only the skill's own files
+                raise ModelRetry(f"`{path}` is not a file of `{skill}`")
             data = (found.directory / path).read_bytes()[:MAX_FILE_BYTES]
             return data.decode("utf-8", errors="replace")
 
+        read_skill_file.__annotations__ = {"skill": SkillName, "path": FileName, "return": str}
+        toolset.add_function(read_skill_file)
     return toolset
