@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 
 from conftest import Write
-
-pytestmark = pytest.mark.anyio
 from holodeck.runtime.agent import Agent, Attachment, InputRefused, TurnError
 from holodeck.runtime.events import (
     Event,
@@ -23,6 +21,8 @@ from holodeck.runtime.events import (
 from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.tools.errors import ToolLoadError
+
+pytestmark = pytest.mark.anyio
 
 HEAD = """
 name: demo
