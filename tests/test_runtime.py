@@ -459,3 +459,48 @@ async def slow() -> str:
     assert agent.history == []  # no dangling tool call
     quick = agent_for(write({"agent.yaml": HEAD}))
     assert isinstance((await events_of(quick))[-1], FinalMessage)
+
+
+async def test_agent_yaml_agent_tools_run_other_agents(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": HEAD
+            + "tools:\n  - {type: agent, name: critic, path: critic, description: Reviews.}\n",
+            "critic/agent.yaml": HEAD.replace("name: demo", "name: critic")
+            + "tools:\n"
+            + tool("score", "score"),
+            "critic/tools.py": "def score() -> int:\n    return 7\n",
+        }
+    )
+    events = await events_of(agent_for(root))
+    calls = finished(events)
+    assert calls["score"].agent == "critic"
+    assert "score: 7" in calls["critic"].result
+
+
+def test_prompt_output_that_is_json_comes_back_parsed() -> None:
+    from holodeck.tools.prompt import _maybe_json
+
+    assert _maybe_json('```json\n{"a": [1, 2]}\n```') == {"a": [1, 2]}
+    assert _maybe_json(" [1, 2] ") == [1, 2]
+    assert _maybe_json("{not json") == "{not json"
+    assert _maybe_json("plain words") == "plain words"
+
+
+def test_the_runtime_doc_example_prints_what_the_doc_shows(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    doc = (repo / "docs" / "runtime.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n\$ python (.*?)\n(.*?)```", doc, flags=re.DOTALL)
+    assert block is not None
+    command, expected = block.group(1), block.group(2)
+    args = [a.strip('"') for a in re.findall(r'"[^"]*"|\S+', command)]
+    done = subprocess.run(
+        [sys.executable, *args], cwd=repo, capture_output=True, text=True, timeout=120, check=True
+    )
+    # durations vary from run to run; everything else must match
+    normalise = lambda text: re.sub(r"in \d+ ms", "in N ms", text)  # noqa: E731
+    assert normalise(done.stdout) == normalise(expected)
