@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -52,8 +52,10 @@ class Reply:
     def pieces(self) -> tuple[str, ...]:
         if self.chunks is not None:
             return self.chunks
+        if not self.text:
+            return ()
         words = self.text.split(" ")
-        return tuple(w + " " for w in words[:-1]) + (words[-1],) if self.text else ()
+        return (*(w + " " for w in words[:-1]), words[-1])
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,9 @@ class ScriptedServer:
         self.port = self._httpd.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = self.root + self.url_suffix
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._ids = itertools.count(1)
 
     def start(self) -> ScriptedServer:
@@ -200,13 +204,13 @@ class ScriptedServer:
         )
         with self._lock:
             self.requests.append(record)
-        step: Step | None = self._next()
+        step = self._next()
         try:
             if isinstance(step, Delay):
                 self._stopping.wait(step.seconds)
+                if step.then is None or self._stopping.is_set():
+                    return  # closing without an answer
                 step = step.then
-                if step is None or self._stopping.is_set():
-                    return
             if not self.accepts(record.path):
                 self._send_json(handler, 404, self.error_body(404, f"no route {record.path}", None))
             elif isinstance(step, Fail):
@@ -353,7 +357,7 @@ class OpenAIServer(ScriptedServer):
 class AnthropicServer(ScriptedServer):
     """`POST /v1/messages` with Anthropic's SSE events."""
 
-    ERROR_TYPES = {
+    ERROR_TYPES: ClassVar[dict[int, str]] = {
         400: "invalid_request_error",
         401: "authentication_error",
         403: "permission_error",
@@ -421,7 +425,7 @@ class AnthropicServer(ScriptedServer):
         )
         index = 0
         if reply.text:
-            block = {"type": "text", "text": ""}
+            block: dict[str, Any] = {"type": "text", "text": ""}
             yield event("content_block_start", {"index": index, "content_block": block})
             for piece in reply.pieces:
                 delta = {"type": "text_delta", "text": piece}

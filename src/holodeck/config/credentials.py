@@ -80,7 +80,9 @@ def resolve_model(
                 _text(getattr(entry, name)) if entry is not None else None,
             )
         ]
-        candidates += (from_config + from_env) if named_entry else (from_env + from_config)
+        # a named entry is used as written: its type's variables (OPENAI_API_KEY, ...)
+        # belong to the hosted service and must not leak to a self-hosted one
+        candidates += from_config if named_entry else (from_env + from_config)
         source, value = next(((src, v) for src, v in candidates if v is not None), ("", None))
         values[name] = value
         if value is not None:

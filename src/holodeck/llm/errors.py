@@ -69,7 +69,7 @@ def explain(exc: BaseException, provider: str, model: str | None) -> ProviderErr
         return ProviderError(
             provider,
             model,
-            f"the provider answered HTTP {exc.status_code} ({_short(exc)})",
+            f"the provider answered HTTP {exc.status_code}: {_body_message(exc.body, exc)}",
             "Check the endpoint and model settings",
         )
     if isinstance(exc, e.ModelAPIError):
@@ -77,6 +77,19 @@ def explain(exc: BaseException, provider: str, model: str | None) -> ProviderErr
     return None
 
 
-def _short(exc: BaseException) -> str:
+def _body_message(body: object, exc: BaseException) -> str:
+    """The provider's own explanation from an error body (OpenAI and Anthropic shapes)."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return _short(error["message"])
+        if isinstance(body.get("message"), str):
+            return _short(body["message"])
+    if isinstance(body, str) and body.strip():
+        return _short(body)
+    return _short(exc)
+
+
+def _short(exc: BaseException | str) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 160 else text[:157] + "..."

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from holodeck.config.credentials import ResolvedModel, resolve_model
+from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
 from holodeck.config.settings import Settings
 from holodeck.llm.errors import KEY_VARIABLES, ProviderError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
@@ -40,11 +40,18 @@ def build_model(
     *,
     timeout: float | None = None,
     max_retries: int | None = None,
+    responses_api: bool = False,
 ) -> BuiltModel:
     """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built."""
-    resolved = resolve_model(model, settings, env)
+    try:
+        resolved = resolve_model(model, settings, env)
+    except UnknownProviderError:
+        known = ", ".join([p.value for p in ProviderType] + list(settings.providers))
+        raise ProviderError(
+            model.provider, model.name, "unknown provider", f"Use one of: {known}"
+        ) from None
     kind = resolved.provider
-    instance = _instance(resolved)
+    instance = _instance(resolved, responses_api)
     return BuiltModel(
         model=instance,
         settings=_sampling(model, kind, timeout, max_retries),
@@ -53,7 +60,8 @@ def build_model(
     )
 
 
-def _instance(resolved: ResolvedModel) -> Model:
+def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
+    """`responses_api`: OpenAI's native tools (web search) need the Responses API."""
     kind, name = resolved.provider, resolved.name or ""
     key = resolved.api_key.get_secret_value() if resolved.api_key else None
     if kind is ProviderType.TEST:
@@ -119,9 +127,12 @@ def _instance(resolved: ResolvedModel) -> Model:
     # openai: a custom endpoint may be a local server that needs no key
     if key is None and resolved.endpoint is None:
         _require_key(key, resolved)
-    return OpenAIChatModel(
-        name, provider=OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
-    )
+    provider = OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
+    if responses_api:
+        from pydantic_ai.models.openai import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(name, provider=provider)
+    return OpenAIChatModel(name, provider=provider)
 
 
 def _require_key(key: str | None, resolved: ResolvedModel) -> None:

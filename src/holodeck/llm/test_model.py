@@ -104,10 +104,10 @@ def _retried_tools(messages: list[ModelMessage]) -> list[str]:
         return []
     names: list[str] = []
     for part in last.parts:
-        if (isinstance(part, RetryPromptPart) and part.tool_name) or (
-            isinstance(part, ToolReturnPart) and part.outcome == "retried"
-        ):
-            names.append(part.tool_name)
+        retried = isinstance(part, ToolReturnPart) and part.outcome == "retried"
+        name = part.tool_name if isinstance(part, RetryPromptPart | ToolReturnPart) else None
+        if name and (retried or isinstance(part, RetryPromptPart)):
+            names.append(name)
     return names
 
 

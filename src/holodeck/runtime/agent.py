@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import UsageLimits
@@ -35,6 +35,9 @@ from holodeck.runtime.options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime.toolsets import agent_toolsets
 from holodeck.runtime.turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
+
+if TYPE_CHECKING:
+    from pydantic_ai.settings import ModelSettings
 
 OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}
@@ -74,7 +77,7 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, options: RunOptions | None = None) -> None:
         self.spec = spec
-        self.options = options or RunOptions()
+        self.options = (options or RunOptions()).for_agent(spec)
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
             raise TurnError(
@@ -82,12 +85,12 @@ class Agent:
                 "produced by this runtime; declare `output: [text]`"
             )
         execution = spec.execution
-        self.model = choose_model(
-            spec.model,
-            self.options,
-            timeout=execution.model_timeout,
-            max_retries=execution.max_retries,
-        )
+        native: list[Any] = []
+        if spec.builtins:
+            from holodeck.tools.builtins import builtin_capabilities
+
+            native = list(builtin_capabilities(spec, self.options))
+        self.model = choose_model(spec.model, self.options, execution, responses_api=bool(native))
         toolsets, extra_instructions = agent_toolsets(spec, self.options)
         instructions = "\n\n".join(part for part in (spec.instructions, extra_instructions) if part)
         output_type: Any = str
@@ -100,12 +103,15 @@ class Agent:
             output_type=output_type,
             instructions=instructions or None,
             toolsets=toolsets,
-            model_settings=self.model.settings or None,
-            retries={"output": OUTPUT_RETRIES} if spec.response_format else None,  # type: ignore[arg-type]
+            model_settings=cast("ModelSettings", self.model.settings) or None,
+            retries={"output": OUTPUT_RETRIES} if spec.response_format else None,
             name=spec.name,
+            capabilities=native or None,
         )
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
+        if spec.response_format is not None:
+            self._agent.output_validator(_schema_check(spec.response_format))
         self.history: list[ModelMessage] = []
 
     def reset(self) -> None:
@@ -243,6 +249,26 @@ class Agent:
         if isinstance(exc, UnexpectedModelBehavior):
             return TurnError(f"{self.spec.name}: the model's output was unusable: {exc}")
         return exc
+
+
+def _schema_check(schema: dict[str, Any]) -> Any:
+    """An output validator: an answer that does not fit `schema` goes back to the model."""
+    import jsonschema
+    from pydantic_ai import ModelRetry
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+
+    def check(output: Any) -> Any:
+        problems = sorted(validator.iter_errors(output), key=lambda e: list(e.absolute_path))
+        if problems:
+            listed = "; ".join(
+                f"{'/'.join(map(str, p.absolute_path)) or 'answer'}: {p.message}"
+                for p in problems[:5]
+            )
+            raise ModelRetry(f"The answer does not fit the required JSON Schema: {listed}")
+        return output
+
+    return check
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel, build_model
 from holodeck.runtime.options import RunOptions
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.settings_models import ExecutionSettings
 
 
 def override_settings(override: str) -> ModelSettings:
@@ -21,11 +22,13 @@ def override_settings(override: str) -> ModelSettings:
 def choose_model(
     own: ModelSettings | None,
     options: RunOptions,
+    execution: ExecutionSettings,
     *,
-    timeout: float | None = None,
-    max_retries: int | None = None,
+    responses_api: bool = False,
 ) -> BuiltModel:
-    """The model for a definition's `model` block, after the run's override."""
+    """The model for a definition's `model` block, after the run's override.
+
+    `options` must have been completed with `RunOptions.for_agent`."""
     if options.model is not None:
         chosen = override_settings(options.model)
         if own is not None and chosen.provider != "test":
@@ -40,10 +43,13 @@ def choose_model(
             "no model is configured",
             "Add an `llm:` block (`model: provider/name`) or run with --model",
         )
-    import os
-
-    env = options.env if options.env is not None else os.environ
-    built = build_model(chosen, options.settings, env, timeout=timeout, max_retries=max_retries)
-    if options.cassette is not None:
-        built = options.cassette.wrap(built)
-    return built
+    assert options.env is not None and options.settings is not None
+    build = options.cassette.build if options.cassette is not None else build_model
+    return build(
+        chosen,
+        options.settings,
+        options.env,
+        timeout=execution.model_timeout,
+        max_retries=execution.max_retries,
+        responses_api=responses_api,
+    )

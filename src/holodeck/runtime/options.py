@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from holodeck.config.settings import Settings
 
 if TYPE_CHECKING:
     from holodeck.llm.cassette import Cassette
+    from holodeck.spec.agent_spec import AgentSpec
 
 DEFAULT_MAX_TOOL_ITERATIONS = 10
 
@@ -21,6 +22,22 @@ class RunOptions:
 
     model: str | None = None
     cassette: Cassette | None = None  # records or replays every model exchange
+    # None: the process environment plus the agent's .env, and the agent's config.yaml
+    # files (project, then ~/.holodeck); filled in by `for_agent`
     env: Mapping[str, str] | None = None
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings | None = None
     max_tool_iterations: int | None = None
+
+    def for_agent(self, spec: AgentSpec) -> RunOptions:
+        """These options with the environment and settings the agent at `spec` sees."""
+        if self.env is not None and self.settings is not None:
+            return self
+        from holodeck.config.env_vars import environment_for
+        from holodeck.config.settings import load_settings
+
+        env = self.env if self.env is not None else environment_for(spec.root)
+        settings = self.settings
+        if settings is None:
+            project = spec.root if spec.format == "agent.yaml" else None
+            settings = load_settings(project, env).settings
+        return replace(self, env=env, settings=settings)

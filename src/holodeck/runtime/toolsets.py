@@ -83,7 +83,7 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
 
         key = id(own)
         if key not in cache:
-            built = choose_model(own or spec.model, options)
+            built = choose_model(own or spec.model, options, spec.execution)
             cache[key] = PydanticAgent(built.model, model_settings=built.settings or None)  # type: ignore[arg-type]
         result = await cache[key].run(prompt, usage=ctx.usage)
         return str(result.output)

@@ -96,8 +96,25 @@ class _Checks(References):
             return None, None
 
     def response_format(self, value: dict[str, Any] | str | None) -> dict[str, Any] | None:
-        if value is None or isinstance(value, dict):
-            return value
+        if value is None:
+            return None
+        schema = value if isinstance(value, dict) else self._schema_file(value)
+        if schema is not None:
+            import jsonschema
+
+            try:
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                where = "/".join(map(str, exc.absolute_path))
+                self.error(
+                    ("response_format",),
+                    f"not a valid JSON Schema: {exc.message}" + (f" (at {where})" if where else ""),
+                    hint="e.g. {type: object, properties: {answer: {type: string}}}",
+                )
+                return None
+        return schema
+
+    def _schema_file(self, value: str) -> dict[str, Any] | None:
         found = self.path(("response_format",), value, "schema file")
         if found is None:
             return None

@@ -14,14 +14,16 @@ from pydantic_ai import RunContext, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
 
+from holodeck.llm.cassette import CassetteMiss
 from holodeck.runtime.events import ToolCallFinished, ToolCallStarted
 from holodeck.runtime.turn import CURRENT_TURN
 from holodeck.tools.middleware import Middleware, ToolCall
 
 log = logging.getLogger("holodeck.tools")
 
-# Raised by tools to steer pydantic-ai itself (ask the model to retry, defer): not failures.
-_CONTROL = (ModelRetry, CallDeferred, ApprovalRequired)
+# Not tool failures: signals to pydantic-ai (ask the model to retry, defer), and a replay
+# that has no recorded answer, which must stop the run rather than look like a tool error.
+_CONTROL = (ModelRetry, CallDeferred, ApprovalRequired, CassetteMiss)
 FAILED_RESULT = ""
 
 
