@@ -354,3 +354,26 @@ def test_the_cassette_comes_from_the_command_line_then_the_environment_then_agen
     assert Cassette.from_settings(None, tmp_path, {"HOLODECK_REPLAY": ""}) is None
     with pytest.raises(CassetteError, match="both set"):
         Cassette.from_settings(None, tmp_path, {"HOLODECK_RECORD": "a", "HOLODECK_REPLAY": "b"})
+
+
+async def test_agent_yaml_and_environment_settings_choose_the_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holodeck.runtime.agent import Agent
+    from holodeck.spec import load_agent
+
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "agent.yaml").write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "execution: {record: cassettes/run.yaml}\n",
+        encoding="utf-8",
+    )
+    agent = Agent(load_agent(root), RunOptions(model="test"))
+    final = await agent.answer("hello")
+    recorded = root / "cassettes" / "run.yaml"
+    assert recorded.is_file()  # saved after the turn, no explicit save needed
+    monkeypatch.setenv("HOLODECK_REPLAY", str(recorded))
+    replayed = Agent(load_agent(root), RunOptions(model="openai/gpt-4o"))  # env beats agent.yaml
+    assert replayed.options.cassette is not None and not replayed.options.cassette.recording
+    assert (await replayed.answer("hello")).text == final.text

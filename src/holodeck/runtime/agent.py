@@ -77,7 +77,7 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, options: RunOptions | None = None) -> None:
         self.spec = spec
-        self.options = (options or RunOptions()).for_agent(spec)
+        self.options = _with_cassette((options or RunOptions()).for_agent(spec), spec)
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
             raise TurnError(
@@ -141,6 +141,8 @@ class Agent:
                 final = self._final(result, turn)
                 if self.spec.interaction.conversational:
                     self.history = list(result.all_messages())
+                if self.options.cassette is not None:
+                    self.options.cassette.save()  # each turn: an interrupted run keeps its turns
                 queue.put_nowait(final.usage)
                 queue.put_nowait(final)
                 queue.put_nowait(_End(None))
@@ -249,6 +251,19 @@ class Agent:
         if isinstance(exc, UnexpectedModelBehavior):
             return TurnError(f"{self.spec.name}: the model's output was unusable: {exc}")
         return exc
+
+
+def _with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
+    """The options' cassette, or the one HOLODECK_RECORD / HOLODECK_REPLAY or agent.yaml's
+    `execution.record` / `execution.replay` ask for."""
+    if options.cassette is not None:
+        return options
+    from dataclasses import replace
+
+    from holodeck.llm.cassette import Cassette
+
+    cassette = Cassette.from_settings(spec.execution, spec.root, options.env)
+    return options if cassette is None else replace(options, cassette=cassette)
 
 
 def _schema_check(schema: dict[str, Any]) -> Any:
