@@ -900,3 +900,25 @@ def test_structured_output_missing_a_required_field_is_corrected(
 
     assert answer.output == {"city": "Lisbon", "temperature_c": 21}
     assert len(openai_server.requests) == 2
+
+
+def test_a_model_that_never_stops_calling_tools_is_cut_off(
+    write: Write, openai_server: OpenAIServer
+) -> None:
+    openai_server.script(
+        *[tool_calls(Call("get_weather", {"city": f"city{i}"})) for i in range(10)]
+    )
+    model = {"provider": "openai", "name": "gpt-4o", "endpoint": openai_server.url, "api_key": "k"}
+    root = write(
+        {
+            "agent.yaml": agent_yaml(
+                model, tools=[WEATHER_TOOL_ENTRY], execution={"max_tool_iterations": 3}
+            ),
+            "tools/weather.py": WEATHER_TOOL,
+        }
+    )
+    error = failure(build(root))
+    assert isinstance(error, TurnError)
+    assert "stopped after 3 tool iterations" in str(error)
+    assert "execution.max_tool_iterations" in str(error)
+    assert len(openai_server.requests) == 3 + 1  # three tool rounds, and the one that may answer

@@ -192,7 +192,9 @@ class Agent:
         history: list[ModelMessage],
         usage: Any = None,
     ) -> AgentRunResult[Any]:
-        limits = UsageLimits(request_limit=self.max_tool_iterations + 1 + OUTPUT_RETRIES)
+        # each tool iteration is one model request; then one for the answer (plus its retries)
+        retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0
+        limits = UsageLimits(request_limit=self.max_tool_iterations + 1 + retries)
         result: AgentRunResult[Any] | None = None
         async with self._agent.run_stream_events(
             content, message_history=history, usage_limits=limits, usage=usage
