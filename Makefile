@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck bench clean
+NODE_DIR := src/holodeck/tools/node
+
+.PHONY: demo test lint typecheck bench clean node
 
 $(BIN)/holodeck: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +18,13 @@ demo: $(BIN)/holodeck
 	$(BIN)/holodeck pack examples/support-image -o $(VENV)/support-image.tar.gz
 	$(BIN)/holodeck validate $(VENV)/support-image.tar.gz
 
+# TypeScript tools read their schemas with the TypeScript compiler (npm package)
+$(NODE_DIR)/node_modules/typescript/package.json: $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	npm ci --no-audit --no-fund --prefix $(NODE_DIR)
+	touch $@
+
+node: $(NODE_DIR)/node_modules/typescript/package.json
+
 lint: $(BIN)/holodeck
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -23,11 +32,12 @@ lint: $(BIN)/holodeck
 typecheck: $(BIN)/holodeck
 	$(BIN)/mypy
 
-test: lint typecheck
+test: lint typecheck node
 	$(BIN)/pytest -n 2 -q
 
 bench: $(BIN)/holodeck
 	$(BIN)/python bench/cli_startup.py
+	$(BIN)/python bench/runtime_overhead.py
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules

@@ -363,3 +363,18 @@ def test_image_archives_load_like_directories(write: Write, isolated_home: Path)
     # extracted once into the cache, by content
     assert spec.root.is_relative_to(isolated_home / "cache" / "images")
     assert load_agent(archive).root == spec.root
+
+
+def test_typescript_descriptions_come_from_the_jsdoc_right_above(write: Write) -> None:
+    root = write(
+        {
+            "config.yaml": CONFIG,
+            "tools/typescript/portfolio.ts": "/** Holdings. */\ninterface H {\n"
+            "  /** Ticker symbol. */\n  ticker: string;\n}\n\n"
+            "/** Value a portfolio. */\nexport function value(h: H[]): number { return 0 }\n\n"
+            "export const count = (h: H[]): number => h.length\n",
+        }
+    )
+    tools = {t.name: t for t in load_agent(root).tools}
+    assert tools["portfolio_value"].description == "Value a portfolio."
+    assert tools["portfolio_count"].description is None

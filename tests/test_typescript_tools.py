@@ -8,6 +8,8 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -493,6 +495,45 @@ async def test_use_outside_a_context_leaves_no_process(behaviour: Path) -> None:
     pid = await call(toolset, "pid")
     assert toolset.process_id is None
     assert gone(pid)
+
+
+ABANDON = """
+import asyncio, os, sys
+from pathlib import Path
+from pydantic_ai import RunContext
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+from holodeck.spec.tools import TypeScriptTool
+from holodeck.tools.typescript import typescript_toolset
+
+async def main():
+    tool = TypeScriptTool(name="pid", file="tools/behaviour.ts", function="pid")
+    toolset = typescript_toolset([tool], Path(sys.argv[1]), {})
+    await toolset.__aenter__()  # never exited
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    tools = await toolset.get_tools(ctx)
+    print(await toolset.call_tool("pid", {}, ctx, tools["pid"]), flush=True)
+    if sys.argv[2] == "crash":
+        os._exit(0)  # no clean-up at all: Node.js sees its stdin close
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("ending", ["exit", "crash"])
+def test_no_process_outlives_python(behaviour: Path, tmp_path: Path, ending: str) -> None:
+    script = tmp_path / "abandon.py"
+    script.write_text(ABANDON)
+    done = subprocess.run(
+        [sys.executable, str(script), str(behaviour), ending],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[-1])
+    assert wait_until_gone(pid)
 
 
 # ---------------------------------------------------------------------------------------

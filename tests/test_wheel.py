@@ -60,6 +60,8 @@ def test_wheel_installs_into_a_clean_venv_and_creates_valid_agents(tmp_path: Pat
         "holodeck/templates/customer-support/data/products.csv",
         "holodeck/templates/research/data/interview-notes.txt",
         "holodeck/templates/image/research/skills/evidence-review/SKILL.md",
+        "holodeck/tools/node/harness.cjs",
+        "holodeck/tools/node/package.json",
     ):
         assert packaged in names
 

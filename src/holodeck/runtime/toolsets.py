@@ -31,6 +31,7 @@ def agent_toolsets(
     """The agent's toolsets and the instructions they add (the list of skills)."""
     functions: FunctionToolset[Any] = FunctionToolset()
     sets: list[AbstractToolset[Any]] = [functions]
+    typescript: list[TypeScriptTool] = []
     for tool in spec.tools:
         if isinstance(tool, FunctionTool):
             functions.add_tool(function_tool(tool, spec.root, spec.params))
@@ -39,14 +40,16 @@ def agent_toolsets(
         elif isinstance(tool, AgentTool):
             pass  # added with the image's sub-agents below: both live in spec.subagents
         elif isinstance(tool, TypeScriptTool):
-            from holodeck.tools.typescript import typescript_toolset
-
-            sets.append(typescript_toolset([tool], spec.root, spec.params))
+            typescript.append(tool)
         elif isinstance(tool, McpTool | VectorstoreTool):
             raise ToolLoadError(
                 f"tool `{tool.name}`: {tool.type} tools are not supported by this version yet",
                 spec.source,
             )
+    if typescript:  # one Node process serves all of them
+        from holodeck.tools.typescript import typescript_toolset
+
+        sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if spec.subagents:
         from holodeck.tools.subagent import subagent_tools
 

@@ -14,7 +14,8 @@ _EXPORT = re.compile(
     r"(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)",
     re.MULTILINE,
 )
-_DOC = re.compile(r"/\*\*(.*?)\*/\s*$", re.DOTALL)
+# the JSDoc block right before a declaration: no `*/` inside, so one block only
+_DOC = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*$", re.DOTALL)
 
 
 def exported_functions(path: Path) -> tuple[list[FoundFunction], list[Diagnostic]]:

@@ -399,7 +399,7 @@ class _NodeProcess:
             if self._stopped is not None or self._eof:
                 raise _NotSent(self._stopped or "Node.js exited")
             request_id = next(self._ids)
-            line = json.dumps({"id": request_id, **message}, default=str) + "\n"
+            line = json.dumps({"id": request_id, **message}, default=str, allow_nan=False) + "\n"
             self._pending[request_id] = (loop, future)
         self._outbox.put(line.encode())
         try:

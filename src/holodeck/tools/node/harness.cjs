@@ -161,16 +161,16 @@ function describeFile(ts, program, checker, entry) {
     var where = first.start === undefined ? "" : "line " + (sf.getLineAndCharacterOfPosition(first.start).line + 1) + ": ";
     return { error: where + ts.flattenDiagnosticMessageText(first.messageText, "\n") };
   }
-  var exports = new Map();
+  var exported = new Map();
   var moduleSymbol = checker.getSymbolAtLocation(sf);
   if (moduleSymbol) {
     checker.getExportsOfModule(moduleSymbol).forEach(function (symbol) {
-      exports.set(symbol.name, symbol);
+      exported.set(symbol.name, symbol);
     });
   }
   var functions = {};
   entry.functions.forEach(function (name) {
-    var symbol = exports.get(name);
+    var symbol = exported.get(name);
     if (!symbol) {
       functions[name] = { missing: "exports no function `" + name + "`" };
       return;
@@ -550,7 +550,9 @@ lines.on("line", function (line) {
   try {
     request = JSON.parse(line);
   } catch (err) {
-    process.stderr.write("unreadable request: " + line.slice(0, 200) + "\n");
+    var id = /"id":\s*(\d+)/.exec(line);
+    if (id) send({ id: Number(id[1]), error: { name: "SyntaxError", message: "unreadable request: " + err.message } });
+    else process.stderr.write("unreadable request: " + line.slice(0, 200) + "\n");
     return;
   }
   handle(request);
