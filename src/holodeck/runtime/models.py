@@ -29,6 +29,8 @@ def choose_model(
     """The model for a definition's `model` block, after the run's override.
 
     `options` must have been completed with `RunOptions.for_agent`."""
+    if options.model is not None and not isinstance(options.model, str):
+        return BuiltModel(options.model, {}, "custom", options.model.model_name)
     if options.model is not None:
         chosen = override_settings(options.model)
         if own is not None and chosen.provider != "test":

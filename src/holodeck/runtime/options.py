@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from holodeck.config.settings import Settings
 
 if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
     from holodeck.llm.cassette import Cassette
     from holodeck.spec.agent_spec import AgentSpec
 
@@ -18,9 +20,10 @@ DEFAULT_MAX_TOOL_ITERATIONS = 10
 @dataclass(frozen=True)
 class RunOptions:
     """`model` replaces every model the agent uses (its own, prompt tools', sub-agents'):
-    `test` for the offline model, or `provider/name`."""
+    `test` for the offline model, `provider/name`, or a pydantic-ai model object
+    (for embedding HoloDeck, and for benchmarks with scripted models)."""
 
-    model: str | None = None
+    model: str | Model | None = None
     cassette: Cassette | None = None  # records or replays every model exchange
     # None: the process environment plus the agent's .env, and the agent's config.yaml
     # files (project, then ~/.holodeck); filled in by `for_agent`

@@ -16,7 +16,7 @@ from holodeck.spec.evaluations import CodeMetric, Metric
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings
 from holodeck.spec.python_tools import public_functions
-from holodeck.spec.test_cases import TestCase
+from holodeck.spec.test_cases import TestCase, expected_name
 from holodeck.spec.yaml_source import YamlDocument
 
 PathKind = Literal["file", "directory", "any"]
@@ -122,12 +122,14 @@ class References:
             expected = list(case.expected_tools or [])
             for turn in case.turns or []:
                 expected.extend(turn.expected_tools or [])
-            for name in expected:
+            for name in map(expected_name, expected):
                 if not tools.knows(name):
                     self._unknown_tool(name, (*at, "expected_tools"), tools.names)
             for f_index, file in enumerate(case.files or []):
-                if file.path is not None:
-                    self.path((*at, "files", f_index, "path"), file.path, "file")
+                self.path((*at, "files", f_index, "path"), file.path, "file")
+            for t_index, turn in enumerate(case.turns or []):
+                for f_index, file in enumerate(turn.files or []):
+                    self.path((*at, "turns", t_index, "files", f_index, "path"), file.path, "file")
             if case.evaluations:
                 self.metrics(case.evaluations, (*at, "evaluations"))
 

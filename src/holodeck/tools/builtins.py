@@ -164,6 +164,8 @@ def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig)
 
 def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
     """The provider of the model the run uses, and how to name that model."""
+    if options.model is not None and not isinstance(options.model, str):
+        return None, f"the model `{options.model.model_name}`"
     if options.model is not None:
         try:
             provider: str | None = override_settings(options.model).provider

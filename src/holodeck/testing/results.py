@@ -1,0 +1,135 @@
+"""What a test run produced. Reports, `--compare` and the console all read these models;
+every run is saved as JSON under .holodeck/runs/ and loads back into them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["pass", "fail", "error"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricResult(_Record):
+    """One metric on one run of a case. `status` is `error` when it could not be computed."""
+
+    name: str  # e.g. groundedness, bleu, Professionalism (a G-Eval's name)
+    kind: Literal["ai", "nlp", "rag", "geval", "code"]
+    score: float | None = None
+    threshold: float | None = None
+    scale_max: float = 1.0  # 5.0 for AI-judged metrics, 1.0 for NLP
+    status: Status
+    reason: str | None = None  # the judge's or code metric's explanation
+    error: str | None = None  # why it could not be computed
+    fails_case: bool = True  # False for an ERROR that does not fail the case
+    judge_prompt: str | None = None  # kept for --verbose
+    duration_ms: float = 0.0
+
+
+class ToolCallRecord(_Record):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    duration_ms: float = 0.0
+    agent: str = ""  # "" for the agent under test, else the sub-agent's name
+
+
+class ArgMismatch(_Record):
+    tool: str
+    argument: str
+    expected: str  # how it was expected, e.g. "regex ^Par", "≈ 20 ± 0.5"
+    actual: Any = None
+
+
+class ToolCheck(_Record):
+    """How the calls compared with `expected_tools`."""
+
+    passed: bool
+    order: Literal["any", "in_order", "exact"] = "any"
+    missing: list[str] = Field(default_factory=list)
+    unexpected: list[str] = Field(default_factory=list)
+    mismatched: list[ArgMismatch] = Field(default_factory=list)
+    wrong_count: list[str] = Field(default_factory=list)  # e.g. "search: 3 calls, expected 1"
+    out_of_order: bool = False
+
+
+class TurnRecord(_Record):
+    input: str
+    output: str = ""
+    structured_output: Any = None
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: float = 0.0
+
+
+class CaseRun(_Record):
+    """One execution of a case (`--repeat N` makes N of them)."""
+
+    attempt: int = 1
+    status: Status
+    turns: list[TurnRecord] = Field(default_factory=list)
+    tool_check: ToolCheck | None = None
+    metrics: list[MetricResult] = Field(default_factory=list)
+    retrieval_context: list[str] = Field(default_factory=list)
+    error: str | None = None  # the agent could not answer (provider error, ...)
+    duration_ms: float = 0.0
+
+    @property
+    def output(self) -> str:
+        return self.turns[-1].output if self.turns else ""
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(t.input_tokens for t in self.turns)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(t.output_tokens for t in self.turns)
+
+
+class CaseResult(_Record):
+    name: str
+    input: str
+    ground_truth: str | None = None
+    runs: list[CaseRun]
+    status: Status  # pass only when every run passed
+    pass_rate: float
+    flaky: bool = False  # runs disagreed
+    score_spread: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="metric -> (min, max) over runs"
+    )
+
+
+class RunSummary(_Record):
+    total: int
+    passed: int
+    failed: int
+    errors: int
+    flaky: int = 0
+    duration_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TestRun(_Record):
+    """A whole `holodeck test` run."""
+
+    __test__ = False
+
+    run_id: str
+    agent: str
+    source: str  # the agent.yaml or image that was tested
+    model: str  # provider/name actually used (after --model)
+    started_at: datetime
+    concurrency: int
+    repeat: int = 1
+    interrupted: bool = False  # Ctrl+C: a partial report
+    cases: list[CaseResult]
+    summary: RunSummary
