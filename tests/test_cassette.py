@@ -128,7 +128,7 @@ async def test_a_recorded_run_replays_offline_with_another_model(
     assert server.requests == []
     assert comparable(replayed) == comparable(recorded)
     final = replayed[-1]
-    assert isinstance(final, FinalMessage) and final.text.startswith("From the tools:")
+    assert isinstance(final, FinalMessage) and final.text.startswith("weather: ")
     assert {c.name for c in final.tool_calls} == {"weather", "summarize", "critic"}
     deltas = [e for e in replayed if isinstance(e, TextDelta) and e.agent == ""]
     assert len(deltas) > 1  # replayed as a stream, not one block

@@ -39,6 +39,9 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
 
 
 def test_readme_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     for line in blocks("bash")[1].splitlines():

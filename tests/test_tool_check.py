@@ -84,8 +84,11 @@ def test_order_modes() -> None:
     assert check_tools(["search", "weather", "search"], RUN, "exact").passed
     exact = check_tools(["search", "weather"], RUN, "exact")
     assert not exact.passed and exact.out_of_order
-    assert check_tools([ExpectedTool(name="search", count=2), "weather"], calls(
-        ("search", {}), ("search", {}), ("weather", {})), "exact").passed
+    assert check_tools(
+        [ExpectedTool(name="search", count=2), "weather"],
+        calls(("search", {}), ("search", {}), ("weather", {})),
+        "exact",
+    ).passed
 
 
 def test_invalid_matchers_are_spec_errors() -> None:

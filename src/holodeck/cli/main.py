@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("holodeck.cli.init", "init", "Create a new agent project or agent image."),
     "validate": ("holodeck.cli.validate", "validate", "Check agent definitions for errors."),
     "schema": ("holodeck.cli.schema", "schema", "Write the JSON Schema of agent.yaml."),
+    "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
+    "chat": ("holodeck.cli.chat", "chat", "Chat with an agent in the terminal."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
 }
 

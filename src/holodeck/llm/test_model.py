@@ -13,6 +13,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -29,13 +30,22 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 
 MODEL_NAME = "holodeck-test"
-_EXPECTED: ContextVar[tuple[str, ...] | None] = ContextVar("holodeck_test_expected", default=None)
+
+# A tool to call, by name, or by name with argument values to use (a test case's
+# `expected_tools: [{name: get_weather, args: {city: Paris}}]`).
+ExpectedCall = str | tuple[str, dict[str, Any]]
+_EXPECTED: ContextVar[tuple[tuple[str, dict[str, Any]], ...] | None] = ContextVar(
+    "holodeck_test_expected", default=None
+)
 
 
 @contextlib.contextmanager
-def expecting(tools: Sequence[str] | None) -> Iterator[None]:
+def expecting(tools: Sequence[ExpectedCall] | None) -> Iterator[None]:
     """Within this block the test model calls `tools` instead of every tool."""
-    token = _EXPECTED.set(tuple(tools) if tools is not None else None)
+    calls = None
+    if tools is not None:
+        calls = tuple((t, {}) if isinstance(t, str) else (t[0], dict(t[1])) for t in tools)
+    token = _EXPECTED.set(calls)
     try:
         yield
     finally:
@@ -82,9 +92,9 @@ def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | Too
     if not called and tools:
         chosen = _choose(tools)
         if chosen:
-            return [_call(tool, n) for n, tool in enumerate(chosen)]
+            return [_call(tool, n, values) for n, (tool, values) in enumerate(chosen)]
     if info.output_tools:
-        return [_call(info.output_tools[0], 0)]
+        return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
     return [TextPart(_answer(turn))]
 
 
@@ -111,15 +121,50 @@ def _retried_tools(messages: list[ModelMessage]) -> list[str]:
     return names
 
 
-def _choose(tools: dict[str, ToolDefinition]) -> list[ToolDefinition]:
+def _choose(tools: dict[str, ToolDefinition]) -> list[tuple[ToolDefinition, dict[str, Any]]]:
     expected = _EXPECTED.get()
     if expected is None:
-        return list(tools.values())
-    return [tools[name] for name in expected if name in tools]
+        return [(tool, {}) for tool in tools.values()]
+    return [(tools[name], values) for name, values in expected if name in tools]
 
 
-def _call(tool: ToolDefinition, index: int) -> ToolCallPart:
-    return ToolCallPart(tool.name, _ARGS.gen_tool_args(tool), tool_call_id=f"test-call-{index}")
+def _call(tool: ToolDefinition, index: int, values: dict[str, Any] | None = None) -> ToolCallPart:
+    args = _ARGS.gen_tool_args(tool)
+    if values and isinstance(args, dict):
+        args.update(values)  # the values a test case expects, so the tool gets real input
+    return ToolCallPart(tool.name, args, tool_call_id=f"test-call-{index}")
+
+
+def _readable(part: ToolReturnPart) -> str:
+    """A tool result as plain words (`city Paris, temperature 21 °C`), so text metrics
+    compare it with a ground truth the way they would compare a model's sentence."""
+    import json
+
+    try:
+        data = json.loads(part.model_response_str())
+    except ValueError:
+        return part.model_response_str()
+    return _words(data)
+
+
+def _words(data: Any) -> str:
+    if isinstance(data, dict):
+        return ", ".join(f"{key} {_words(value)}" for key, value in data.items())
+    if isinstance(data, list):
+        return "; ".join(_words(item) for item in data)
+    return str(data)
+
+
+def _best(call: ToolCallPart, tool: ToolDefinition) -> ToolCallPart:
+    """Bounded numbers at their maximum: as a judge, the test model gives the top score,
+    so an offline smoke run checks the pipeline rather than failing every threshold."""
+    properties = tool.parameters_json_schema.get("properties", {})
+    args = dict(call.args) if isinstance(call.args, dict) else call.args
+    if isinstance(args, dict):
+        for name, schema in properties.items():
+            if isinstance(schema, dict) and "maximum" in schema:
+                args[name] = schema["maximum"]
+    return ToolCallPart(call.tool_name, args, tool_call_id=call.tool_call_id)
 
 
 def _answer(turn: list[ModelMessage]) -> str:
@@ -130,10 +175,10 @@ def _answer(turn: list[ModelMessage]) -> str:
         for p in m.parts
         if isinstance(p, ToolReturnPart) and p.outcome == "success"
     ]
+    if len(results) == 1:
+        return _readable(results[0]) or f"{results[0].tool_name} returned nothing"
     if results:
-        # the same serialisation a real provider would receive
-        lines = [f"{p.tool_name}: {p.model_response_str()}" for p in results]
-        return "From the tools:\n" + "\n".join(lines)
+        return "\n".join(f"{p.tool_name}: {_readable(p)}" for p in results)
     prompt = next(
         (
             p.content

@@ -8,6 +8,7 @@ keeps the conversation, and turns provider failures into messages a user can act
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 
 from holodeck.llm.errors import ProviderError, explain
-from holodeck.llm.test_model import expecting
+from holodeck.llm.test_model import ExpectedCall, expecting
 from holodeck.runtime.events import Event, FinalMessage, TextDelta, Usage
 from holodeck.runtime.models import choose_model
 from holodeck.runtime.options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
@@ -77,7 +78,7 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, options: RunOptions | None = None) -> None:
         self.spec = spec
-        self.options = _with_cassette((options or RunOptions()).for_agent(spec), spec)
+        self.options = with_cassette((options or RunOptions()).for_agent(spec), spec)
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
             raise TurnError(
@@ -92,6 +93,7 @@ class Agent:
             native = list(builtin_capabilities(spec, self.options))
         self.model = choose_model(spec.model, self.options, execution, responses_api=bool(native))
         toolsets, extra_instructions = agent_toolsets(spec, self.options)
+        self._toolsets = toolsets
         instructions = "\n\n".join(part for part in (spec.instructions, extra_instructions) if part)
         output_type: Any = str
         if spec.response_format is not None:
@@ -117,12 +119,37 @@ class Agent:
     def reset(self) -> None:
         self.history = []
 
+    def fork(self) -> Agent:
+        """A new conversation with this agent, sharing its model and tools (and so its
+        running servers); conversations may run concurrently."""
+        twin = copy.copy(self)
+        twin.history = []
+        return twin
+
+    async def aclose(self) -> None:
+        """Stop what the agent keeps running between turns (its MCP servers).
+
+        Idempotent; `async with Agent(spec) as agent:` calls it on exit. A server that is
+        still needed afterwards starts again on the next turn.
+        """
+        closers: list[Any] = []
+        for toolset in self._toolsets:
+            toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
+        for toolset in closers:
+            await toolset.aclose()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def run(
         self,
         prompt: str,
         *,
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[str] | None = None,
+        expected_tools: Sequence[ExpectedCall] | None = None,
     ) -> AsyncIterator[Event]:
         """Stream one turn's events; the last is a `FinalMessage`.
 
@@ -178,7 +205,8 @@ class Agent:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
         token = CURRENT_TURN.set(turn)
         try:
-            result = await self._drive(prompt, turn, [], usage=usage)
+            with expecting(None):  # a test case's expected tools are the parent's, not ours
+                result = await self._drive(prompt, turn, [], usage=usage)
         except Exception as exc:
             raise self._user_error(exc) from None
         finally:
@@ -255,7 +283,7 @@ class Agent:
         return exc
 
 
-def _with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
+def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
     """The options' cassette, or the one HOLODECK_RECORD / HOLODECK_REPLAY or agent.yaml's
     `execution.record` / `execution.replay` ask for."""
     if options.cassette is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic_ai import FunctionToolset, RunContext
@@ -32,6 +33,7 @@ def agent_toolsets(
     functions: FunctionToolset[Any] = FunctionToolset()
     sets: list[AbstractToolset[Any]] = [functions]
     typescript: list[TypeScriptTool] = []
+    mcp: list[McpTool] = []
     for tool in spec.tools:
         if isinstance(tool, FunctionTool):
             functions.add_tool(function_tool(tool, spec.root, spec.params))
@@ -41,7 +43,9 @@ def agent_toolsets(
             pass  # added with the image's sub-agents below: both live in spec.subagents
         elif isinstance(tool, TypeScriptTool):
             typescript.append(tool)
-        elif isinstance(tool, McpTool | VectorstoreTool):
+        elif isinstance(tool, McpTool):
+            mcp.append(tool)
+        elif isinstance(tool, VectorstoreTool):
             raise ToolLoadError(
                 f"tool `{tool.name}`: {tool.type} tools are not supported by this version yet",
                 spec.source,
@@ -50,11 +54,19 @@ def agent_toolsets(
         from holodeck.tools.typescript import typescript_toolset
 
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
-    if spec.subagents:
-        from holodeck.tools.subagent import subagent_tools
+    if mcp:  # servers start on first use and stay up until Agent.aclose()
+        from holodeck.tools.mcp import mcp_toolset
 
-        for sub in subagent_tools(spec, options):
-            functions.add_tool(sub)
+        others = len(mcp) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
+        reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
+        env = options.env if options.env is not None else os.environ
+        sets.append(
+            mcp_toolset(mcp, spec.root, env, spec.source, reserved=reserved, alone=not others)
+        )
+    if spec.subagents:
+        from holodeck.tools.subagent import subagent_toolset
+
+        sets.append(subagent_toolset(spec, options))
     if spec.builtins:
         from holodeck.tools.builtins import builtin_toolset
 

@@ -23,7 +23,6 @@ NLP_METRICS = (
     "rouge1",
     "rouge2",
     "rougeL",
-    "meteor",
     "exact_match",
     "contains",
     "regex",

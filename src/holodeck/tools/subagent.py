@@ -6,22 +6,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import RunContext, Tool
+from pydantic_ai import FunctionToolset, RunContext, Tool
 
 from holodeck.runtime.options import RunOptions
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import AgentTool
 
 
-def subagent_tools(spec: AgentSpec, options: RunOptions) -> list[Tool[Any]]:
+class SubagentToolset(FunctionToolset[Any]):
+    """The sub-agent tools; `aclose` stops what the sub-agents built keep running."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.built: list[Any] = []  # sub-agents, as they are first called
+
+    async def aclose(self) -> None:
+        for agent in self.built:
+            await agent.aclose()
+
+
+def subagent_toolset(spec: AgentSpec, options: RunOptions) -> SubagentToolset:
     described = {t.name: t.description for t in spec.tools if isinstance(t, AgentTool)}
-    return [
-        _tool(name, sub, described.get(name) or sub.description, options)
-        for name, sub in spec.subagents.items()
-    ]
+    toolset = SubagentToolset()
+    for name, sub in spec.subagents.items():
+        toolset.add_tool(
+            _tool(name, sub, described.get(name) or sub.description, options, toolset.built)
+        )
+    return toolset
 
 
-def _tool(name: str, sub: AgentSpec, description: str | None, options: RunOptions) -> Tool[Any]:
+def _tool(
+    name: str,
+    sub: AgentSpec,
+    description: str | None,
+    options: RunOptions,
+    registry: list[Any],
+) -> Tool[Any]:
     built: list[Any] = []  # the sub-agent, built on first call
 
     async def delegate(ctx: RunContext[Any], task: str) -> str:
@@ -30,6 +50,7 @@ def _tool(name: str, sub: AgentSpec, description: str | None, options: RunOption
 
         if not built:
             built.append(Agent(sub, options))
+            registry.append(built[0])
         parent = CURRENT_TURN.get()
         turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn(_discard())
         final = await built[0].run_nested(task, turn, ctx.usage)

@@ -1,0 +1,329 @@
+"""The console report: a line per case as it finishes, why it failed, and a summary table.
+
+The runner calls `render_case` as each case finishes and `render_summary` at the end;
+`render_console` prints a whole saved run. Everything is built from `Text` objects, so case
+outputs are never read as rich markup, and a console that is not a terminal gets plain text.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from holodeck.testing.reports._format import (
+    CONTROL,
+    FAIL_MARK,
+    PASS_MARK,
+    as_json,
+    case_duration,
+    case_tokens,
+    duration,
+    metric_error_text,
+    metric_label,
+    passed_runs,
+    score_parts,
+    shown_run,
+    spread_lines,
+    summary_line,
+    tokens,
+    tool_check_lines,
+    visible,
+)
+from holodeck.testing.results import (
+    CaseResult,
+    CaseRun,
+    MetricResult,
+    Status,
+    TestRun,
+    ToolCallRecord,
+    TurnRecord,
+)
+
+STATUS_STYLE: dict[Status, str] = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
+
+
+def render_console(run: TestRun, console: Console, *, verbose: bool = False) -> None:
+    """Print a whole run: a header, every case, and the summary table."""
+    render_header(run, console)
+    for case in run.cases:
+        render_case(case, console, verbose)
+    console.print()
+    render_summary(run, console)
+
+
+def render_header(run: TestRun, console: Console) -> None:
+    text = Text()
+    text.append(f"Testing {run.agent}", style="bold")
+    text.append(f" with {run.model}")
+    details = [f"{len(run.cases)} cases", f"run {run.run_id}"]
+    if run.repeat > 1:
+        details.append(f"repeat {run.repeat}")
+    if run.concurrency > 1:
+        details.append(f"concurrency {run.concurrency}")
+    text.append(f" ({', '.join(details)})", style="dim")
+    print_text(console, text, 0)
+
+
+def render_case(case: CaseResult, console: Console, verbose: bool = False) -> None:
+    """Print one finished case: its status line, then why it failed (all details if verbose)."""
+    marks = _marks(console)
+    print_text(console, _case_line(case), 0)
+    if not case.runs:
+        return
+    if verbose:
+        for run in case.runs:
+            if len(case.runs) > 1:
+                print_text(console, _attempt_line(run, len(case.runs)), 2)
+            indent = 4 if len(case.runs) > 1 else 2
+            _render_run(run, console, verbose=True, marks=marks, indent=indent)
+    else:
+        shown = shown_run(case)
+        assert shown is not None
+        if len(case.runs) > 1 and shown.status != "pass":
+            print_text(console, _attempt_line(shown, len(case.runs)), 2)
+        _render_run(shown, console, verbose=False, marks=marks, indent=2)
+    for line in spread_lines(case):
+        print_text(console, Text(f"spread: {line}", style="dim"), 2)
+
+
+def render_summary(run: TestRun, console: Console) -> None:
+    """The summary table and the totals line."""
+    marks = _marks(console)
+    repeated = any(len(c.runs) > 1 for c in run.cases)
+    utf = _utf(console)
+    title = Text(f"{run.agent} · {run.model}" if utf else f"{run.agent} - {run.model}")
+    table = Table(
+        title=printable(title, console),
+        box=box.SIMPLE_HEAD if utf else box.ASCII,
+        show_edge=False,
+        pad_edge=False,
+    )
+    table.add_column("Case", overflow="fold")
+    table.add_column("Status")
+    if repeated:
+        table.add_column("Runs", justify="right")
+    table.add_column("Metrics", overflow="fold")
+    table.add_column("Tools")
+    table.add_column("Time", justify="right")
+    table.add_column("Tokens", justify="right", no_wrap=True)
+    for case in run.cases:
+        row: list[Text] = [
+            Text(case.name),
+            _status_text(case.status, case.flaky),
+        ]
+        if repeated:
+            row.append(Text(f"{passed_runs(case)}/{len(case.runs)}"))
+        shown = shown_run(case)
+        row.append(_compact_metrics(shown.metrics if shown else [], marks))
+        row.append(_compact_tools(shown, marks))
+        row.append(Text(duration(case_duration(case))))
+        row.append(Text("{:,}/{:,}".format(*case_tokens(case))))
+        table.add_row(*(printable(cell, console) for cell in row))
+    if run.cases:
+        console.print(table)
+    style = "bold green" if run.summary.passed == run.summary.total else "bold red"
+    if run.summary.errors and run.summary.passed + run.summary.errors == run.summary.total:
+        style = "bold yellow"
+    console.print(Text(summary_line(run), style=style))
+    if run.interrupted:
+        console.print(Text("Interrupted: results are partial.", style="bold yellow"))
+
+
+def _utf(console: Console) -> bool:
+    return console.encoding.lower().replace("_", "-").startswith("utf")
+
+
+def _marks(console: Console) -> tuple[str, str]:
+    return (PASS_MARK, FAIL_MARK) if _utf(console) else ("ok", "x")
+
+
+def print_text(console: Console, text: Text, indent: int = 0) -> None:
+    """Print `text` indented, wrapped lines included, without padding lines with spaces."""
+    text = printable(text, console)
+    width = max(console.width - indent, 20)
+    for line in text.split("\n", allow_blank=True):
+        for part in line.wrap(console, width):
+            part.rstrip()
+            console.print(Text(" " * indent) + part, soft_wrap=True)
+
+
+def printable(text: Text, console: Console) -> Text:
+    """The same text with control characters (e.g. an ANSI escape in an agent's output)
+    shown as escapes, and on a console that is not UTF-8, what it cannot encode too."""
+    encoding = console.encoding
+    try:
+        text.plain.encode(encoding)
+        clean = CONTROL.search(text.plain) is None
+    except (UnicodeEncodeError, LookupError):
+        clean = False
+    if clean:
+        return text
+    out = Text()
+    for segment in text.render(console):
+        out.append(_plain(segment.text, encoding), segment.style)
+    return out
+
+
+def _plain(value: str, encoding: str) -> str:
+    value = visible(value)
+    try:
+        return value.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return value
+
+
+def _status_text(status: Status, flaky: bool = False) -> Text:
+    text = Text(status.upper(), style=STATUS_STYLE[status])
+    if flaky:
+        text.append(" flaky", style="magenta")
+    return text
+
+
+def _case_line(case: CaseResult) -> Text:
+    text = Text()
+    text.append(f"{case.status.upper():<5}", style=STATUS_STYLE[case.status])
+    text.append(" ")
+    text.append(case.name, style="bold")
+    details = []
+    if len(case.runs) > 1:
+        details.append(f"{passed_runs(case)}/{len(case.runs)} runs passed")
+    if case.flaky:
+        details.append("flaky")
+    details.append(duration(case_duration(case)))
+    turns = sum(len(r.turns) for r in case.runs[:1])
+    if turns > 1:
+        details.append(f"{turns} turns")
+    details.append("tokens " + tokens(*case_tokens(case)))
+    text.append(f"  ({', '.join(details)})", style="dim")
+    return text
+
+
+def _attempt_line(run: CaseRun, total: int) -> Text:
+    text = Text(f"attempt {run.attempt}/{total}: ", style="bold")
+    text.append(run.status.upper(), style=STATUS_STYLE[run.status])
+    text.append(f" ({duration(run.duration_ms)})", style="dim")
+    return text
+
+
+def _render_run(
+    run: CaseRun, console: Console, *, verbose: bool, marks: tuple[str, str], indent: int
+) -> None:
+    if verbose:
+        _render_conversation(run, console, indent)
+    if run.error:
+        print_text(console, Text(f"error: {run.error}", style="yellow"), indent)
+    for metric in run.metrics:
+        print_text(console, _metric_text(metric, marks), indent)
+        show_reason = verbose or metric.status == "fail"
+        if show_reason and metric.reason and metric.status != "error":
+            print_text(console, Text(f"reason: {metric.reason}", style="dim"), indent + 4)
+        if verbose and metric.judge_prompt:
+            print_text(console, Text("judge prompt:", style="dim"), indent + 4)
+            print_text(console, Text(metric.judge_prompt, style="dim"), indent + 6)
+    check = run.tool_check
+    if check is not None:
+        if check.passed:
+            if verbose or run.status != "pass":
+                text = Text("Tools: ")
+                text.append(marks[0], style="green")
+                text.append(" expected calls made", style="dim")
+                print_text(console, text, indent)
+        else:
+            text = Text("Tools: ")
+            text.append(marks[1], style="red")
+            print_text(console, text, indent)
+            for line in tool_check_lines(check):
+                print_text(console, Text(line, style="red"), indent + 4)
+    if verbose:
+        used = tokens(run.input_tokens, run.output_tokens)
+        timing = Text(f"time {duration(run.duration_ms)}, tokens {used}", style="dim")
+        print_text(console, timing, indent)
+
+
+def _metric_text(metric: MetricResult, marks: tuple[str, str]) -> Text:
+    text = Text(f"{metric_label(metric.name)}: ")
+    if metric.status == "error":
+        text.append("ERROR", style="bold yellow")
+        text.append(f" ({metric_error_text(metric)})", style="yellow")
+        if not metric.fails_case:
+            text.append(" [does not fail the case]", style="dim")
+        return text
+    score, threshold = score_parts(metric)
+    text.append(score if score is not None else "no score", style="bold")
+    if metric.status == "pass":
+        text.append(f" {marks[0]}", style="bold green")
+    else:
+        text.append(f" {marks[1]}", style="bold red")
+    if threshold is not None:
+        text.append(f" (threshold {threshold})", style="dim")
+    return text
+
+
+def _render_conversation(run: CaseRun, console: Console, indent: int) -> None:
+    for number, turn in enumerate(run.turns, start=1):
+        label = f"turn {number}" if len(run.turns) > 1 else "conversation"
+        print_text(console, Text(f"{label} ({_turn_details(turn)}):", style="bold"), indent)
+        print_text(console, _speaker("user", turn.input, "cyan"), indent + 2)
+        for call in turn.tool_calls:
+            _render_tool_call(call, console, indent + 2)
+        print_text(console, _speaker("agent", turn.output, "green"), indent + 2)
+        if turn.structured_output is not None:
+            print_text(console, Text("structured output:", style="dim"), indent + 2)
+            print_text(console, Text(as_json(turn.structured_output)), indent + 4)
+    if run.retrieval_context:
+        print_text(console, Text("retrieval context:", style="bold"), indent)
+        for chunk in run.retrieval_context:
+            print_text(console, Text(f"- {chunk}", style="dim"), indent + 2)
+
+
+def _turn_details(turn: TurnRecord) -> str:
+    return f"{duration(turn.duration_ms)}, tokens {tokens(turn.input_tokens, turn.output_tokens)}"
+
+
+def _speaker(who: str, said: str, style: str) -> Text:
+    text = Text(f"{who}: ", style=f"bold {style}")
+    text.append(said)
+    return text
+
+
+def _render_tool_call(call: ToolCallRecord, console: Console, indent: int) -> None:
+    text = Text("tool ", style="bold magenta")
+    text.append(call.name, style="bold")
+    if call.agent:
+        text.append(f" (sub-agent {call.agent})", style="dim")
+    text.append(f" {duration(call.duration_ms)}", style="dim")
+    print_text(console, text, indent)
+    print_text(console, Text(f"args: {as_json(call.args)}"), indent + 2)
+    if call.error:
+        print_text(console, Text(f"error: {call.error}", style="red"), indent + 2)
+    else:
+        print_text(console, Text(f"result: {as_json(call.result)}"), indent + 2)
+
+
+def _compact_metrics(metrics: list[MetricResult], marks: tuple[str, str]) -> Text:
+    if not metrics:
+        return Text("-", style="dim")
+    text = Text()
+    for index, metric in enumerate(metrics):
+        if index:
+            text.append(", ")
+        text.append(metric_label(metric.name) + " ")
+        if metric.status == "error":
+            text.append("ERROR", style="yellow")
+            continue
+        score, _ = score_parts(metric)
+        text.append((score or "-").split("/")[0] + " ")
+        passed = metric.status == "pass"
+        text.append(marks[0] if passed else marks[1], style="green" if passed else "red")
+    return text
+
+
+def _compact_tools(run: CaseRun | None, marks: tuple[str, str]) -> Text:
+    if run is None or run.tool_check is None:
+        return Text("-", style="dim")
+    if run.tool_check.passed:
+        return Text(marks[0], style="green")
+    issues = len(tool_check_lines(run.tool_check))
+    return Text(f"{marks[1]} {issues} issue{'s' if issues != 1 else ''}", style="red")

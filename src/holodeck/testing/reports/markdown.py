@@ -1,0 +1,184 @@
+"""The Markdown report: a summary table, then a section per case (fits a CI job summary)."""
+
+from __future__ import annotations
+
+import re
+
+from holodeck.testing.reports._format import (
+    as_json,
+    case_duration,
+    case_tokens,
+    duration,
+    metric_error_text,
+    metric_label,
+    metric_line,
+    pass_percent,
+    passed_runs,
+    score_parts,
+    shown_run,
+    spread_lines,
+    tokens,
+    tool_check_lines,
+)
+from holodeck.testing.results import CaseResult, CaseRun, TestRun
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def render_markdown(run: TestRun) -> str:
+    s = run.summary
+    lines = [f"# Test report: {_inline(run.agent)}", ""]
+    if run.interrupted:
+        lines += ["> **Interrupted**: the run was stopped; results are partial.", ""]
+    lines += [
+        "| | |",
+        "| --- | --- |",
+        f"| Result | **{s.passed}/{s.total} passed** ({pass_percent(run):.0f}%): "
+        f"{s.failed} failed, {s.errors} errors, {s.flaky} flaky |",
+        f"| Model | {_cell(run.model)} |",
+        f"| Source | {_cell(run.source)} |",
+        f"| Run | {_cell(run.run_id)} |",
+        f"| Started | {run.started_at.isoformat(sep=' ', timespec='seconds')} |",
+        f"| Repeat / concurrency | {run.repeat} / {run.concurrency} |",
+        f"| Duration | {duration(s.duration_ms)} |",
+        f"| Tokens | {tokens(s.input_tokens, s.output_tokens)} |",
+        "",
+        "## Summary",
+        "",
+        "| Case | Status | Runs passed | Metrics | Tools | Time | Tokens |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in run.cases:
+        lines.append(_summary_row(case))
+    lines += ["", "## Cases", ""]
+    for case in run.cases:
+        lines += _case_section(case)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _summary_row(case: CaseResult) -> str:
+    shown = shown_run(case)
+    metrics = "<br>".join(_cell(metric_line(m)) for m in (shown.metrics if shown else []))
+    tools = "-"
+    if shown is not None and shown.tool_check is not None:
+        tools = (
+            "✓"
+            if shown.tool_check.passed
+            else "✗ " + _cell("; ".join(tool_check_lines(shown.tool_check)))
+        )
+    cells = [
+        _cell(case.name),
+        _status(case),
+        f"{passed_runs(case)}/{len(case.runs)}",
+        metrics or "-",
+        tools,
+        duration(case_duration(case)),
+        "{:,} / {:,}".format(*case_tokens(case)),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _status(case: CaseResult) -> str:
+    text = f"**{case.status.upper()}**"
+    return text + " (flaky)" if case.flaky else text
+
+
+def _case_section(case: CaseResult) -> list[str]:
+    lines = [f"### {case.status.upper()}: {_inline(case.name)}", ""]
+    facts = [f"{passed_runs(case)}/{len(case.runs)} runs passed"]
+    if case.flaky:
+        facts.append("flaky")
+    facts += [duration(case_duration(case)), "tokens " + tokens(*case_tokens(case))]
+    lines += [" · ".join(facts), "", "**Input**", "", *_code(case.input)]
+    if case.ground_truth is not None:
+        lines += ["**Ground truth**", "", *_code(case.ground_truth)]
+    spread = spread_lines(case)
+    if spread:
+        lines += ["**Score spread**", "", *[f"- {_inline(line)}" for line in spread], ""]
+    for run in case.runs:
+        if len(case.runs) > 1:
+            lines += [
+                f"#### Attempt {run.attempt}: {run.status.upper()} ({duration(run.duration_ms)})",
+                "",
+            ]
+        lines += _run_section(run)
+    return lines
+
+
+def _run_section(run: CaseRun) -> list[str]:
+    lines: list[str] = []
+    if run.error:
+        lines += ["**Error**", "", *_code(run.error)]
+    if run.metrics:
+        lines += [
+            "| Metric | Score | Threshold | Result | Reason |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for m in run.metrics:
+            score, threshold = score_parts(m)
+            result = {"pass": "✓ pass", "fail": "✗ fail", "error": "ERROR"}[m.status]
+            reason = m.reason or ""
+            if m.status == "error":
+                reason = metric_error_text(m)
+                if not m.fails_case:
+                    reason += " (does not fail the case)"
+            lines.append(
+                f"| {_cell(metric_label(m.name))} | {score or '-'} | {threshold or '-'} "
+                f"| {result} | {_cell(reason)} |"
+            )
+        lines.append("")
+    check = run.tool_check
+    if check is not None:
+        if check.passed:
+            lines += [f"**Tools**: ✓ as expected (order: {check.order})", ""]
+        else:
+            lines += ["**Tools**: ✗", ""]
+            lines += [f"- {_inline(line)}" for line in tool_check_lines(check)] + [""]
+    if run.turns:
+        lines += ["<details><summary>Conversation</summary>", ""]
+        for number, turn in enumerate(run.turns, start=1):
+            lines += [
+                f"**Turn {number}** ({duration(turn.duration_ms)}, "
+                f"tokens {tokens(turn.input_tokens, turn.output_tokens)})",
+                "",
+                "User:",
+                "",
+                *_code(turn.input),
+            ]
+            for call in turn.tool_calls:
+                who = f" (sub-agent {_inline(call.agent)})" if call.agent else ""
+                lines += [f"Tool `{call.name}`{who}, {duration(call.duration_ms)}:", ""]
+                lines += _code(as_json(call.args), "json")
+                if call.error:
+                    lines += ["Error:", "", *_code(call.error)]
+                else:
+                    lang = "text" if isinstance(call.result, str) else "json"
+                    lines += ["Result:", "", *_code(as_json(call.result), lang)]
+            lines += ["Agent:", "", *_code(turn.output)]
+            if turn.structured_output is not None:
+                lines += ["Structured output:", "", *_code(as_json(turn.structured_output), "json")]
+        lines += ["</details>", ""]
+    prompts = [m for m in run.metrics if m.judge_prompt]
+    for m in prompts:
+        lines += [f"<details><summary>Judge prompt: {_cell(metric_label(m.name))}</summary>", ""]
+        lines += [*_code(m.judge_prompt or ""), "</details>", ""]
+    return lines
+
+
+def _code(text: str, lang: str = "text") -> list[str]:
+    """A fenced block whose fence is longer than any run of backticks inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{lang}", text, fence, ""]
+
+
+def _inline(text: str) -> str:
+    """Text that Markdown and the HTML inside it show literally, on one line."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _SPECIAL.sub(r"\\\1", text)
+    return " ".join(text.split())
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell: literal, with line breaks kept as <br>."""
+    return "<br>".join(_inline(line) for line in text.splitlines() if line.strip()) or ""

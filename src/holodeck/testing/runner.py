@@ -1,0 +1,330 @@
+"""Run an agent's test cases: each case (and each repeat) in its own conversation, at
+most `concurrency` at a time, then check its tool calls and score it with metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from holodeck.llm.errors import ProviderError
+from holodeck.llm.test_model import ExpectedCall
+from holodeck.runtime.agent import Agent, Attachment, TurnError, with_cassette
+from holodeck.runtime.events import FinalMessage, ToolCallFinished
+from holodeck.runtime.options import RunOptions
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.evaluations import Metric
+from holodeck.spec.test_cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
+from holodeck.spec.tools import VectorstoreTool
+from holodeck.testing.results import (
+    CaseResult,
+    CaseRun,
+    MetricResult,
+    RunSummary,
+    TestRun,
+    ToolCallRecord,
+    ToolCheck,
+    TurnRecord,
+)
+from holodeck.testing.tool_check import check_tools
+
+DEFAULT_CONCURRENCY = 8
+INTERRUPT_GRACE_S = 2.0
+_MEDIA = {"image": "image/png", "pdf": "application/pdf", "text": "text/plain", "csv": "text/csv"}
+
+
+@dataclass
+class TestOptions:
+    """How to run: which cases, how many at once, how often, with which model."""
+
+    __test__ = False
+
+    run: RunOptions = field(default_factory=RunOptions)
+    names: Sequence[str] = ()  # --case: exact names
+    keyword: str | None = None  # -k: a substring of the name or input
+    concurrency: int = DEFAULT_CONCURRENCY
+    repeat: int = 1
+    on_case: Callable[[CaseResult], None] | None = None  # called as each case finishes
+
+
+def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestCase]]:
+    chosen = []
+    for index, case in enumerate(spec.test_cases, start=1):
+        name = case.name or f"case {index}"
+        if options.names and name not in options.names:
+            continue
+        text = f"{name} {case.input or ''}".casefold()
+        if options.keyword and options.keyword.casefold() not in text:
+            continue
+        chosen.append((name, case))
+    return chosen
+
+
+async def run_tests(spec: AgentSpec, options: TestOptions) -> TestRun:
+    """Run the selected cases; on cancellation (Ctrl+C) return what finished, marked so."""
+    from holodeck.testing.metrics import JudgeFactory
+
+    # one cassette for the whole run: every case and every judge records into it
+    run_options = with_cassette(options.run.for_agent(spec), spec)
+    # built once: definition and key problems surface before any case runs, and every case
+    # shares its tools (MCP servers start once) in a conversation of its own
+    agent = Agent(spec, run_options)
+    judges = JudgeFactory(spec, spec.evaluations, run_options)
+    cases = select_cases(spec, options)
+    started, clock = datetime.now(UTC), time.perf_counter()
+    gate = asyncio.Semaphore(max(1, options.concurrency))
+    results: dict[str, CaseResult] = {}
+
+    async def one_case(name: str, case: TestCase) -> None:
+        runs = []
+        for attempt in range(1, options.repeat + 1):
+            async with gate:
+                runs.append(await _run_case(agent.fork(), spec, case, judges, attempt))
+        result = _summarise(name, case, runs)
+        results[name] = result
+        if options.on_case is not None:
+            options.on_case(result)
+
+    tasks = [asyncio.create_task(one_case(name, case)) for name, case in cases]
+    interrupted = False
+    try:
+        await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        interrupted = True
+        for task in tasks:
+            task.cancel()
+        # tools running in threads cannot be stopped: give them a moment, then report
+        # what finished rather than wait for them
+        await asyncio.wait(tasks, timeout=INTERRUPT_GRACE_S)
+    finally:
+        await asyncio.wait_for(agent.aclose(), INTERRUPT_GRACE_S)
+    ordered = [results[name] for name, _ in cases if name in results]
+    return TestRun(
+        run_id=datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6],
+        agent=spec.name,
+        source=str(spec.source),
+        model=_model_label(spec, run_options),
+        started_at=started,
+        concurrency=options.concurrency,
+        repeat=options.repeat,
+        interrupted=interrupted,
+        cases=ordered,
+        summary=_totals(ordered, (time.perf_counter() - clock) * 1000),
+    )
+
+
+async def _run_case(
+    agent: Agent, spec: AgentSpec, case: TestCase, judges: Any, attempt: int
+) -> CaseRun:
+    from holodeck.testing.metrics import Sample, evaluate
+
+    clock = time.perf_counter()
+    turns = case.turns or [
+        Turn(
+            input=case.input or "",
+            ground_truth=case.ground_truth,
+            expected_tools=case.expected_tools,
+            files=case.files,
+        )
+    ]
+    records: list[TurnRecord] = []
+    checks: list[ToolCheck] = []
+    try:
+        for turn in turns:
+            record = await _run_turn(agent, spec, turn, case)
+            records.append(record)
+            if case.turns and turn.expected_tools is not None:
+                checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
+    except (ProviderError, TurnError) as exc:
+        return CaseRun(
+            attempt=attempt,
+            status="error",
+            turns=records,
+            error=str(exc),
+            duration_ms=(time.perf_counter() - clock) * 1000,
+        )
+    if case.expected_tools is not None and (case.turns or not checks):
+        all_calls = [c for r in records for c in _own(r)]
+        checks.append(check_tools(case.expected_tools, all_calls, case.tool_order))
+    tool_check = _merge(checks)
+    metrics: list[Metric] = list(
+        case.evaluations or (spec.evaluations.metrics if spec.evaluations else [])
+    )
+    context = list(case.retrieval_context or _retrieved(spec, records))
+    last = turns[-1]
+    sample = Sample(
+        input=last.input,
+        output=records[-1].output,
+        ground_truth=last.ground_truth or case.ground_truth,
+        retrieval_context=context,
+        tool_calls=[c for r in records for c in r.tool_calls],
+        structured_output=records[-1].structured_output,
+    )
+    scored: list[MetricResult] = await evaluate(metrics, sample, judges) if metrics else []
+    failed = (tool_check is not None and not tool_check.passed) or any(
+        m.status == "fail" or (m.status == "error" and m.fails_case) for m in scored
+    )
+    return CaseRun(
+        attempt=attempt,
+        status="fail" if failed else "pass",
+        turns=records,
+        tool_check=tool_check,
+        metrics=scored,
+        retrieval_context=context,
+        duration_ms=(time.perf_counter() - clock) * 1000,
+    )
+
+
+async def _run_turn(agent: Agent, spec: AgentSpec, turn: Turn, case: TestCase) -> TurnRecord:
+    clock = time.perf_counter()
+    expected = [_expected_call(e) for e in turn.expected_tools] if turn.expected_tools else None
+    prompt = turn.input
+    attachments = []
+    for file in turn.files or []:
+        attachments.append(_attachment(spec, file))
+        if file.description:
+            prompt += f"\n\n(Attached {file.path}: {file.description})"
+    calls: list[ToolCallRecord] = []
+    final: FinalMessage | None = None
+    async for event in agent.run(prompt, attachments=attachments, expected_tools=expected):
+        if isinstance(event, ToolCallFinished):
+            calls.append(
+                ToolCallRecord(
+                    name=event.name,
+                    args=event.args,
+                    result=_jsonable(event.result),
+                    error=event.error,
+                    duration_ms=event.duration_ms,
+                    agent=event.agent,
+                )
+            )
+        elif isinstance(event, FinalMessage):
+            final = event
+    assert final is not None
+    return TurnRecord(
+        input=turn.input,
+        output=final.text,
+        structured_output=final.output,
+        tool_calls=calls,
+        input_tokens=final.usage.input_tokens,
+        output_tokens=final.usage.output_tokens,
+        duration_ms=(time.perf_counter() - clock) * 1000,
+    )
+
+
+def _expected_call(entry: str | ExpectedTool) -> ExpectedCall:
+    """What the offline test model should call: the name, with the argument values a
+    case pins down (exact values and `approx` targets)."""
+    if isinstance(entry, str):
+        return entry
+    values = {}
+    for name, expected in entry.args.items():
+        if isinstance(expected, dict) and expected and set(expected) <= MATCHER_KEYS:
+            if "equals" in expected:
+                values[name] = expected["equals"]
+            elif "approx" in expected:
+                values[name] = expected["approx"]
+        else:
+            values[name] = expected
+    return (entry.name, values)
+
+
+def _attachment(spec: AgentSpec, file: FileInput) -> Attachment:
+    attachment = Attachment.from_path(spec.resolve(file.path))
+    if file.type is not None and file.type in _MEDIA:
+        guessed = attachment.media_type
+        if not guessed.startswith(_MEDIA[file.type].split("/")[0]):
+            attachment = Attachment(attachment.data, _MEDIA[file.type], attachment.name)
+    return attachment
+
+
+def _own(record: TurnRecord) -> list[ToolCallRecord]:
+    """The calls the agent under test made itself (not its sub-agents' calls)."""
+    return [c for c in record.tool_calls if not c.agent]
+
+
+def _merge(checks: list[ToolCheck]) -> ToolCheck | None:
+    if not checks:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+    return ToolCheck(
+        passed=all(c.passed for c in checks),
+        order=checks[0].order,
+        missing=[m for c in checks for m in c.missing],
+        unexpected=list(dict.fromkeys(u for c in checks for u in c.unexpected)),
+        mismatched=[m for c in checks for m in c.mismatched],
+        wrong_count=[w for c in checks for w in c.wrong_count],
+        out_of_order=any(c.out_of_order for c in checks),
+    )
+
+
+def _retrieved(spec: AgentSpec, records: list[TurnRecord]) -> list[str]:
+    """Retrieval context: what the agent's vectorstore tools returned."""
+    retrievers = {t.name for t in spec.tools if isinstance(t, VectorstoreTool)}
+    return [
+        c.result if isinstance(c.result, str) else str(c.result)
+        for r in records
+        for c in r.tool_calls
+        if c.name in retrievers and c.error is None
+    ]
+
+
+def _summarise(name: str, case: TestCase, runs: list[CaseRun]) -> CaseResult:
+    passed = sum(r.status == "pass" for r in runs)
+    statuses = {r.status for r in runs}
+    status = "pass" if statuses == {"pass"} else ("error" if "error" in statuses else "fail")
+    spread: dict[str, tuple[float, float]] = {}
+    for metric in {m.name for r in runs for m in r.metrics}:
+        scores = [
+            m.score for r in runs for m in r.metrics if m.name == metric and m.score is not None
+        ]
+        if scores:
+            spread[metric] = (min(scores), max(scores))
+    return CaseResult(
+        name=name,
+        input=case.input or (case.turns[0].input if case.turns else ""),
+        ground_truth=case.ground_truth,
+        runs=runs,
+        status=status,
+        pass_rate=passed / len(runs),
+        flaky=len(statuses) > 1,
+        score_spread=spread,
+    )
+
+
+def _totals(cases: list[CaseResult], duration_ms: float) -> RunSummary:
+    return RunSummary(
+        total=len(cases),
+        passed=sum(c.status == "pass" for c in cases),
+        failed=sum(c.status == "fail" for c in cases),
+        errors=sum(c.status == "error" for c in cases),
+        flaky=sum(c.flaky for c in cases),
+        duration_ms=duration_ms,
+        input_tokens=sum(r.input_tokens for c in cases for r in c.runs),
+        output_tokens=sum(r.output_tokens for c in cases for r in c.runs),
+    )
+
+
+def _model_label(spec: AgentSpec, options: RunOptions) -> str:
+    if isinstance(options.model, str):
+        return options.model
+    if options.model is not None:
+        return options.model.model_name
+    if spec.model is None:
+        return "(none)"
+    return f"{spec.model.provider}/{spec.model.name}" if spec.model.name else spec.model.provider
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool results as JSON-compatible data, for reports."""
+    from pydantic_core import to_jsonable_python
+
+    try:
+        return to_jsonable_python(value, fallback=str)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,297 @@
+"""`holodeck test` end to end with the offline test model: exit codes, filters, repeats,
+concurrency, reports, saved runs, cassettes and interruption."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from conftest import Write
+from holodeck.cli.main import cli
+
+REPO = Path(__file__).resolve().parent.parent
+HEAD = """
+name: shop
+model: {provider: openai, name: gpt-4o}
+instructions: {inline: Help customers.}
+tools:
+  - {type: function, name: order_status, file: tools.py, function: order_status}
+  - {type: function, name: refund, file: tools.py, function: refund}
+"""
+TOOLS = """
+def order_status(order_id: str) -> dict:
+    return {"order": order_id, "status": "shipped"}
+
+def refund(order_id: str, amount: float) -> str:
+    return f"refunded {amount} on {order_id}"
+"""
+
+
+def run(*args: str, cwd: Path | None = None) -> Result:
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, list(args))
+    finally:
+        os.chdir(previous)
+
+
+def project(write: Write, cases: str, extra: str = "") -> Path:
+    return write({"agent.yaml": HEAD + extra + "test_cases:\n" + cases, "tools.py": TOOLS})
+
+
+PASSING = """
+  - name: status
+    input: Where is order 42?
+    ground_truth: order 42, status shipped
+    expected_tools:
+      - {name: order_status, args: {order_id: "42"}}
+"""
+FAILING = """
+  - name: wants-refund
+    input: Refund order 7
+    expected_tools: [{name: refund, count: 2}]
+"""
+
+
+def test_passing_run_exits_0_and_saves_the_run(write: Write, tmp_path: Path) -> None:
+    root = project(
+        write, PASSING, "evaluations:\n  metrics: [{metric: f1_score, threshold: 0.9}]\n"
+    )
+    result = run("test", str(root), "--model", "test", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "PASS status" in result.output
+    assert "F1: 1.00 ✓ (threshold 0.90)" in result.output
+    (saved,) = (tmp_path / ".holodeck" / "runs").glob("*.json")
+    data = json.loads(saved.read_text())
+    assert data["summary"]["passed"] == 1
+    call = data["cases"][0]["runs"][0]["turns"][0]["tool_calls"][0]
+    assert call["args"] == {"order_id": "42"} and call["result"]["status"] == "shipped"
+
+
+def test_a_failing_case_exits_1_and_says_why(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING + FAILING)
+    result = run("test", str(root), "--model", "test", "--concurrency", "1", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "FAIL wants-refund" in result.output
+    assert "refund: 1 call, expected 2" in result.output
+
+
+def test_filters_select_cases(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING + FAILING)
+    assert (
+        run("test", str(root), "--model", "test", "--case", "status", cwd=tmp_path).exit_code == 0
+    )
+    assert run("test", str(root), "--model", "test", "-k", "where is", cwd=tmp_path).exit_code == 0
+    nothing = run("test", str(root), "--model", "test", "-k", "zzz", cwd=tmp_path)
+    assert nothing.exit_code == 2 and "no test case matches" in nothing.stderr
+
+
+def test_configuration_and_execution_errors_have_their_exit_codes(
+    write: Write, tmp_path: Path
+) -> None:
+    broken = write({"agent.yaml": "name: x\nmodel: {provider: openai}\n"})
+    result = run("test", str(broken), cwd=tmp_path)
+    assert result.exit_code == 2 and "agent.yaml:2" in result.stderr
+    no_key = project(write, PASSING)
+    result = run("test", str(no_key), cwd=tmp_path)  # the real openai model, no key anywhere
+    assert result.exit_code == 3
+    assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_repeat_reports_pass_rate_and_flags_flaky_cases(write: Write, tmp_path: Path) -> None:
+    tools = TOOLS + (
+        "\ncalls = {'n': 0}\n\ndef coin() -> str:\n    calls['n'] += 1\n"
+        "    return 'heads' if calls['n'] % 2 else 'tails'\n"
+    )
+    root = write(
+        {
+            "agent.yaml": HEAD
+            + "  - {type: function, name: coin, file: tools.py, function: coin}\n"
+            + "test_cases:\n  - name: toss\n    input: toss\n    ground_truth: heads\n"
+            "    expected_tools: [coin]\n"
+            "    evaluations: [{metric: exact_match, threshold: 1}]\n",
+            "tools.py": tools,
+        }
+    )
+    result = run(
+        "test",
+        str(root),
+        "--model",
+        "test",
+        "--repeat",
+        "4",
+        "--concurrency",
+        "1",
+        "-o",
+        "run.json",
+        cwd=tmp_path,
+    )
+    assert result.exit_code == 1
+    data = json.loads((tmp_path / "run.json").read_text())
+    (case,) = data["cases"]
+    assert case["pass_rate"] == 0.5 and case["flaky"] is True
+    assert [r["status"] for r in case["runs"]] == ["pass", "fail", "pass", "fail"]
+
+
+def test_cases_run_concurrently(write: Write, tmp_path: Path) -> None:
+    tools = """
+import asyncio
+arrived = asyncio.Event()
+seen = []
+
+async def meet(who: str) -> str:
+    seen.append(who)
+    if len(seen) == 2:
+        arrived.set()
+    await asyncio.wait_for(arrived.wait(), 5)  # only passes if the other case runs meanwhile
+    return "met"
+"""
+    cases = "".join(
+        f"  - {{name: c{i}, input: go, expected_tools: [{{name: meet, args: {{who: p{i}}}}}]}}\n"
+        for i in range(2)
+    )
+    root = write(
+        {
+            "agent.yaml": "name: m\nmodel: {provider: test}\ninstructions: {inline: go}\n"
+            "tools:\n  - {type: function, name: meet, file: tools.py, function: meet}\n"
+            "test_cases:\n" + cases,
+            "tools.py": tools,
+        }
+    )
+    assert run("test", str(root), "--concurrency", "2", cwd=tmp_path).exit_code == 0
+
+
+def test_reports_in_every_format(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING + FAILING)
+    for name in ("r.json", "r.md", "r.junit.xml", "r.html"):
+        result = run("test", str(root), "--model", "test", "-o", name, cwd=tmp_path)
+        assert result.exit_code == 1
+        assert (tmp_path / name).stat().st_size > 200
+    bad = run("test", str(root), "--model", "test", "-o", "r.pdf", cwd=tmp_path)
+    assert bad.exit_code == 2 and ".html" in bad.stderr
+
+
+def test_compare_finds_regressions(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING)
+    assert run("test", str(root), "--model", "test", cwd=tmp_path).exit_code == 0
+    agent_yaml = root / "agent.yaml"
+    agent_yaml.write_text(
+        agent_yaml.read_text().replace("{name: order_status,", "{count: 2, name: order_status,")
+    )
+    assert run("test", str(root), "--model", "test", cwd=tmp_path).exit_code == 1
+    compared = run("test", "--compare", "previous", "latest", cwd=tmp_path)
+    assert compared.exit_code == 1
+    assert "status" in compared.output and "regress" in compared.output.lower()
+
+
+def test_record_then_replay_without_a_key(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING)
+    cassette = tmp_path / "ci.yaml"
+    recorded = run("test", str(root), "--model", "test", "--record", str(cassette), cwd=tmp_path)
+    assert recorded.exit_code == 0 and cassette.is_file()
+    replayed = run("test", str(root), "--replay", str(cassette), cwd=tmp_path)  # openai, no key
+    assert replayed.exit_code == 0, replayed.output
+    assert run("test", str(root), "--record", "a", "--replay", "b").exit_code == 2
+
+
+def test_turns_and_per_case_metrics(write: Write, tmp_path: Path) -> None:
+    cases = """
+  - name: two-turns
+    turns:
+      - input: Where is order 9?
+        expected_tools: [{name: order_status, args: {order_id: "9"}}]
+      - input: Refund it
+        ground_truth: refunded
+        expected_tools: [refund]
+    evaluations: [{metric: contains, threshold: 1}]
+"""
+    root = project(write, cases, "evaluations:\n  metrics: [{metric: bleu, threshold: 0.99}]\n")
+    result = run("test", str(root), "--model", "test", "-o", "r.json", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    (case,) = json.loads((tmp_path / "r.json").read_text())["cases"]
+    turns = case["runs"][0]["turns"]
+    assert [t["tool_calls"][0]["name"] for t in turns] == ["order_status", "refund"]
+    assert [m["name"] for m in case["runs"][0]["metrics"]] == ["contains"]  # bleu replaced
+
+
+def test_an_uncomputable_metric_does_not_fail_the_case_unless_asked(
+    write: Write, tmp_path: Path
+) -> None:
+    soft = project(write, PASSING, "evaluations:\n  metrics: [{metric: groundedness}]\n")
+    result = run("test", str(soft), "--model", "test", cwd=tmp_path)
+    assert result.exit_code == 0 and "ERROR" in result.output  # no retrieval context
+    hard = project(
+        write, PASSING, "evaluations:\n  metrics: [{metric: groundedness, fail_on_error: true}]\n"
+    )
+    assert run("test", str(hard), "--model", "test", cwd=tmp_path).exit_code == 1
+
+
+def test_ctrl_c_stops_and_still_writes_the_partial_report(write: Write, tmp_path: Path) -> None:
+    tools = TOOLS + "\nimport time\n\ndef slow() -> str:\n    time.sleep(60)\n    return 'x'\n"
+    root = write(
+        {
+            "agent.yaml": HEAD
+            + "  - {type: function, name: slow, file: tools.py, function: slow}\n"
+            "test_cases:\n" + PASSING + "  - {name: stuck, input: wait, expected_tools: [slow]}\n",
+            "tools.py": tools,
+        }
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "holodeck",
+            "test",
+            str(root),
+            "--model",
+            "test",
+            "--concurrency",
+            "1",
+            "-o",
+            "partial.json",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # a shell's background jobs ignore SIGINT, and children inherit that: restore it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # wait until the first case is done
+        if "PASS status" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=30)
+    assert process.returncode == 130
+    data = json.loads((tmp_path / "partial.json").read_text())
+    assert data["interrupted"] is True
+    assert [c["name"] for c in data["cases"]] == ["status"]
+
+
+@pytest.mark.parametrize("example", ["weather"])
+def test_the_demo_example_passes_offline(example: str, tmp_path: Path) -> None:
+    result = run("test", str(REPO / "examples" / example), "--model", "test", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+
+
+def test_the_testing_guide_example_is_the_file_and_passes_offline(tmp_path: Path) -> None:
+    import re
+
+    doc = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
+    example = REPO / "docs" / "examples" / "testing"
+    assert block == (example / "agent.yaml").read_text(encoding="utf-8")
+    result = run("test", str(example), "--model", "test", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "3 cases, 3 passed" in result.output
