@@ -91,6 +91,18 @@ def test_filters_select_cases(write: Write, tmp_path: Path) -> None:
         run("test", str(root), "--model", "test", "--case", "status", cwd=tmp_path).exit_code == 0
     )
     assert run("test", str(root), "--model", "test", "-k", "where is", cwd=tmp_path).exit_code == 0
+    limited = run(
+        "test",
+        str(root),
+        "--model",
+        "test",
+        "--rate-limit",
+        "600",
+        "--case",
+        "status",
+        cwd=tmp_path,
+    )
+    assert limited.exit_code == 0, limited.output
     nothing = run("test", str(root), "--model", "test", "-k", "zzz", cwd=tmp_path)
     assert nothing.exit_code == 2 and "no test case matches" in nothing.stderr
 
@@ -295,3 +307,26 @@ def test_the_testing_guide_example_is_the_file_and_passes_offline(tmp_path: Path
     result = run("test", str(example), "--model", "test", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert "3 cases, 3 passed" in result.output
+
+
+@pytest.mark.anyio
+async def test_the_rate_limit_spaces_requests_across_cases(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from holodeck.llm.rate_limit import RateLimiter
+
+    clock = {"now": 1000.0}
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:  # the limiter's wait, on a virtual clock
+        slept.append(seconds)
+        clock["now"] += seconds
+
+    import holodeck.llm.rate_limit as rate_limit
+
+    monkeypatch.setattr(rate_limit.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(rate_limit.asyncio, "sleep", fake_sleep)
+    limiter = RateLimiter(per_minute=2)
+    await asyncio.gather(*(limiter.acquire() for _ in range(5)))
+    assert slept == [60.0, 60.0]  # 2 at once, then 2 a minute later, then the 5th
+    assert len(limiter._starts) == 1

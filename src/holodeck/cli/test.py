@@ -38,6 +38,12 @@ RUNS_DIR = Path(".holodeck") / "runs"
     help="Cases run at once.  [default: 8]",
 )
 @click.option(
+    "--rate-limit",
+    type=click.IntRange(1, 100_000),
+    metavar="N",
+    help="At most N model requests per minute across the run (judges included).",
+)
+@click.option(
     "--repeat",
     type=click.IntRange(1, 100),
     default=1,
@@ -82,6 +88,7 @@ def test(
     names: tuple[str, ...],
     keyword: str | None,
     concurrency: int | None,
+    rate_limit: int | None,
     repeat: int,
     model: str | None,
     record: Path | None,
@@ -120,6 +127,7 @@ def test(
         raise click.UsageError("give --record or --replay, not both")
     from holodeck.llm.cassette import Cassette, CassetteError
     from holodeck.llm.errors import ProviderError
+    from holodeck.llm.rate_limit import RateLimiter
     from holodeck.runtime.agent import TurnError
     from holodeck.runtime.options import RunOptions
     from holodeck.spec import SpecError, load_agent
@@ -147,7 +155,11 @@ def test(
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(EXIT_CONFIG) from None
     options = TestOptions(
-        run=RunOptions(model=model, cassette=cassette),
+        run=RunOptions(
+            model=model,
+            cassette=cassette,
+            rate_limit=RateLimiter(rate_limit) if rate_limit else None,
+        ),
         names=names,
         keyword=keyword,
         concurrency=concurrency or DEFAULT_CONCURRENCY,

@@ -47,7 +47,7 @@ def choose_model(
         )
     assert options.env is not None and options.settings is not None
     build = options.cassette.build if options.cassette is not None else build_model
-    return build(
+    built = build(
         chosen,
         options.settings,
         options.env,
@@ -55,3 +55,10 @@ def choose_model(
         max_retries=execution.max_retries,
         responses_api=responses_api,
     )
+    if options.rate_limit is None:
+        return built
+    from dataclasses import replace
+
+    from holodeck.llm.rate_limit import RateLimitedModel
+
+    return replace(built, model=RateLimitedModel(built.model, options.rate_limit))

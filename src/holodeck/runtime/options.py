@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from holodeck.llm.cassette import Cassette
+    from holodeck.llm.rate_limit import RateLimiter
     from holodeck.spec.agent_spec import AgentSpec
 
 DEFAULT_MAX_TOOL_ITERATIONS = 10
@@ -30,6 +31,7 @@ class RunOptions:
     env: Mapping[str, str] | None = None
     settings: Settings | None = None
     max_tool_iterations: int | None = None
+    rate_limit: RateLimiter | None = None  # shared by every model of the run
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees."""
