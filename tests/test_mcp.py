@@ -37,7 +37,7 @@ from holodeck.spec import load_agent
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
-from holodeck.tools.mcp_schema import TOOL_NAME, exposed_name, model_schema, strip_nulls
+from holodeck.tools.mcp.schema import TOOL_NAME, exposed_name, model_schema, strip_nulls
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 from yaml_dump import dump
 

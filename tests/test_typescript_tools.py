@@ -28,7 +28,6 @@ from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
 from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.spec.tools import TypeScriptTool
-from holodeck.tools import typescript as ts_tools
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript import (
     TypeScriptToolError,
@@ -36,6 +35,7 @@ from holodeck.tools.typescript import (
     typescript_package,
     typescript_toolset,
 )
+from holodeck.tools.typescript import _install as ts_tools
 
 pytestmark = [
     pytest.mark.anyio,

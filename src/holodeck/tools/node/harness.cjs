@@ -1,6 +1,7 @@
 "use strict";
 /*
- * The Node.js side of HoloDeck's TypeScript tools (started by holodeck/tools/typescript.py).
+ * The Node.js side of HoloDeck's TypeScript tools (started by
+ * holodeck/tools/typescript/_process.py).
  *
  * One JSON object per line on stdin, one answer per line on stdout, matched by `id`, so
  * several calls can be in flight at once. Operations:

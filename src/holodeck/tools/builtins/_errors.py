@@ -1,0 +1,15 @@
+"""Errors of the builtin tools' calls."""
+
+from __future__ import annotations
+
+
+class BuiltinToolError(Exception):
+    """A builtin tool's call failed; the message is one line a user can act on."""
+
+
+class WebFetchError(BuiltinToolError):
+    pass
+
+
+class WebSearchError(BuiltinToolError):
+    pass

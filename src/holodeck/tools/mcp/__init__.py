@@ -1,0 +1,88 @@
+"""MCP servers as tools, on the official `mcp` SDK.
+
+    >>> servers = [t for t in spec.tools if isinstance(t, McpTool)]  # doctest: +SKIP
+    >>> toolset = mcp_toolset(servers, spec.root, env, spec.source)  # doctest: +SKIP
+    >>> await toolset.aclose()  # doctest: +SKIP
+
+Each server (`type: mcp` in agent.yaml, or an image's tools/mcp/*.yaml) is started once per
+agent process, on the first turn that needs its tools, and kept until `aclose()` (or the
+process exits). Its tools are exposed as `<server>_<tool>`, with schemas rewritten for the
+providers (`schema`). All connections live on one background thread running their own
+event loop, so a server outlives the turn (and the event loop) that started it, and every
+child process is stopped at exit.
+
+Failures: a server that cannot start (missing command, exits, hangs past
+`startup_timeout`, unreachable URL) is logged once as a warning naming it and what to check;
+its tools are absent and the agent goes on with the others (`ToolLoadError` only when it
+would have no tool at all). It is tried again on a later turn. A stdio server that stops is
+restarted on the next call; a call that fails because its server stopped, was unreachable
+or gave no answer within `timeout` is retried `retry.max_retries` times with backoff. A tool
+that reports an error fails like any other tool (recorded on the event; the model gets "").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from holodeck.spec.tools import McpTool
+from holodeck.tools.mcp._connection import (
+    CALL_TIMEOUT_S,
+    HTTP_STARTUP_S,
+    LIST_PAGES,
+    STDIO_STARTUP_S,
+    _Server,
+)
+from holodeck.tools.mcp._errors import McpServerError, McpToolError
+from holodeck.tools.mcp._launch import FILESYSTEM_PACKAGE, _launch
+from holodeck.tools.mcp._loop import STOP_GRACE_S
+from holodeck.tools.mcp._results import model_content
+from holodeck.tools.mcp._toolset import McpToolset
+from holodeck.tools.mcp.schema import (
+    TOOL_NAME,
+    ArgShape,
+    ToolSchema,
+    exposed_name,
+    model_schema,
+    strip_nulls,
+)
+
+__all__ = [
+    "CALL_TIMEOUT_S",
+    "FILESYSTEM_PACKAGE",
+    "HTTP_STARTUP_S",
+    "LIST_PAGES",
+    "STDIO_STARTUP_S",
+    "STOP_GRACE_S",
+    "TOOL_NAME",
+    "ArgShape",
+    "McpServerError",
+    "McpToolError",
+    "McpToolset",
+    "ToolSchema",
+    "exposed_name",
+    "mcp_toolset",
+    "model_content",
+    "model_schema",
+    "strip_nulls",
+]
+
+
+def mcp_toolset(
+    tools: Sequence[McpTool],
+    root: Path,
+    env: Mapping[str, str],
+    source: Path | None = None,
+    *,
+    reserved: Sequence[str] = (),
+    alone: bool = False,
+) -> McpToolset:
+    """The tools of `tools`' servers. `reserved`: names other tools of the agent use;
+    `alone`: the agent has no other tool, so no server at all is an error, not a warning."""
+    launches = [_launch(tool, root.resolve(), env, source) for tool in tools]
+    return McpToolset(
+        [_Server(tool, launch) for tool, launch in zip(tools, launches, strict=True)],
+        source=source,
+        reserved=reserved,
+        alone=alone,
+    )

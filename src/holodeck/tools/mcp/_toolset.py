@@ -1,0 +1,170 @@
+"""The toolset the agent sees: every server's tools under their exposed names."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from holodeck.tools.errors import ToolLoadError
+from holodeck.tools.mcp._connection import _Server
+from holodeck.tools.mcp._loop import _close_all, _Host
+from holodeck.tools.mcp._results import model_content
+from holodeck.tools.mcp.schema import ArgShape, exposed_name, model_schema, strip_nulls
+
+log = logging.getLogger("holodeck.tools.mcp")
+
+_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    server: _Server
+    original: str
+    definition: ToolDefinition
+    shape: ArgShape | None
+
+
+class McpToolset(AbstractToolset[Any]):
+    """The tools of several MCP servers. Servers start on first use and stay up until
+    `aclose()`; entering and leaving the toolset (each run) does not stop them."""
+
+    def __init__(
+        self,
+        servers: Sequence[_Server],
+        *,
+        source: Path | None = None,
+        reserved: Sequence[str] = (),
+        alone: bool = False,
+    ) -> None:
+        self._servers = list(servers)
+        self._source = source
+        self._reserved = set(reserved)
+        self._alone = alone
+        self._entries: dict[str, _Entry] = {}  # every tool offered so far, by exposed name
+        self._built: dict[str, tuple[Any, list[_Entry]]] = {}
+        self._reported: dict[str, str] = {}
+        # dropped without aclose(): stop its servers; at exit _Host.shutdown does (and waits)
+        weakref.finalize(self, _close_later, tuple(self._servers)).atexit = False
+
+    @property
+    def id(self) -> str | None:
+        return "holodeck-mcp"
+
+    @property
+    def servers(self) -> list[str]:
+        return [s.name for s in self._servers]
+
+    def running(self) -> dict[str, bool]:
+        """Whether each server has a live connection (False before its first use)."""
+        return {s.name: s.alive() for s in self._servers}
+
+    def unavailable(self) -> dict[str, str]:
+        """Servers that could not be started, with the reason."""
+        return {s.name: s.failure for s in self._servers if s.failure is not None}
+
+    async def aclose(self) -> None:
+        """Stop every server of this toolset (idempotent)."""
+        await _Host.get().run(_close_all(self._servers))
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        await _Host.get().run(_ready_all(self._servers))
+        self._report()
+        taken = set(self._reserved)
+        entries: dict[str, _Entry] = {}
+        for server in self._servers:
+            if server.failure is not None or server.client is None:
+                continue
+            key = (server.generation, frozenset(taken))  # names depend on those before
+            built = self._built.get(server.name)
+            if built is None or built[0] != key:
+                built = (key, self._entries_of(server, taken))
+                self._built[server.name] = built
+            for entry in built[1]:
+                taken.add(entry.definition.name)
+                entries[entry.definition.name] = entry
+        self._entries.update(entries)
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=e.definition,
+                max_retries=ctx.max_retries,
+                args_validator=_ARGS,
+            )
+            for name, e in entries.items()
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        entry = self._entries[name]
+        args = strip_nulls(tool_args, entry.shape)
+        result = await _Host.get().run(entry.server.call(entry.original, args))
+        return model_content(result, f"{entry.server.name}/{entry.original}")
+
+    def _entries_of(self, server: _Server, taken: set[str]) -> list[_Entry]:
+        offered = {t.name: t for t in server.tools}
+        wanted = server.tool.tools
+        if wanted is not None:
+            missing = [w for w in wanted if w not in offered]
+            if missing:
+                log.warning(
+                    "MCP server `%s` has no tool %s (listed in `tools:`); it offers: %s",
+                    server.name,
+                    ", ".join(f"`{m}`" for m in missing),
+                    ", ".join(sorted(offered)) or "none",
+                )
+        entries: list[_Entry] = []
+        names = set(taken)
+        for mcp_tool in server.tools:
+            if wanted is not None and mcp_tool.name not in wanted:
+                continue
+            name = exposed_name(server.name, mcp_tool.name, names)
+            names.add(name)
+            schema = model_schema(mcp_tool.input_schema)
+            description = mcp_tool.description or mcp_tool.title or mcp_tool.name
+            if server.tool.description:
+                description += f"\n\n(MCP server `{server.name}`: {server.tool.description})"
+            definition = ToolDefinition(
+                name=name,
+                description=description,
+                parameters_json_schema=schema.schema,
+                strict=None if schema.strict_ok else False,
+                metadata={"mcp_server": server.name, "mcp_tool": mcp_tool.name},
+            )
+            entries.append(_Entry(server, mcp_tool.name, definition, schema.shape))
+        return entries
+
+    def _report(self) -> None:
+        """Each failure once; and, when all servers failed and the agent has nothing
+        else, a ToolLoadError."""
+        for server in self._servers:
+            failure = server.failure
+            if failure is None:
+                if self._reported.pop(server.name, None) is not None:
+                    log.info("MCP server `%s` is available again", server.name)
+            elif self._reported.get(server.name) != failure:
+                self._reported[server.name] = failure
+                log.warning("%s; its tools are unavailable for now", failure)
+        if self._alone and self._servers and all(s.failure for s in self._servers):
+            reasons = "; ".join(str(s.failure) for s in self._servers)
+            raise ToolLoadError(f"no tools: every MCP server failed: {reasons}", self._source)
+
+
+async def _ready_all(servers: Sequence[_Server]) -> None:
+    await asyncio.gather(*(s.ready() for s in servers))
+
+
+def _close_later(servers: Sequence[_Server]) -> None:
+    host = _Host._current
+    if host is not None:
+        host.run_soon(_close_all(servers))
