@@ -197,7 +197,8 @@ def tool(function: str, timeout: float | None = None, name: str | None = None) -
 
 
 def toolset_of(root: Path, *tools: TypeScriptTool, params: dict[str, Any] | None = None) -> Any:
-    return typescript_toolset(list(tools), root, params or {})
+    """A toolset that lives as long as it is used (an agent's keeps Node.js between turns)."""
+    return TypeScriptToolset(list(tools), root, params or {})
 
 
 async def call(toolset: Any, name: str, args: dict[str, Any] | None = None) -> Any:
@@ -569,7 +570,9 @@ async def test_an_agent_turn_calls_the_typescript_tools(image: Path) -> None:
     final = events[-1]
     assert isinstance(final, FinalMessage) and "stocks:" in final.text
     toolsets = _typescript_toolsets(agent)
-    assert toolsets and all(t.process_id is None for t in toolsets)  # stopped with the turn
+    assert toolsets and all(t.process_id is not None for t in toolsets)  # kept for next turn
+    await agent.aclose()
+    assert all(t.process_id is None for t in toolsets)
 
 
 # ---------------------------------------------------------------------------------------
@@ -614,3 +617,28 @@ def test_typescript_is_installed_once_under_holodeck_home(
     assert installs == [f"typescript@{ts_tools.typescript_version_spec()}"]  # one install only
     assert typescript_package() == expected  # reused afterwards
     print(f"first-run install of typescript took {elapsed:.1f} s")
+
+
+def test_an_agents_node_process_lasts_across_turns_until_closed(image: Path) -> None:
+    import asyncio
+
+    from holodeck.runtime.agent import Agent
+    from holodeck.runtime.options import RunOptions
+    from holodeck.spec import load_agent
+
+    agent = Agent(load_agent(image), RunOptions(model="test"))
+
+    def node_pid() -> int | None:
+        found: list[int | None] = []
+        agent._toolsets[0].apply(
+            lambda t: found.append(t.process_id) if hasattr(t, "process_id") else None
+        )
+        return found[0]
+
+    asyncio.run(agent.answer("one"))
+    first = node_pid()
+    assert first is not None
+    asyncio.run(agent.answer("two"))
+    assert node_pid() == first  # the same Node.js process served both turns
+    asyncio.run(agent.aclose())
+    assert node_pid() is None

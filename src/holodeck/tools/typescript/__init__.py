@@ -84,11 +84,12 @@ class _TimedOut(Exception):
 def typescript_toolset(
     tools: Sequence[TypeScriptTool], root: Path, params: Mapping[str, Any]
 ) -> AbstractToolset[Any]:
-    """A toolset running `tools` (files relative to `root`) with Node.js.
+    """A toolset running `tools` (files relative to `root`) with Node.js, for an agent:
+    its Node.js process outlives each turn and stops with `aclose()` (or at exit).
 
     A parameter named `params` receives the image's `params` and is not in the schema.
     """
-    return TypeScriptToolset(tools, root, params)
+    return TypeScriptToolset(tools, root, params, persistent=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -114,8 +115,11 @@ class TypeScriptToolset(AbstractToolset[Any]):
         *,
         node: str | None = None,
         toolset_id: str | None = None,
+        persistent: bool = False,
     ) -> None:
         self.root = root.resolve()
+        # persistent: keep Node.js running between uses (an agent's turns) until aclose()
+        self._persistent = persistent
         self._tools: dict[str, tuple[TypeScriptTool, Path]] = {}
         for tool in tools:
             path = (self.root / tool.file).resolve()
@@ -156,9 +160,13 @@ class TypeScriptToolset(AbstractToolset[Any]):
 
     async def __aexit__(self, *args: Any) -> bool | None:
         self._entered = max(0, self._entered - 1)
-        if self._entered == 0:
+        if self._entered == 0 and not self._persistent:
             self.close()
         return None
+
+    async def aclose(self) -> None:
+        """Stop Node.js; the next use starts it again."""
+        self.close()
 
     def close(self) -> None:
         """Kill the Node.js process (and anything it started); calls in flight fail."""
@@ -215,7 +223,7 @@ class TypeScriptToolset(AbstractToolset[Any]):
             yield
         finally:
             self._busy -= 1
-            if self._entered == 0 and self._busy == 0:
+            if self._entered == 0 and self._busy == 0 and not self._persistent:
                 self.close()
 
     async def _describe(self) -> dict[str, _Described]:
