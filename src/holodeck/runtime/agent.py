@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import pydantic_ai
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import UsageLimits
 from pydantic_ai.messages import (
@@ -39,6 +40,9 @@ from holodeck.spec.agent_spec import AgentSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
+
+# pydantic-ai greets terminals with a banner; in chat or a test report it is noise
+pydantic_ai.BANNER_ENABLED = False
 
 OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}

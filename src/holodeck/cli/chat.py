@@ -1,0 +1,230 @@
+"""`holodeck chat`: talk to an agent in the terminal, or answer one question from stdin."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from holodeck.cli.main import EXIT_CONFIG, EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from holodeck.cli.chat_session import Conversation
+
+
+def _model_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None or value == "test":
+        return value
+    provider, slash, name = value.partition("/")
+    if not (provider and slash and name):
+        raise click.BadParameter("use `test` or `provider/name`, e.g. openai/gpt-4o-mini")
+    return value
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path), default=Path())
+@click.option(
+    "--model",
+    callback=_model_option,
+    help="Use this model instead of the agent's: `test` (offline) or `provider/name`.",
+)
+@click.option(
+    "--max-messages",
+    type=click.IntRange(min=1),
+    help="Messages of the conversation kept [default: the agent's memory.max_messages, 20].",
+)
+@click.option(
+    "--session",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the conversation in this JSON file: resumed if it exists, saved after each turn.",
+)
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record every model exchange to this cassette (written after each turn).",
+)
+@click.option(
+    "--replay",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Answer from this cassette instead of calling the model.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show tool arguments and results in full.")
+@click.pass_context
+def chat(
+    ctx: click.Context,
+    path: Path,
+    model: str | None,
+    max_messages: int | None,
+    session: Path | None,
+    record: Path | None,
+    replay: Path | None,
+    verbose: bool,
+) -> None:
+    """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
+
+    Answers stream as they are written, with each tool call shown as it runs. Enter sends;
+    Esc then Enter (or Alt+Enter) adds a line. Ctrl+C cancels an answer; `exit`, `quit` or
+    Ctrl+D leaves. /help lists the commands (/tools, /usage, /reset, /save FILE).
+
+    With stdin not a terminal, the whole of stdin is one question: the answer goes to
+    stdout, everything else to stderr, and the command exits.
+
+    Exits 0 when done, 2 for an invalid definition or options, 3 when the model fails.
+
+    \b
+    Examples:
+      holodeck chat my-agent/agent.yaml
+      holodeck chat my-image.tar.gz --model test
+      holodeck chat . --session ~/.holodeck/sessions/support.json
+      echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
+    """
+    from holodeck.cli.chat_session import KEYS_HINT, SessionError, banner_rows, interactive
+    from holodeck.cli.chat_view import ChatView
+
+    debug = bool(ctx.obj and ctx.obj.get("debug"))
+    conversation = _conversation(path, model, max_messages, session, record, replay, debug)
+    asking = sys.stdin.isatty()
+    markdown = sys.stdout.isatty()
+    view = ChatView(
+        sys.stdout, sys.stdout if markdown else sys.stderr, markdown=markdown, verbose=verbose
+    )
+    try:
+        resumed = conversation.resume()
+    except SessionError as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    rows = banner_rows(conversation, resumed)
+    if asking:
+        view.banner(conversation.spec.name, rows, KEYS_HINT)
+        output = None
+        if not markdown and sys.stderr.isatty():  # the prompt goes where the user looks
+            from prompt_toolkit.output import create_output
+
+            output = create_output(stdout=sys.stderr)
+        _leave(_run(conversation, interactive(conversation, view, output)))
+    question = sys.stdin.read()
+    if not question.strip():
+        _fail("nothing to ask: stdin was empty (run it in a terminal to chat)", EXIT_CONFIG)
+    view.banner(conversation.spec.name, rows, None)
+    outcome = _run(conversation, conversation.ask(question, view))
+    codes = {"answered": EXIT_OK, "cancelled": EXIT_INTERRUPTED, "failed": EXIT_EXECUTION}
+    _leave(codes[outcome])
+
+
+def _conversation(
+    path: Path,
+    model: str | None,
+    max_messages: int | None,
+    session: Path | None,
+    record: Path | None,
+    replay: Path | None,
+    debug: bool,
+) -> Conversation:
+    """The agent at `path`, ready to talk; a problem ends the command with one message."""
+    from dataclasses import replace
+
+    from holodeck.cli.chat_session import Conversation
+    from holodeck.llm.cassette import Cassette, CassetteError
+    from holodeck.llm.errors import ProviderError
+    from holodeck.runtime.agent import Agent, TurnError
+    from holodeck.runtime.options import RunOptions
+    from holodeck.spec import SpecError, load_agent
+    from holodeck.tools.errors import ToolLoadError
+
+    try:
+        spec = load_agent(path)
+        options = RunOptions(model=model).for_agent(spec)
+        cassette = Cassette.from_settings(
+            spec.execution, spec.root, options.env, record_path=record, replay_path=replay
+        )
+        agent = Agent(spec, replace(options, cassette=cassette))
+    except SpecError as exc:
+        click.secho(exc.render(), fg="red", err=True)
+        raise SystemExit(EXIT_CONFIG) from None
+    except (ToolLoadError, TurnError, CassetteError) as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    except ProviderError as exc:
+        _fail(str(exc), EXIT_EXECUTION)
+    limit = max_messages or spec.memory.max_messages
+    return Conversation(agent, max_messages=limit, session=session, debug=debug)
+
+
+def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
+    """Run `main`, then stop what the agent keeps running (MCP servers). SIGTERM or
+    SIGHUP (the terminal closed) stop it the same way; the command then exits 128 + the
+    signal's number."""
+    import asyncio
+    import signal
+
+    async def runner() -> Any:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        stopped: list[int] = []
+
+        def stop(signum: int) -> None:
+            stopped.append(signum)
+            task.cancel()
+
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            result = await main
+        except asyncio.CancelledError:
+            if not stopped:
+                raise
+            task.uncancel()  # the stop is handled: closing below must not be cancelled
+            result = None
+        finally:
+            try:
+                await conversation.agent.aclose()
+            finally:
+                for signum in (signal.SIGTERM, signal.SIGHUP):
+                    loop.remove_signal_handler(signum)
+        if stopped:  # even when the turn took the cancellation as its own end
+            raise _Stopped(128 + stopped[0])
+        return result
+
+    try:
+        return asyncio.run(runner())
+    except _Stopped as stopped:
+        _leave(stopped.code)
+
+
+class _Stopped(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _leave(code: int | None) -> NoReturn:
+    """Exit with `code`. A cancelled synchronous tool may still run in a thread; the
+    process does not wait for it (Python would, forever if the tool never returns)."""
+    import threading
+    import time
+
+    code = code or EXIT_OK
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    running = [t for t in others if t.is_alive() and not t.daemon]
+    deadline = time.monotonic() + 0.2  # idle worker threads finish at once
+    for thread in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in running):
+        import atexit
+        import os
+
+        # what exiting normally would do, without waiting for those threads
+        run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+        if run_exit_handlers is not None:
+            run_exit_handlers()  # among them: stop any tool process still running
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.secho(f"error: {message}", fg="red", err=True)
+    raise SystemExit(code)
