@@ -480,3 +480,11 @@ def test_render_replaces_inline_and_whole_line_markers() -> None:
 def test_render_refuses_multi_line_values_inside_a_line() -> None:
     with pytest.raises(ValueError, match="alone on its line"):
         render("a: {{ v }} b\n", {"v": "x\ny"})
+
+
+def test_init_warns_that_vectorstore_tools_cannot_run_yet(tmp_path: Path) -> None:
+    code, out, _ = invoke("init", "shop", "--template", "customer-support", "--dir", str(tmp_path))
+    assert code == 0
+    assert "vectorstore tools (search_products, search_faqs)" in " ".join(out.split())
+    code, out, _ = invoke("init", "chat", "--dir", str(tmp_path))
+    assert code == 0 and "vectorstore" not in out

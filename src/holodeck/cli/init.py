@@ -118,7 +118,10 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
     target = shlex.quote(shown)
     steps = [
         (f"holodeck validate {target}", "check the definition"),
-        (f"holodeck test {target} --model test", "run the test cases with the built-in test model"),
+        (
+            f"holodeck test {target} --model test",
+            "offline smoke run: tools really run, answers are canned (metrics may fail)",
+        ),
         (f"holodeck chat {target}", "talk to the agent"),
     ]
     width = max(len(command) for command, _ in steps)
@@ -126,6 +129,27 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
     for command, what in steps:
         click.echo(f"  {command.ljust(width)}  # {what}")
     click.echo(f"Before chatting, {PROVIDER_DEFAULTS[provider].setup}.")
+    searches = _vectorstore_tools(root)
+    if searches:
+        click.secho(
+            f"Note: the vectorstore tools ({', '.join(searches)}) are checked by `holodeck "
+            "validate`, but this version cannot run them yet: `holodeck test` and `holodeck "
+            "chat` stop with a message until you comment them out.",
+            fg="yellow",
+        )
+
+
+def _vectorstore_tools(root: Path) -> list[str]:
+    agent_yaml = root / "agent.yaml"
+    if not agent_yaml.is_file():
+        return []
+    from holodeck.spec import SpecError, load_agent
+
+    try:
+        spec = load_agent(root)
+    except SpecError:
+        return []
+    return [t.name for t in spec.tools if t.type == "vectorstore"]
 
 
 def _fail(message: str, code: int) -> NoReturn:
