@@ -736,3 +736,22 @@ def test_a_resumed_conversation_becomes_a_transcript() -> None:
         "# Chat with finder\n\n## You\n\nq1\n\n## finder\n\n"
         '- `lookup(query="a")` → found a\n\nanswer 1\n'
     )
+
+
+def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> None:
+    from holodeck.cli.chat_session import Conversation, banner_rows
+    from holodeck.runtime.agent import Agent
+    from holodeck.runtime.options import RunOptions
+    from holodeck.spec import load_agent
+
+    root = write(
+        {
+            "agent.yaml": "name: a\ndescription: Answers billing questions.\nauthor: Finance team\n"
+            "model: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        }
+    )
+    spec = load_agent(root)
+    conversation = Conversation(Agent(spec, RunOptions(model="test")), max_messages=20)
+    rows = dict(banner_rows(conversation, 0))
+    assert rows["about"] == "Answers billing questions."
+    assert rows["author"] == "Finance team"

@@ -428,7 +428,11 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
             memory += f", resumed {resumed} from {conversation.session}"
         else:
             memory += f", saved to {conversation.session}"
+    about = [("about", spec.description)] if spec.description else []
+    if spec.author:
+        about.append(("author", spec.author))
     return [
+        *about,
         ("model", model_label(conversation.agent)),
         ("tools", ", ".join(tools) or "none"),
         ("skills", ", ".join(s.name for s in spec.skills) or "none"),
