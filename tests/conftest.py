@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI replays the same examples every run (a landing must not hinge on a lucky draw);
+# developers' runs explore new ones.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 PROVIDER_VARS = (
     "OPENAI_API_KEY",

@@ -1147,3 +1147,11 @@ def test_closing_an_agent_stops_its_sub_agents_servers(write: Write) -> None:
     assert not gone(pid)
     asyncio.run(agent.aclose())
     assert gone(pid)
+
+
+def test_a_root_that_refers_to_itself_becomes_an_open_object() -> None:
+    """Found by the property test: `{"$ref": "#"}` left an `anyOf` at the root."""
+    result = model_schema({"$ref": "#", "additionalProperties": None})
+    assert result.schema["type"] == "object"
+    assert not {"anyOf", "oneOf", "allOf", "not", "enum"} & set(result.schema)
+    assert result.strict_ok is False

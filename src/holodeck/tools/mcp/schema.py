@@ -50,6 +50,9 @@ __all__ = [
 ]
 
 
+_ROOT_COMBINATORS = frozenset({"anyOf", "oneOf", "allOf", "not", "enum"})
+
+
 @dataclass(frozen=True)
 class ToolSchema:
     schema: JsonSchema
@@ -63,6 +66,17 @@ def model_schema(raw: Any) -> ToolSchema:
     schema = _rooted(cleaner.node(copy.deepcopy(raw) if isinstance(raw, dict) else {}))
     strict = _Strict()
     schema, shape = strict.node(schema, shaped=True, root=True)
+    combinators = _ROOT_COMBINATORS & set(schema)
+    if combinators:
+        # a root that only refers back to itself (`{$ref: "#"}`) leaves a combinator at the
+        # root, which providers refuse: take any object and say what the server asked for
+        schema = {
+            "type": "object",
+            "additionalProperties": True,
+            "description": "Arguments as the tool describes them (its schema refers to "
+            "itself and cannot be shown here).",
+        }
+        return ToolSchema(schema, None, False)
     defs = {name: strict.node(d, shaped=False)[0] for name, d in cleaner.defs.items()}
     if defs:
         schema["$defs"] = defs
