@@ -186,7 +186,12 @@ def spread_lines(case: CaseResult) -> list[str]:
 
 def summary_line(run: TestRun) -> str:
     s = run.summary
-    parts = [f"{s.total} cases", f"{s.passed} passed", f"{s.failed} failed", f"{s.errors} errors"]
+    parts = [
+        f"{s.total} case{'' if s.total == 1 else 's'}",
+        f"{s.passed} passed",
+        f"{s.failed} failed",
+        f"{s.errors} error{'' if s.errors == 1 else 's'}",
+    ]
     if s.flaky:
         parts.append(f"{s.flaky} flaky")
     return (

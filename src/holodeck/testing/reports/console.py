@@ -57,7 +57,8 @@ def render_header(run: TestRun, console: Console) -> None:
     text = Text()
     text.append(f"Testing {run.agent}", style="bold")
     text.append(f" with {run.model}")
-    details = [f"{len(run.cases)} cases", f"run {run.run_id}"]
+    count = len(run.cases)
+    details = [f"{count} case{'' if count == 1 else 's'}", f"run {run.run_id}"]
     if run.repeat > 1:
         details.append(f"repeat {run.repeat}")
     if run.concurrency > 1:
