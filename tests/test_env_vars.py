@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.config.env_vars import environment_for, references, substitute
+from holodeck.config.env_vars import environment_for, substitute
 from holodeck.spec.diagnostics import Collector
 from holodeck.spec.yaml_source import parse_yaml
 
@@ -57,7 +57,3 @@ def test_dotenv_is_read_and_the_process_environment_wins(tmp_path: Path) -> None
     assert env["FROM_FILE"] == "file"
     assert env["BOTH"] == "process"
     assert environment_for(tmp_path / "missing", {}) == {}
-
-
-def test_references_lists_names() -> None:
-    assert references("${A} $${B} ${C:-x}") == ["A", "C"]

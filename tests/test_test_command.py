@@ -190,6 +190,18 @@ def test_reports_in_every_format(write: Write, tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_size > 200
     bad = run("test", str(root), "--model", "test", "-o", "r.pdf", cwd=tmp_path)
     assert bad.exit_code == 2 and ".html" in bad.stderr
+    nowhere = run(
+        "test",
+        str(root),
+        "--model",
+        "test",
+        "-o",
+        str(tmp_path / "r.html" / "x.html"),
+        cwd=tmp_path,
+    )
+    assert nowhere.exit_code == 2 and "cannot write the report" in nowhere.stderr
+    wrong_model = run("test", str(root), "--model", "gpt4", cwd=tmp_path)
+    assert wrong_model.exit_code == 2 and "provider/name" in wrong_model.stderr
 
 
 def test_compare_finds_regressions(write: Write, tmp_path: Path) -> None:

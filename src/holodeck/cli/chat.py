@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from holodeck.cli.main import EXIT_CONFIG, EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK
+from holodeck.cli.run_options import run_options
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -16,22 +17,9 @@ if TYPE_CHECKING:
     from holodeck.cli.chat_session import Conversation
 
 
-def _model_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is None or value == "test":
-        return value
-    provider, slash, name = value.partition("/")
-    if not (provider and slash and name):
-        raise click.BadParameter("use `test` or `provider/name`, e.g. openai/gpt-4o-mini")
-    return value
-
-
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path), default=Path())
-@click.option(
-    "--model",
-    callback=_model_option,
-    help="Use this model instead of the agent's: `test` (offline) or `provider/name`.",
-)
+@run_options
 @click.option(
     "--max-messages",
     type=click.IntRange(min=1),
@@ -41,16 +29,6 @@ def _model_option(ctx: click.Context, param: click.Parameter, value: str | None)
     "--session",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Keep the conversation in this JSON file: resumed if it exists, saved after each turn.",
-)
-@click.option(
-    "--record",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Record every model exchange to this cassette (written after each turn).",
-)
-@click.option(
-    "--replay",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Answer from this cassette instead of calling the model.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tool arguments and results in full.")
 @click.pass_context

@@ -18,6 +18,7 @@ from holodeck.cli.main import (
     EXIT_OK,
     EXIT_TEST_FAILED,
 )
+from holodeck.cli.run_options import run_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,17 +51,7 @@ RUNS_DIR = Path(".holodeck") / "runs"
     show_default=True,
     help="Run each case N times; report pass rate and flag flaky cases.",
 )
-@click.option("--model", help="Use this model for everything: `test` (offline) or provider/name.")
-@click.option(
-    "--record",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Record every model exchange into this cassette file.",
-)
-@click.option(
-    "--replay",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Replay model exchanges from this cassette file (offline).",
-)
+@run_options
 @click.option(
     "-o",
     "--output",
@@ -193,6 +184,9 @@ def test(
             written = write_report(run, output, fmt)
         except ValueError as exc:
             click.echo(f"error: {exc}", err=True)
+            raise SystemExit(EXIT_CONFIG) from None
+        except OSError as exc:  # the run itself is saved above; only the report is missing
+            click.echo(f"error: cannot write the report {output}: {exc.strerror or exc}", err=True)
             raise SystemExit(EXIT_CONFIG) from None
         console.print(f"report: {written}")
     if run.interrupted:

@@ -46,11 +46,6 @@ def substitute(doc: YamlDocument, env: Mapping[str, str], collector: Collector) 
     return _walk(doc.data, (), doc, env, collector)
 
 
-def references(value: str) -> list[str]:
-    """Names of the variables `value` refers to (for diagnostics and bundle checks)."""
-    return [m.group(2).split(":-", 1)[0] for m in _REFERENCE.finditer(value) if not m.group(1)]
-
-
 def _walk(
     value: Any, path: FieldPath, doc: YamlDocument, env: Mapping[str, str], out: Collector
 ) -> Any:

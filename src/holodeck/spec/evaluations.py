@@ -120,7 +120,6 @@ Metric = Annotated[
     | Annotated[CodeMetric, Tag("code")],
     Discriminator(_metric_kind),
 ]
-METRIC_TYPES = ("standard", "geval", "rag", "code")
 
 
 class EvaluationConfig(Strict):

@@ -190,4 +190,3 @@ ToolDefinition = Annotated[
     FunctionTool | PromptTool | VectorstoreTool | McpTool | AgentTool,
     Field(discriminator="type"),
 ]
-TOOL_TYPES = ("function", "prompt", "vectorstore", "mcp", "agent")

@@ -1,0 +1,50 @@
+"""Options shared by the commands that run an agent (`test`, `chat`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return value
+    from holodeck.llm.errors import ProviderError
+    from holodeck.runtime.models import override_settings
+
+    try:
+        override_settings(value)
+    except ProviderError:
+        raise click.BadParameter("use `test` or `provider/name`, e.g. openai/gpt-4o-mini") from None
+    return value
+
+
+def run_options(function: F) -> F:
+    """`--model`, `--record` and `--replay`."""
+    for option in reversed(
+        (
+            click.option(
+                "--model",
+                callback=_model,
+                help="Use this model for everything (the agent's, its tools' and judges'): "
+                "`test` (offline) or `provider/name`.",
+            ),
+            click.option(
+                "--record",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Record every model exchange into this cassette file.",
+            ),
+            click.option(
+                "--replay",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Answer from this cassette instead of calling the model (offline).",
+            ),
+        )
+    ):
+        function = option(function)
+    return function
