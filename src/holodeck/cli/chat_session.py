@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
-import tempfile
 import traceback
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +26,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from holodeck.atomic_write import write_atomically
 from holodeck.cli.chat_view import ChatView, as_text, shorten
 from holodeck.llm.cassette import CassetteError
 from holodeck.llm.errors import ProviderError
@@ -303,7 +302,7 @@ class Conversation:
             return
         data = ModelMessagesTypeAdapter.dump_json(self.agent.history, indent=2)
         try:
-            write_atomically(self.session, data)
+            write_atomically(self.session, data, mode=0o600)
         except OSError as exc:
             raise SessionError(f"{self.session}: cannot save the session: {exc}") from None
 
@@ -337,21 +336,6 @@ def _abandoning_threads() -> Iterator[None]:
         return
     with abandon_threads_on_cancel():
         yield
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `path` whole or not at all: a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # --- what the agent has ----------------------------------------------------------------

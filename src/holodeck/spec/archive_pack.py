@@ -10,12 +10,12 @@ import gzip
 import os
 import stat
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from holodeck.atomic_write import atomic_writer
 from holodeck.spec.archive import CONFIG_FILE, quoted_name, refuse
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 
@@ -176,25 +176,16 @@ def _link_problem(path: Path, rel: str) -> Diagnostic:
 
 
 def _write_archive(entries: list[_Entry], output: Path) -> int:
-    """Write to a temporary file beside `output`, then rename: readers never see half a file."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent)
-    tmp = Path(tmp_name)
+    """Write the archive whole or not at all: readers never see half a file."""
     total = 0
-    try:
-        # An empty filename and mtime 0 keep the gzip header free of varying data.
-        with (
-            os.fdopen(fd, "wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-        ):
-            for entry in entries:
-                total += _add_entry(tar, entry)
-        tmp.chmod(0o644)
-        tmp.replace(output)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    # An empty filename and mtime 0 keep the gzip header free of varying data.
+    with (
+        atomic_writer(output) as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for entry in entries:
+            total += _add_entry(tar, entry)
     return total
 
 

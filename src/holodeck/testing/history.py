@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from holodeck.atomic_write import write_atomically
 from holodeck.testing.results import CaseResult, Status, TestRun
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -40,11 +41,8 @@ def save_run(run: TestRun, directory: Path) -> Path:
         raise ValueError(
             f"run id {run.run_id!r} cannot name a file: use letters, digits, '.', '_' and '-'"
         )
-    directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{run.run_id}.json"
-    partial = directory / f".{run.run_id}.json.partial"
-    partial.write_text(run.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    partial.replace(path)
+    write_atomically(path, (run.model_dump_json(indent=2) + "\n").encode())
     return path
 
 

@@ -4,14 +4,13 @@ secrets redacted, atomically)."""
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse
 
+from holodeck.atomic_write import write_atomically
 from holodeck.llm.cassette._errors import CassetteError
 
 VERSION = 1
@@ -69,7 +68,7 @@ def write_document(path: Path, document: Any, env: Mapping[str, str]) -> None:
     """Write `document` as the cassette at `path`, with the secrets of `env` redacted."""
     text = HEADER + _dump_yaml(_scrub(document, _secrets(env)))
     try:
-        _write_atomically(path, text)
+        write_atomically(path, text.encode(), mode=0o600)  # may hold private exchanges
     except OSError as exc:
         raise CassetteError(f"{path}: cannot write the cassette: {exc}") from None
 
@@ -191,17 +190,3 @@ def _literal_friendly(text: str) -> bool:
     if "\n" not in text or text[:1].isspace():
         return False
     return all(line.isprintable() and line == line.rstrip() for line in text.split("\n"))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
