@@ -34,7 +34,7 @@ import pexpect
 
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, TextDelta
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 AGENT_YAML = """

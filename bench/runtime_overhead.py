@@ -31,7 +31,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import FinalMessage
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 INSTRUCTIONS = "You look things up."

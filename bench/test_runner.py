@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.testing.runner import DEFAULT_CONCURRENCY, TestOptions, run_tests
 

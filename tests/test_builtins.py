@@ -20,9 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import Write
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished, ToolCallStarted
-from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.tools import builtins

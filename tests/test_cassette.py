@@ -17,9 +17,9 @@ from holodeck.config.settings import Settings
 from holodeck.llm.cassette import Cassette, CassetteError, CassetteMiss
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, TextDelta, ToolCallFinished, Usage
-from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import ExecutionSettings

@@ -18,9 +18,10 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
 from conftest import Write
-from holodeck.cli.chat_session import exchanges_from, price, transcript_markdown
+from holodeck.cli.chat_transcript import exchanges_from, transcript_markdown
 from holodeck.cli.chat_view import _finished_blocks, _hard_breaks
 from holodeck.runtime.events import Usage
+from holodeck.runtime.spend import price
 
 HOLODECK = Path(sys.executable).parent / "holodeck"
 WAIT = 20.0  # seconds any expected output may take on a loaded machine
@@ -181,7 +182,9 @@ def finder(write: Write) -> Path:
 
 
 def prompts_in(session: Path) -> list[str]:
-    messages = ModelMessagesTypeAdapter.validate_json(session.read_bytes())
+    saved = json.loads(session.read_bytes())
+    assert saved["format"] == "holodeck-session"
+    messages = ModelMessagesTypeAdapter.validate_python(saved["messages"])
     return [
         str(part.content)
         for message in messages
@@ -521,14 +524,14 @@ def test_a_session_is_saved_after_each_turn_trimmed_and_resumed(
     term = Terminal(
         str(finder), "--model", "test", "--session", str(session), "--max-messages", "4"
     )
-    term.expect(f"memory      last 4 messages, resumed 8 from {session}")
+    term.expect(f"memory      last 4 messages, resumed 4 from {session}")
     term.ask("remember plums")
     term.prompt()
     assert prompts_in(session) == ["remember plums"]
     transcript = tmp_path / "t.md"
     term.command(f"/save {transcript}", "Saved")
     term.command("/reset", "forgotten")
-    assert json.loads(session.read_text(encoding="utf-8")) == []
+    assert json.loads(session.read_text(encoding="utf-8"))["messages"] == []
     term.ask("exit")
     assert term.exit_code() == 0
     text = transcript.read_text(encoding="utf-8")
@@ -739,9 +742,10 @@ def test_a_resumed_conversation_becomes_a_transcript() -> None:
 
 
 def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> None:
-    from holodeck.cli.chat_session import Conversation, banner_rows
+    from holodeck.cli.chat_commands import banner_rows
+    from holodeck.cli.chat_conversation import Conversation
+    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import Agent
-    from holodeck.runtime.options import RunOptions
     from holodeck.spec import load_agent
 
     root = write(

@@ -21,9 +21,9 @@ from pydantic_ai.messages import (
 )
 
 from conftest import Write
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.history import starts_turn, trim_history
-from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 
 pytestmark = pytest.mark.anyio
@@ -199,20 +199,19 @@ async def test_a_trimmed_real_conversation_carries_on(write: Write) -> None:
             "tools.py": "def one() -> str:\n    return '1'\n\ndef two() -> str:\n    return '2'\n",
         }
     )
-    agent = Agent(load_agent(root), RunOptions(model="test"))
+    session = Agent(load_agent(root), RunOptions(model="test")).session(max_messages=5)
     for question in ("first", "second", "third"):
-        await agent.answer(question)
-        agent.history = trim_history(agent.history, 5)
-        assert len(agent.history) <= 5
-        assert starts_turn(agent.history[0])
-        assert broken_pairs(agent.history) == []
-    final = await agent.answer("fourth")
+        await session.answer(question)
+        assert len(session.messages) <= 5
+        assert starts_turn(session.messages[0])
+        assert broken_pairs(session.messages) == []
+    final = await session.answer("fourth")
     assert "one: 1" in final.text
     prompts = [
         p.content
-        for m in agent.history
+        for m in session.messages
         if isinstance(m, ModelRequest)
         for p in m.parts
         if isinstance(p, UserPromptPart)
     ]
-    assert prompts == ["third", "fourth"]
+    assert prompts == ["fourth"]  # kept trimmed to 5 messages after every turn

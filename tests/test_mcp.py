@@ -30,9 +30,9 @@ from pydantic_ai.tools import ToolDefinition
 
 import scripted_servers
 from conftest import Write
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
-from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
@@ -603,28 +603,38 @@ async def test_a_tool_error_is_recorded_and_the_turn_goes_on(write: Write) -> No
     assert isinstance(events[-1], FinalMessage)
 
 
-def test_a_server_starts_once_per_agent_and_stops_on_close(write: Write) -> None:
-    """Two turns on two event loops share one server process; aclose() ends it."""
+async def whoami(agent: Agent) -> int:
+    events = await turn(agent, expected_tools=["demo_whoami"])
+    pid: int = calls(events)["demo_whoami"].result["pid"]
+    return pid
+
+
+async def test_a_server_starts_once_per_agent_and_stops_on_close(write: Write) -> None:
+    """Two turns share one server process; aclose() ends it."""
     root = write({"agent.yaml": agent_yaml(demo())})
     agent = build(root)
-
-    def whoami() -> int:
-        events = asyncio.run(turn(agent, expected_tools=["demo_whoami"]))
-        pid: int = calls(events)["demo_whoami"].result["pid"]
-        return pid
-
-    first = whoami()
-    assert whoami() == first
-    asyncio.run(agent.aclose())
+    first = await whoami(agent)
+    assert await whoami(agent) == first
+    await agent.aclose()
     assert gone(first)
-    assert whoami() != first  # used again after close: a new server
-    asyncio.run(agent.aclose())
+    assert await whoami(agent) != first  # used again after close: a new server
+    await agent.aclose()
+
+
+def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None:
+    """Servers run on the caller's loop: when it ends they stop, and a later loop that
+    uses the agent starts them again."""
+    agent = build(write({"agent.yaml": agent_yaml(demo())}))
+    first = asyncio.run(whoami(agent))
+    assert gone(first)
+    second = asyncio.run(whoami(agent))
+    assert second != first and gone(second)
 
 
 EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
 from holodeck.runtime.agent import Agent
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 async def main():
@@ -692,10 +702,10 @@ async def test_an_agent_left_without_any_tool_fails_clearly(write: Write) -> Non
             )
         }
     )
-    async with build(root) as agent:
-        with pytest.raises(
-            ToolLoadError, match=r"every MCP server failed: MCP server `ghost`"
-        ) as caught:
+    with pytest.raises(
+        ToolLoadError, match=r"every MCP server failed: MCP server `ghost`"
+    ) as caught:
+        async with build(root) as agent:  # said when the agent starts, before any turn
             await turn(agent)
     assert "agent.yaml" in str(caught.value)
 
@@ -1131,7 +1141,7 @@ async def test_the_npm_filesystem_server(write: Write, tmp_path: Path) -> None:
     await until(lambda: not _processes_mentioning(str(inside.parent)))  # nothing left behind
 
 
-def test_closing_an_agent_stops_its_sub_agents_servers(write: Write) -> None:
+async def test_closing_an_agent_stops_its_sub_agents_servers(write: Write) -> None:
     """A sub-agent's MCP server is stopped by the parent's aclose(), not left to exit."""
     root = write(
         {
@@ -1140,12 +1150,12 @@ def test_closing_an_agent_stops_its_sub_agents_servers(write: Write) -> None:
         }
     )
     agent = build(root)
-    events = asyncio.run(turn(agent, expected_tools=["worker"]))
-    whoami = next(e for e in events if isinstance(e, ToolCallFinished) and e.name == "demo_whoami")
-    assert whoami.agent == "worker"
-    pid = whoami.result["pid"]
+    events = await turn(agent, expected_tools=["worker"])
+    found = next(e for e in events if isinstance(e, ToolCallFinished) and e.name == "demo_whoami")
+    assert found.agent == "worker"
+    pid = found.result["pid"]
     assert not gone(pid)
-    asyncio.run(agent.aclose())
+    await agent.aclose()
     assert gone(pid)
 
 

@@ -19,7 +19,7 @@ from sacrebleu import sentence_bleu
 import scripted_servers
 from conftest import Write
 from holodeck.llm.cassette import Cassette
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import (

@@ -17,6 +17,7 @@ import scripted_servers
 from conftest import Write
 from holodeck.config.settings import load_settings
 from holodeck.llm.errors import ProviderError
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent, TurnError
 from holodeck.runtime.events import (
     Event,
@@ -26,7 +27,6 @@ from holodeck.runtime.events import (
     ToolCallStarted,
     Usage,
 )
-from holodeck.runtime.options import RunOptions
 from holodeck.spec import load_agent
 from scripted_servers import (
     AnthropicServer,

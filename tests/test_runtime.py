@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import Write
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent, Attachment, InputRefused, TurnError
 from holodeck.runtime.events import (
     Event,
@@ -18,7 +19,7 @@ from holodeck.runtime.events import (
     ToolCallStarted,
     Usage,
 )
-from holodeck.runtime.options import RunOptions
+from holodeck.runtime.session import Session
 from holodeck.spec import load_agent
 from holodeck.tools.errors import ToolLoadError
 
@@ -39,7 +40,7 @@ def agent_for(root: Path, **options: Any) -> Agent:
     return Agent(load_agent(root), RunOptions(model="test", **options))
 
 
-async def events_of(agent: Agent, prompt: str = "hello", **kwargs: Any) -> list[Event]:
+async def events_of(agent: Agent | Session, prompt: str = "hello", **kwargs: Any) -> list[Event]:
     return [event async for event in agent.run(prompt, **kwargs)]
 
 
@@ -314,20 +315,20 @@ async def test_structured_output_is_parsed(write: Write) -> None:
 
 
 async def test_history_is_kept_unless_not_conversational(write: Write) -> None:
-    chatty = agent_for(write({"agent.yaml": HEAD}))
+    chatty = agent_for(write({"agent.yaml": HEAD})).session()
     await events_of(chatty, "one")
     await events_of(chatty, "two")
-    assert len(chatty.history) == 4  # two requests and two responses
+    assert len(chatty.messages) == 4  # two requests and two responses
     image = write(
         {
             "config.yaml": "spec_version: 1\nllm: {model: openai/gpt-4o}\n"
             "interaction: {conversational: false}\n"
         }
     )
-    stateless = agent_for(image)
+    stateless = agent_for(image).session()
     await events_of(stateless, "one")
     await events_of(stateless, "two")
-    assert stateless.history == []
+    assert stateless.messages == []
 
 
 async def test_input_modalities_are_enforced(write: Write) -> None:
@@ -397,11 +398,11 @@ async def test_skills_load_on_demand(write: Write) -> None:
             "skills/triage/references/queues.md": "billing, tech, sales",
         }
     )
-    agent = agent_for(root)
-    calls = finished(await events_of(agent, expected_tools=["load_skill"]))
+    session = agent_for(root).session()
+    calls = finished(await events_of(session, expected_tools=["load_skill"]))
     assert calls["load_skill"].result.startswith("Read the ticket, then pick a queue.")
     assert "references/queues.md" in calls["load_skill"].result
-    first_request = agent.history[0]
+    first_request = session.messages[0]
     assert "triage: Sort tickets." in (getattr(first_request, "instructions", "") or "")
     assert "You help." in (getattr(first_request, "instructions", "") or "")
 
@@ -446,8 +447,8 @@ async def slow() -> str:
 """,
         }
     )
-    agent = agent_for(root)
-    stream = agent.run("start")
+    session = agent_for(root).session()
+    stream = session.run("start")
     async for event in stream:
         if isinstance(event, ToolCallStarted):
             break  # the user pressed Ctrl+C while the tool runs
@@ -456,7 +457,8 @@ async def slow() -> str:
 
     module = load_module(root / "tools.py")
     assert module.state["cancelled"] is True
-    assert agent.history == []  # no dangling tool call
+    assert session.messages == []  # as before the turn: no dangling tool call
+    assert session.spend.cancelled == 1
     quick = agent_for(write({"agent.yaml": HEAD}))
     assert isinstance((await events_of(quick))[-1], FinalMessage)
 

@@ -12,8 +12,14 @@ DEMO_PID_FILE: a file to which each start appends its process id.
 
 from __future__ import annotations
 
-import base64
 import os
+
+if __name__ == "__main__" and os.environ.get("DEMO_PID_FILE"):
+    # before the slow imports: a start is recorded even when the client gives up on it
+    with open(os.environ["DEMO_PID_FILE"], "a", encoding="utf-8") as out:  # noqa: PTH123
+        out.write(f"{os.getpid()}\n")
+
+import base64
 import sys
 import time
 from pathlib import Path
@@ -195,10 +201,6 @@ def long_name() -> str:
 
 def main() -> None:
     args = sys.argv[1:]
-    pid_file = os.environ.get("DEMO_PID_FILE")
-    if pid_file:
-        with Path(pid_file).open("a", encoding="utf-8") as out:
-            out.write(f"{os.getpid()}\n")
     if "--exit-at-start" in args:
         print("demo: cannot start: DEMO_API_KEY is not set", file=sys.stderr, flush=True)
         sys.exit(1)

@@ -7,7 +7,7 @@ import sys
 
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import FinalMessage, TextDelta, ToolCallFinished, ToolCallStarted
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 

@@ -14,7 +14,7 @@ from holodeck.cli.run_options import run_options
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from holodeck.cli.chat_session import Conversation
+    from holodeck.cli.chat_conversation import Conversation
 
 
 @click.command()
@@ -60,7 +60,9 @@ def chat(
       holodeck chat . --session ~/.holodeck/sessions/support.json
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
-    from holodeck.cli.chat_session import KEYS_HINT, SessionError, banner_rows, interactive
+    from holodeck.cli.chat_commands import banner_rows
+    from holodeck.cli.chat_conversation import SessionFileError
+    from holodeck.cli.chat_loop import KEYS_HINT, interactive
     from holodeck.cli.chat_view import ChatView
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
@@ -72,7 +74,7 @@ def chat(
     )
     try:
         resumed = conversation.resume()
-    except SessionError as exc:
+    except SessionFileError as exc:
         _fail(str(exc), EXIT_CONFIG)
     rows = banner_rows(conversation, resumed)
     if asking:
@@ -104,11 +106,11 @@ def _conversation(
     """The agent at `path`, ready to talk; a problem ends the command with one message."""
     from dataclasses import replace
 
-    from holodeck.cli.chat_session import Conversation
+    from holodeck.cli.chat_conversation import Conversation
     from holodeck.llm.cassette import Cassette, CassetteError
     from holodeck.llm.errors import ProviderError
+    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import Agent, TurnError
-    from holodeck.runtime.options import RunOptions
     from holodeck.spec import SpecError, load_agent
     from holodeck.tools.errors import ToolLoadError
 
@@ -127,7 +129,7 @@ def _conversation(
     except ProviderError as exc:
         _fail(str(exc), EXIT_EXECUTION)
     limit = max_messages or spec.memory.max_messages
-    return Conversation(agent, max_messages=limit, session=session, debug=debug)
+    return Conversation(agent, max_messages=limit, session_file=session, debug=debug)
 
 
 def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
@@ -158,6 +160,7 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
             result = None
         finally:
             try:
+                await conversation.session.aclose()
                 await conversation.agent.aclose()
             finally:
                 for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -178,29 +181,7 @@ class _Stopped(Exception):
 
 
 def _leave(code: int | None) -> NoReturn:
-    """Exit with `code`. A cancelled synchronous tool may still run in a thread; the
-    process does not wait for it (Python would, forever if the tool never returns)."""
-    import threading
-    import time
-
-    code = code or EXIT_OK
-    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
-    running = [t for t in others if t.is_alive() and not t.daemon]
-    deadline = time.monotonic() + 0.2  # idle worker threads finish at once
-    for thread in running:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    if any(thread.is_alive() for thread in running):
-        import atexit
-        import os
-
-        # what exiting normally would do, without waiting for those threads
-        run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
-        if run_exit_handlers is not None:
-            run_exit_handlers()  # among them: stop any tool process still running
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    raise SystemExit(code)
+    raise SystemExit(code or EXIT_OK)
 
 
 def _fail(message: str, code: int) -> NoReturn:

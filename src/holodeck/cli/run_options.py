@@ -15,7 +15,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str
     if value is None:
         return value
     from holodeck.llm.errors import ProviderError
-    from holodeck.runtime.models import override_settings
+    from holodeck.llm.providers import override_settings
 
     try:
         override_settings(value)

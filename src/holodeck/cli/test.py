@@ -119,8 +119,8 @@ def test(
     from holodeck.llm.cassette import Cassette, CassetteError
     from holodeck.llm.errors import ProviderError
     from holodeck.llm.rate_limit import RateLimiter
+    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import TurnError
-    from holodeck.runtime.options import RunOptions
     from holodeck.spec import SpecError, load_agent
     from holodeck.testing.runner import DEFAULT_CONCURRENCY, TestOptions, run_tests
     from holodeck.tools.errors import ToolLoadError

@@ -166,3 +166,13 @@ def _sampling(
     if max_retries is not None and kind is not ProviderType.TEST:
         out["max_retries"] = max_retries
     return out
+
+
+def override_settings(override: str) -> ModelSettings:
+    """`test` or `provider/name` as model settings."""
+    if override == "test":
+        return ModelSettings(provider="test")
+    provider, slash, name = override.partition("/")
+    if not slash or not provider or not name:
+        raise ProviderError(override, None, "not a model", "Use `test` or `provider/model`")
+    return ModelSettings(provider=provider, name=name)

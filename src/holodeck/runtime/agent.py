@@ -1,16 +1,17 @@
-"""`Agent`: an AgentSpec made runnable. `run(turn)` streams typed events.
+"""`Agent`: an AgentSpec made runnable, shared by all its conversations.
 
 The loop itself is pydantic-ai's; this class adapts it: it builds the model and
-tools from the spec, routes tool and sub-agent activity into one event stream,
-keeps the conversation, and turns provider failures into messages a user can act on.
+tools from the spec, owns what they keep running (MCP servers, Node.js), routes tool and
+sub-agent activity into one event stream, and turns provider failures into messages a
+user can act on. A conversation (history, usage) is a `Session` made from an Agent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
+import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -28,18 +29,22 @@ from pydantic_ai.messages import (
     UserContent,
 )
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
+from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.llm.test_model import ExpectedCall, expecting
 from holodeck.runtime.events import Event, FinalMessage, TextDelta, Usage
 from holodeck.runtime.models import choose_model
-from holodeck.runtime.options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
+from holodeck.runtime.scope import SessionScope
 from holodeck.runtime.toolsets import agent_toolsets
 from holodeck.runtime.turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
+
+    from holodeck.runtime.session import Session
 
 # pydantic-ai greets terminals with a banner; in chat or a test report it is noise
 pydantic_ai.BANNER_ENABLED = False
@@ -78,7 +83,12 @@ class Attachment:
 
 
 class Agent:
-    """A runnable agent. Keeps its conversation unless `interaction.conversational` is off."""
+    """A runnable agent: its model, its tools, and the servers they keep running.
+
+    `async with Agent(spec) as agent:` starts the servers shared by every conversation
+    on the caller's event loop and stops them on exit; `agent.session()` opens a
+    conversation. Without `async with`, servers start on first use and stop with
+    `aclose()` (or when the event loop that started them ends)."""
 
     def __init__(self, spec: AgentSpec, options: RunOptions | None = None) -> None:
         self.spec = spec
@@ -96,9 +106,10 @@ class Agent:
 
             native = list(builtin_capabilities(spec, self.options))
         self.model = choose_model(spec.model, self.options, execution, responses_api=bool(native))
-        toolsets, extra_instructions = agent_toolsets(spec, self.options)
-        self._toolsets = toolsets
-        instructions = "\n\n".join(part for part in (spec.instructions, extra_instructions) if part)
+        tools = agent_toolsets(spec, self.options)
+        self._toolsets = tools.toolsets
+        self._per_session = tools.per_session
+        instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
         output_type: Any = str
         if spec.response_format is not None:
             from pydantic_ai import StructuredDict
@@ -108,7 +119,7 @@ class Agent:
             self.model.model,
             output_type=output_type,
             instructions=instructions or None,
-            toolsets=toolsets,
+            toolsets=tools.toolsets,
             model_settings=cast("ModelSettings", self.model.settings) or None,
             retries={"output": OUTPUT_RETRIES} if spec.response_format else None,
             name=spec.name,
@@ -118,35 +129,51 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(_schema_check(spec.response_format))
-        self.history: list[ModelMessage] = []
 
-    def reset(self) -> None:
-        self.history = []
+    # -- lifecycle
 
-    def fork(self) -> Agent:
-        """A new conversation with this agent, sharing its model and tools (and so its
-        running servers); conversations may run concurrently."""
-        twin = copy.copy(self)
-        twin.history = []
-        return twin
+    async def start(self) -> None:
+        """Start the servers shared by every conversation now, rather than on first use
+        (a server that cannot start is reported once, and the agent keeps its other tools)."""
+        starters: list[Any] = []
+        for toolset in self._toolsets:
+            toolset.apply(lambda t: starters.append(t) if hasattr(t, "start") else None)
+        await asyncio.gather(*(t.start() for t in starters))
 
     async def aclose(self) -> None:
-        """Stop what the agent keeps running between turns (its MCP servers).
-
-        Idempotent; `async with Agent(spec) as agent:` calls it on exit. A server that is
-        still needed afterwards starts again on the next turn.
-        """
+        """Stop what the agent keeps running between turns (MCP servers, Node.js, the
+        sub-agents' servers). Idempotent; a server needed again starts again."""
         closers: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
-        for toolset in closers:
-            await toolset.aclose()
+        results = await asyncio.gather(*(t.aclose() for t in closers), return_exceptions=True)
+        for result in results:  # one server that fails to stop must not keep others running
+            if isinstance(result, asyncio.CancelledError):
+                raise result
 
     async def __aenter__(self) -> Agent:
+        await self.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    # -- conversations
+
+    def session(self, session_id: str | None = None, **kwargs: Any) -> Session:
+        """A new conversation with this agent (see `Session` for the options)."""
+        from holodeck.runtime.session import Session
+
+        return Session(self, session_id, **kwargs)
+
+    @property
+    def has_session_tools(self) -> bool:
+        """Whether each conversation gets servers of its own (`scope: session`)."""
+        return self._per_session is not None
+
+    def session_toolsets(self) -> list[AbstractToolset[Any]]:
+        """New per-session toolsets, for one conversation (`SessionScope` owns them)."""
+        return self._per_session() if self._per_session is not None else []
 
     async def run(
         self,
@@ -155,23 +182,47 @@ class Agent:
         attachments: Sequence[Attachment] = (),
         expected_tools: Sequence[ExpectedCall] | None = None,
     ) -> AsyncIterator[Event]:
-        """Stream one turn's events; the last is a `FinalMessage`.
+        """Stream the events of one turn that stands alone (nothing remembers it); the
+        last is a `FinalMessage`. A conversation is a `Session`: `agent.session()`."""
+        scope = SessionScope()
+        turn = self.stream_turn(
+            prompt, attachments=attachments, expected_tools=expected_tools, scope=scope
+        )
+        try:
+            async with contextlib.aclosing(turn) as events:  # closing ends the turn now
+                async for event in events:
+                    yield event
+        finally:
+            await scope.aclose()
+
+    async def stream_turn(
+        self,
+        prompt: str,
+        *,
+        history: Sequence[ModelMessage] = (),
+        attachments: Sequence[Attachment] = (),
+        expected_tools: Sequence[ExpectedCall] | None = None,
+        scope: SessionScope,
+        on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
+    ) -> AsyncIterator[Event]:
+        """Stream one turn after `history`; `on_result` sees the outcome before the
+        final events are yielded (the turn's messages are `result.all_messages()`).
 
         Closing the iterator early cancels the turn: the model call and pending tools
-        stop, and the conversation stays as it was before the turn.
+        stop, and `on_result` is not called.
         """
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(queue)  # type: ignore[arg-type]
+        turn = Turn(queue, scope=scope)  # type: ignore[arg-type]
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)
             try:
                 with expecting(expected_tools):
-                    result = await self._drive(content, turn, self.history)
+                    result = await self._drive(content, turn, list(history))
                 final = self._final(result, turn)
-                if self.spec.interaction.conversational:
-                    self.history = list(result.all_messages())
+                if on_result is not None:
+                    on_result(result, final)
                 if self.options.cassette is not None:
                     self.options.cassette.save()  # each turn: an interrupted run keeps its turns
                 queue.put_nowait(final.usage)
@@ -197,7 +248,7 @@ class Agent:
                 await asyncio.gather(task, return_exceptions=True)
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
-        """Run a turn and return only its final message."""
+        """Run a turn that stands alone and return only its final message."""
         final: FinalMessage | None = None
         async for event in self.run(prompt, **kwargs):
             if isinstance(event, FinalMessage):
@@ -228,8 +279,13 @@ class Agent:
         retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0
         limits = UsageLimits(request_limit=self.max_tool_iterations + 1 + retries)
         result: AgentRunResult[Any] | None = None
+        own = turn.scope.toolsets_for(self) if turn.scope is not None else []
         async with self._agent.run_stream_events(
-            content, message_history=history, usage_limits=limits, usage=usage
+            content,
+            message_history=history,
+            usage_limits=limits,
+            usage=usage,
+            toolsets=own or None,
         ) as stream:
             async for event in stream:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 from holodeck.llm.errors import ProviderError
-from holodeck.llm.providers import BuiltModel, build_model
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.providers import BuiltModel, build_model, override_settings
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import ExecutionSettings
-
-
-def override_settings(override: str) -> ModelSettings:
-    """`test` or `provider/name` as model settings."""
-    if override == "test":
-        return ModelSettings(provider="test")
-    provider, slash, name = override.partition("/")
-    if not slash or not provider or not name:
-        raise ProviderError(override, None, "not a model", "Use `test` or `provider/model`")
-    return ModelSettings(provider=provider, name=name)
 
 
 def choose_model(

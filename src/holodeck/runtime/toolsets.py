@@ -1,14 +1,20 @@
-"""Assemble an agent's tools from its spec: every kind, wrapped for observation."""
+"""Assemble an agent's tools from its spec: every kind, wrapped for observation.
+
+Tools shared by every conversation of the agent are built here once; MCP servers with
+`scope: session` are built again for each conversation by the factory returned beside."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
+from holodeck.runtime.turn import TURN_OBSERVER
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,
@@ -26,10 +32,15 @@ from holodeck.tools.prompt import prompt_tool
 from holodeck.tools.skills import skills_prompt, skills_toolset
 
 
-def agent_toolsets(
-    spec: AgentSpec, options: RunOptions
-) -> tuple[list[AbstractToolset[Any]], str | None]:
-    """The agent's toolsets and the instructions they add (the list of skills)."""
+@dataclass(frozen=True)
+class AgentTools:
+    toolsets: list[AbstractToolset[Any]]  # shared by every conversation
+    instructions: str | None  # what they add to the prompt (the list of skills)
+    per_session: Callable[[], list[AbstractToolset[Any]]] | None  # a conversation's own
+
+
+def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
+    """The agent's toolsets, the instructions they add, and its per-session toolsets."""
     functions: FunctionToolset[Any] = FunctionToolset()
     sets: list[AbstractToolset[Any]] = [functions]
     typescript: list[TypeScriptTool] = []
@@ -54,17 +65,19 @@ def agent_toolsets(
         from holodeck.tools.typescript import typescript_toolset
 
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
-    if mcp:  # servers start on first use and stay up until Agent.aclose()
+    shared = [t for t in mcp if t.scope == "agent"]
+    own = [t for t in mcp if t.scope == "session"]
+    others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
+    reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
+    env = options.env if options.env is not None else os.environ
+    if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
         from holodeck.tools.mcp import mcp_toolset
 
-        others = len(mcp) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
-        reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
-        env = options.env if options.env is not None else os.environ
         sets.append(
-            mcp_toolset(mcp, spec.root, env, spec.source, reserved=reserved, alone=not others)
+            mcp_toolset(shared, spec.root, env, spec.source, reserved=reserved, alone=not others)
         )
     if spec.subagents:
-        from holodeck.tools.subagent import subagent_toolset
+        from holodeck.runtime.subagents import subagent_toolset
 
         sets.append(subagent_toolset(spec, options))
     if spec.builtins:
@@ -83,8 +96,19 @@ def agent_toolsets(
         for t in spec.tools
         if isinstance(t, FunctionTool | TypeScriptTool) and t.timeout is not None
     }
-    observed = ObservedToolset(CombinedToolset(sets), middleware=middleware, timeouts=timeouts)
-    return [observed], instructions
+    observed = ObservedToolset(
+        CombinedToolset(sets), observer=TURN_OBSERVER, middleware=middleware, timeouts=timeouts
+    )
+    per_session = None
+    if own:
+
+        def per_session() -> list[AbstractToolset[Any]]:
+            from holodeck.tools.mcp import mcp_toolset
+
+            servers = mcp_toolset(own, spec.root, env, spec.source, reserved=reserved)
+            return [ObservedToolset(servers, observer=TURN_OBSERVER, middleware=middleware)]
+
+    return AgentTools([observed], instructions, per_session)
 
 
 def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:

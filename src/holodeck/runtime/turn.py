@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from holodeck.runtime.events import Event, ToolCallFinished
+from holodeck.runtime.events import Event, ToolCallFinished, ToolCallStarted
 
 
 @dataclass
@@ -16,6 +17,12 @@ class Turn:
     agent: str = ""  # "" for the top agent, "helper" or "helper/critic" for sub-agents
     parent_call_id: str | None = None
     calls: list[ToolCallFinished] = field(default_factory=list)
+    scope: SessionScope | None = None  # the conversation's own resources
+
+    @classmethod
+    def detached(cls) -> Turn:
+        """A turn whose events nobody reads (a sub-agent called outside any turn)."""
+        return cls(asyncio.Queue())
 
     def emit(self, event: Event) -> None:
         self.queue.put_nowait(event)
@@ -23,7 +30,43 @@ class Turn:
     def nested(self, agent: str, parent_call_id: str) -> Turn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
-        return Turn(self.queue, path, parent_call_id)
+        return Turn(self.queue, path, parent_call_id, scope=self.scope)
 
+
+if TYPE_CHECKING:
+    from holodeck.runtime.scope import SessionScope
 
 CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)
+
+
+class TurnObserver:
+    """Reports tool calls into the current turn's stream (tools know nothing of turns)."""
+
+    def caller(self) -> str:
+        turn = CURRENT_TURN.get()
+        return turn.agent if turn else ""
+
+    def started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        turn = CURRENT_TURN.get()
+        if turn is not None:
+            turn.emit(ToolCallStarted(call_id, name, args, turn.agent, turn.parent_call_id))
+
+    def finished(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        result: Any,
+        error: str | None,
+        duration_ms: float,
+    ) -> None:
+        turn = CURRENT_TURN.get()
+        if turn is not None:
+            event = ToolCallFinished(
+                call_id, name, args, result, error, duration_ms, turn.agent, turn.parent_call_id
+            )
+            turn.calls.append(event)
+            turn.emit(event)
+
+
+TURN_OBSERVER = TurnObserver()

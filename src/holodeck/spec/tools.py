@@ -156,6 +156,11 @@ class McpTool(Strict):
         default=None, description="Seconds to wait for the server to start."
     )
     retry: RetryPolicy | None = None
+    scope: Literal["agent", "session"] = Field(
+        default="agent",
+        description="agent: one server serves every conversation; session: each "
+        "conversation gets its own (for servers that keep state per connection).",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> McpTool:

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from holodeck.llm.errors import ProviderError
+from holodeck.llm.run_options import RunOptions
 from holodeck.llm.test_model import ExpectedCall
 from holodeck.runtime.agent import Agent, Attachment, TurnError, with_cassette
 from holodeck.runtime.events import FinalMessage, ToolCallFinished
-from holodeck.runtime.options import RunOptions
+from holodeck.runtime.session import Session
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import Metric
 from holodeck.spec.test_cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
@@ -64,15 +65,25 @@ def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestC
     return chosen
 
 
-async def run_tests(spec: AgentSpec, options: TestOptions) -> TestRun:
-    """Run the selected cases; on cancellation (Ctrl+C) return what finished, marked so."""
+def agent_for_tests(spec: AgentSpec, options: TestOptions) -> Agent:
+    """The agent every case runs on. Built once: definition and key problems surface
+    before any case runs, and every case shares its tools (MCP servers start once) in a
+    conversation of its own. One cassette for the whole run: every case and every judge
+    records into it."""
+    return Agent(spec, with_cassette(options.run.for_agent(spec), spec))
+
+
+async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
+    """Run the selected cases; on cancellation (Ctrl+C) return what finished, marked so.
+
+    With `agent` (from `agent_for_tests`), the caller owns it and closes it; otherwise one is
+    made and closed here."""
+    if agent is None:
+        async with agent_for_tests(spec, options) as own:
+            return await run_tests(spec, options, own)
     from holodeck.testing.metrics import JudgeFactory
 
-    # one cassette for the whole run: every case and every judge records into it
-    run_options = with_cassette(options.run.for_agent(spec), spec)
-    # built once: definition and key problems surface before any case runs, and every case
-    # shares its tools (MCP servers start once) in a conversation of its own
-    agent = Agent(spec, run_options)
+    run_options = agent.options
     judges = JudgeFactory(spec, spec.evaluations, run_options)
     cases = select_cases(spec, options)
     started, clock = datetime.now(UTC), time.perf_counter()
@@ -82,8 +93,8 @@ async def run_tests(spec: AgentSpec, options: TestOptions) -> TestRun:
     async def one_case(name: str, case: TestCase) -> None:
         runs = []
         for attempt in range(1, options.repeat + 1):
-            async with gate:
-                runs.append(await _run_case(agent.fork(), spec, case, judges, attempt))
+            async with gate, agent.session() as session:
+                runs.append(await _run_case(session, spec, case, judges, attempt))
         result = _summarise(name, case, runs)
         results[name] = result
         if options.on_case is not None:
@@ -97,11 +108,9 @@ async def run_tests(spec: AgentSpec, options: TestOptions) -> TestRun:
         interrupted = True
         for task in tasks:
             task.cancel()
-        # tools running in threads cannot be stopped: give them a moment, then report
-        # what finished rather than wait for them
+        # cases end at once (a tool running in a thread is abandoned); one that does not
+        # within the grace is reported as unfinished rather than waited for
         await asyncio.wait(tasks, timeout=INTERRUPT_GRACE_S)
-    finally:
-        await asyncio.wait_for(agent.aclose(), INTERRUPT_GRACE_S)
     ordered = [results[name] for name, _ in cases if name in results]
     return TestRun(
         run_id=datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6],
@@ -118,7 +127,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions) -> TestRun:
 
 
 async def _run_case(
-    agent: Agent, spec: AgentSpec, case: TestCase, judges: Any, attempt: int
+    session: Session, spec: AgentSpec, case: TestCase, judges: Any, attempt: int
 ) -> CaseRun:
     from holodeck.testing.metrics import Sample, evaluate
 
@@ -135,7 +144,7 @@ async def _run_case(
     checks: list[ToolCheck] = []
     try:
         for turn in turns:
-            record = await _run_turn(agent, spec, turn, case)
+            record = await _run_turn(session, spec, turn)
             records.append(record)
             if case.turns and turn.expected_tools is not None:
                 checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
@@ -179,7 +188,7 @@ async def _run_case(
     )
 
 
-async def _run_turn(agent: Agent, spec: AgentSpec, turn: Turn, case: TestCase) -> TurnRecord:
+async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord:
     clock = time.perf_counter()
     expected = [_expected_call(e) for e in turn.expected_tools] if turn.expected_tools else None
     prompt = turn.input
@@ -190,7 +199,7 @@ async def _run_turn(agent: Agent, spec: AgentSpec, turn: Turn, case: TestCase) -
             prompt += f"\n\n(Attached {file.path}: {file.description})"
     calls: list[ToolCallRecord] = []
     final: FinalMessage | None = None
-    async for event in agent.run(prompt, attachments=attachments, expected_tools=expected):
+    async for event in session.run(prompt, attachments=attachments, expected_tools=expected):
         if isinstance(event, ToolCallFinished):
             calls.append(
                 ToolCallRecord(

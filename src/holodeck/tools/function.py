@@ -1,6 +1,7 @@
 """Python function tools: the schema comes from type hints and the docstring
 (Google, NumPy or Sphinx style), arguments are validated before the call, sync and
-async functions both work, and any return value is serialised for the model."""
+async functions both work (sync ones in daemon threads, see `threads`), and any return
+value is serialised for the model."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic_ai import Tool
 from holodeck.spec.tools import FunctionTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.python_modules import load_module
+from holodeck.tools.threads import threaded
 
 PARAMS_ARGUMENT = "params"
 
@@ -25,6 +27,8 @@ def function_tool(tool: FunctionTool, root: Path, params: Mapping[str, Any]) -> 
     function = getattr(module, tool.function, None)
     if not callable(function):
         raise ToolLoadError(f"defines no function `{tool.function}`", path)
+    if not inspect.iscoroutinefunction(function):  # never blocks the loop nor Ctrl+C
+        function = threaded(function)
     return Tool(
         with_params(function, params),
         name=tool.name,

@@ -1,5 +1,7 @@
 """Every tool call, whatever its kind, passes here: it is announced, timed, recorded
-and shielded, so a failing tool never stops the turn (the model then sees "")."""
+and shielded, so a failing tool never stops the turn (the model then sees "").
+
+Where the announcements go is the runtime's business: it passes a `CallObserver`."""
 
 from __future__ import annotations
 
@@ -8,15 +10,13 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_ai import RunContext, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
 
 from holodeck.llm.cassette import CassetteMiss
-from holodeck.runtime.events import ToolCallFinished, ToolCallStarted
-from holodeck.runtime.turn import CURRENT_TURN
 from holodeck.tools.middleware import Middleware, ToolCall
 
 log = logging.getLogger("holodeck.tools")
@@ -27,8 +27,48 @@ _CONTROL = (ModelRetry, CallDeferred, ApprovalRequired, CassetteMiss)
 FAILED_RESULT = ""
 
 
+class CallObserver(Protocol):
+    """Told of each call as it starts and ends (the runtime turns these into events)."""
+
+    def caller(self) -> str:
+        """Which agent is calling: "" for the top agent, a path for sub-agents."""
+        ...
+
+    def started(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
+
+    def finished(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        result: Any,
+        error: str | None,
+        duration_ms: float,
+    ) -> None: ...
+
+
+class _Unobserved:
+    def caller(self) -> str:
+        return ""
+
+    def started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        pass
+
+    def finished(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        result: Any,
+        error: str | None,
+        duration_ms: float,
+    ) -> None:
+        pass
+
+
 @dataclass
 class ObservedToolset(WrapperToolset[Any]):
+    observer: CallObserver = field(default_factory=_Unobserved)
     middleware: Middleware = field(default_factory=Middleware)
     # per-tool limits: a call past its limit fails like any other (the model gets "")
     timeouts: dict[str, float] = field(default_factory=dict)
@@ -36,13 +76,10 @@ class ObservedToolset(WrapperToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        turn = CURRENT_TURN.get()
+        observer = self.observer
         call_id = ctx.tool_call_id or uuid.uuid4().hex
-        call = ToolCall(name, dict(tool_args), agent=turn.agent if turn else "")
-        if turn:
-            turn.emit(
-                ToolCallStarted(call_id, name, dict(tool_args), turn.agent, turn.parent_call_id)
-            )
+        call = ToolCall(name, dict(tool_args), agent=observer.caller())
+        observer.started(call_id, name, dict(tool_args))
         started = time.perf_counter()
         error: str | None = None
 
@@ -79,19 +116,9 @@ class ObservedToolset(WrapperToolset[Any]):
                 log.warning("tool %s failed: %s", name, error)
         finally:
             # cancelled calls (an interrupted turn) end without a finished event
-            if turn is not None and not _cancelling():
-                finished = ToolCallFinished(
-                    call_id,
-                    name,
-                    call.args,
-                    result,
-                    error,
-                    (time.perf_counter() - started) * 1000,
-                    turn.agent,
-                    turn.parent_call_id,
-                )
-                turn.calls.append(finished)
-                turn.emit(finished)
+            if not _cancelling():
+                elapsed = (time.perf_counter() - started) * 1000
+                observer.finished(call_id, name, call.args, result, error, elapsed)
         return result
 
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel, Field, create_model
 
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.models import choose_model
-from holodeck.runtime.options import RunOptions
 from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.results import MetricResult
 

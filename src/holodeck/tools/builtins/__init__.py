@@ -36,8 +36,8 @@ from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.errors import ProviderError
-from holodeck.runtime.models import override_settings
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.providers import override_settings
+from holodeck.llm.run_options import RunOptions
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
 from holodeck.spec.model_settings import ProviderType

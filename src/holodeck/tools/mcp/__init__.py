@@ -5,11 +5,12 @@
     >>> await toolset.aclose()  # doctest: +SKIP
 
 Each server (`type: mcp` in agent.yaml, or an image's tools/mcp/*.yaml) is started once per
-agent process, on the first turn that needs its tools, and kept until `aclose()` (or the
-process exits). Its tools are exposed as `<server>_<tool>`, with schemas rewritten for the
-providers (`schema`). All connections live on one background thread running their own
-event loop, so a server outlives the turn (and the event loop) that started it, and every
-child process is stopped at exit.
+agent (`scope: agent`, shared by every conversation) or once per conversation
+(`scope: session`), when the agent or session is entered or on the first turn that needs its
+tools, and kept until `aclose()`. Its tools are exposed as `<server>_<tool>`, with schemas
+rewritten for the providers (`schema`). Connections live on the caller's event loop, held
+by a task of their own so that a server outlives the turn that started it; when that loop
+ends, its servers are stopped with it.
 
 Failures: a server that cannot start (missing command, exits, hangs past
 `startup_timeout`, unreachable URL) is logged once as a warning naming it and what to check;
@@ -31,11 +32,11 @@ from holodeck.tools.mcp._connection import (
     HTTP_STARTUP_S,
     LIST_PAGES,
     STDIO_STARTUP_S,
+    STOP_GRACE_S,
     _Server,
 )
 from holodeck.tools.mcp._errors import McpServerError, McpToolError
 from holodeck.tools.mcp._launch import FILESYSTEM_PACKAGE, _launch
-from holodeck.tools.mcp._loop import STOP_GRACE_S
 from holodeck.tools.mcp._results import model_content
 from holodeck.tools.mcp._toolset import McpToolset
 from holodeck.tools.mcp.schema import (

@@ -1,6 +1,7 @@
 """One server's connection: starting it (with retries and `startup_timeout`), calls
 (with `timeout`, retried when the server stopped or was unreachable), restarts, stopping
-it, and messages that say what to check. Every method runs on the host loop."""
+it, and messages that say what to check. Everything runs on the caller's event loop:
+a connection is held open by a task of that loop, so it outlives the turn that started it."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from holodeck.tools.mcp._errors import (
     _Permanent,
 )
 from holodeck.tools.mcp._launch import _Launch
-from holodeck.tools.mcp._loop import STOP_GRACE_S, _Host
 from holodeck.tools.mcp._transport import _watched
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ STDIO_STARTUP_S = 60.0  # `npx -y` / `uvx` may download the server on its first 
 HTTP_STARTUP_S = 30.0
 CALL_TIMEOUT_S = 300.0
 LIST_PAGES = 100
+STOP_GRACE_S = 10.0  # the SDK closes stdin, then terminates, then kills: about 4 s at most
 _T = TypeVar("_T")
 
 
@@ -51,23 +52,37 @@ class _Server:
         self.call_timeout = tool.timeout or CALL_TIMEOUT_S
         if launch.transport == "stdio":
             self.startup_timeout = tool.startup_timeout or STDIO_STARTUP_S
-        else:  # an image's `timeout` covers the connection too
-            self.startup_timeout = tool.startup_timeout or tool.timeout or HTTP_STARTUP_S
+        else:  # a call's `timeout` does not bound connecting: that is `startup_timeout`
+            self.startup_timeout = tool.startup_timeout or HTTP_STARTUP_S
         self.client: Client | None = None
         self.tools: list[Tool] = []
         self.generation = 0  # counts successful starts: a restart may bring other tools
+        self.starts = 0  # connections opened (each a process for stdio servers)
         self.failure: str | None = None
         self._retry_at = 0.0
+        self._stderr: IO[bytes] | None = None
+        self._bind(None)
+
+    def _bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Forget connection state tied to another event loop (one that has ended: its
+        tasks were cancelled when it closed, which stopped the server)."""
+        self._loop = loop
+        self.client = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._lock: asyncio.Lock | None = None
-        self._stderr: IO[bytes] | None = None
         self._ending: set[asyncio.Task[None]] = set()  # owners being stopped
+
+    def _on_this_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._bind(loop)
 
     # -- lifecycle
 
     async def ready(self) -> bool:
         """Started, or restarted if it stopped; False when it cannot start now (`failure`)."""
+        self._on_this_loop()
         if self.alive():
             return True
         if self._lock is None:
@@ -130,7 +145,7 @@ class _Server:
                 raise
             raise self._start_error(exc) from None
         self.generation += 1
-        _Host.get().servers.add(self)
+        self.starts += 1
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         """Holds the connection open until `stop` (or until the transport ends)."""
@@ -229,11 +244,13 @@ class _Server:
                     self._ending.discard(task)
                     if not task.cancelled():
                         task.exception()  # retrieved: it was logged already
-        _Host.get().servers.discard(self)
 
     async def close(self) -> None:
         """Stop the server; it starts again if it is used again."""
-        await self._stop_owner()
+        if self._loop is asyncio.get_running_loop():
+            await self._stop_owner()
+        else:  # its loop has ended, and stopped the server with it
+            self._bind(None)
         self.failure = None
         if self._stderr is not None:
             self._stderr.close()

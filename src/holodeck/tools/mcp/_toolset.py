@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,6 @@ from pydantic_core import SchemaValidator, core_schema
 
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp._connection import _Server
-from holodeck.tools.mcp._loop import _close_all, _Host
 from holodeck.tools.mcp._results import model_content
 from holodeck.tools.mcp.schema import ArgShape, exposed_name, model_schema, strip_nulls
 
@@ -35,8 +33,9 @@ class _Entry:
 
 
 class McpToolset(AbstractToolset[Any]):
-    """The tools of several MCP servers. Servers start on first use and stay up until
-    `aclose()`; entering and leaving the toolset (each run) does not stop them."""
+    """The tools of several MCP servers. Servers start on `start()` or first use and stay
+    up until `aclose()`; entering and leaving the toolset (each run) does not stop them.
+    They run on the event loop that started them; when that loop ends, so do they."""
 
     def __init__(
         self,
@@ -53,8 +52,6 @@ class McpToolset(AbstractToolset[Any]):
         self._entries: dict[str, _Entry] = {}  # every tool offered so far, by exposed name
         self._built: dict[str, tuple[Any, list[_Entry]]] = {}
         self._reported: dict[str, str] = {}
-        # dropped without aclose(): stop its servers; at exit _Host.shutdown does (and waits)
-        weakref.finalize(self, _close_later, tuple(self._servers)).atexit = False
 
     @property
     def id(self) -> str | None:
@@ -72,12 +69,21 @@ class McpToolset(AbstractToolset[Any]):
         """Servers that could not be started, with the reason."""
         return {s.name: s.failure for s in self._servers if s.failure is not None}
 
+    def starts(self) -> int:
+        """Connections opened so far, over all servers and restarts."""
+        return sum(s.starts for s in self._servers)
+
+    async def start(self) -> None:
+        """Start every server now (each failure is reported once, as on first use)."""
+        await _ready_all(self._servers)
+        self._report()
+
     async def aclose(self) -> None:
         """Stop every server of this toolset (idempotent)."""
-        await _Host.get().run(_close_all(self._servers))
+        await asyncio.gather(*(s.close() for s in self._servers), return_exceptions=True)
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        await _Host.get().run(_ready_all(self._servers))
+        await _ready_all(self._servers)
         self._report()
         taken = set(self._reserved)
         entries: dict[str, _Entry] = {}
@@ -108,7 +114,7 @@ class McpToolset(AbstractToolset[Any]):
     ) -> Any:
         entry = self._entries[name]
         args = strip_nulls(tool_args, entry.shape)
-        result = await _Host.get().run(entry.server.call(entry.original, args))
+        result = await entry.server.call(entry.original, args)
         return model_content(result, f"{entry.server.name}/{entry.original}")
 
     def _entries_of(self, server: _Server, taken: set[str]) -> list[_Entry]:
@@ -162,9 +168,3 @@ class McpToolset(AbstractToolset[Any]):
 
 async def _ready_all(servers: Sequence[_Server]) -> None:
     await asyncio.gather(*(s.ready() for s in servers))
-
-
-def _close_later(servers: Sequence[_Server]) -> None:
-    host = _Host._current
-    if host is not None:
-        host.run_soon(_close_all(servers))

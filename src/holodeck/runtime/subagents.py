@@ -1,16 +1,21 @@
 """Sub-agents as tools: each listed agent becomes a tool that runs it, isolated (its own
 model, tools and instructions), and returns its answer. Its events appear in the
-parent's stream, nested under the calling tool call."""
+parent's stream, nested under the calling tool call; its per-session servers belong to
+the parent's session."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
 
-from holodeck.runtime.options import RunOptions
+from holodeck.llm.run_options import RunOptions
+from holodeck.runtime.turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import AgentTool
+
+if TYPE_CHECKING:
+    from holodeck.runtime.agent import Agent
 
 
 class SubagentToolset(FunctionToolset[Any]):
@@ -18,7 +23,7 @@ class SubagentToolset(FunctionToolset[Any]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.built: list[Any] = []  # sub-agents, as they are first called
+        self.built: list[Agent] = []  # sub-agents, as they are first called
 
     async def aclose(self) -> None:
         for agent in self.built:
@@ -40,19 +45,18 @@ def _tool(
     sub: AgentSpec,
     description: str | None,
     options: RunOptions,
-    registry: list[Any],
+    registry: list[Agent],
 ) -> Tool[Any]:
-    built: list[Any] = []  # the sub-agent, built on first call
+    built: list[Agent] = []  # the sub-agent, built on first call
 
     async def delegate(ctx: RunContext[Any], task: str) -> str:
         from holodeck.runtime.agent import Agent
-        from holodeck.runtime.turn import CURRENT_TURN, Turn
 
         if not built:
             built.append(Agent(sub, options))
             registry.append(built[0])
         parent = CURRENT_TURN.get()
-        turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn(_discard())
+        turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)
         return str(final.text)
 
@@ -61,9 +65,3 @@ def _tool(
         f"Args:\n    task: What the {name} agent should do, with all the context it needs."
     )
     return Tool(delegate, name=name, takes_ctx=True)
-
-
-def _discard() -> Any:
-    import asyncio
-
-    return asyncio.Queue()

@@ -1,0 +1,184 @@
+"""Chat's slash commands (/help, /tools, /usage, /reset, /attach, /save) and what they and
+the banner say about the agent: its model, tools, skills, sub-agents, data and memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from holodeck.cli.chat_conversation import Conversation, SessionFileError
+from holodeck.cli.chat_view import ChatView
+from holodeck.runtime.agent import Agent, InputRefused
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.tools import (
+    AgentTool,
+    FunctionTool,
+    McpTool,
+    PromptTool,
+    TypeScriptTool,
+    VectorstoreTool,
+)
+
+HELP = """\
+Commands:
+  /help          this help
+  /tools         the agent's tools, skills and sub-agents
+  /usage         tokens (and cost, when it can be priced) so far
+  /reset         forget the conversation and start again
+  /attach FILE   send an image or a document with the next question
+                 (for agents that declare image or file input)
+  /save FILE     write the transcript so far to FILE as markdown
+  /exit, /quit   leave (so do `exit`, `quit` and Ctrl+D)
+Keys:
+  Enter          send
+  Esc then Enter add a line (Alt+Enter does the same in most terminals)
+  Up, Down       earlier questions of this session
+  Ctrl+C         cancel the answer being written; at the prompt, clear the line,
+                 or on an empty line press it twice to leave"""
+
+
+def model_label(agent: Agent) -> str:
+    built = agent.model
+    label = f"{built.provider}/{built.name}" if built.name else built.provider
+    notes = ["offline"] if built.provider == "test" else []
+    own = agent.spec.model
+    if agent.options.model is not None and own is not None:
+        notes.append(f"instead of {own.provider}/{own.name}" if own.name else "from --model")
+    cassette = agent.options.cassette
+    if cassette is not None:
+        notes.append(f"{'recording to' if cassette.recording else 'replaying'} {cassette.path}")
+    return f"{label} ({', '.join(notes)})" if notes else label
+
+
+def tool_rows(spec: AgentSpec) -> list[tuple[str, str, str]]:
+    """(name, kind, description) of each tool the model can call."""
+    rows: list[tuple[str, str, str]] = []
+    for tool in spec.tools:
+        if isinstance(tool, AgentTool):
+            continue  # listed with the sub-agents below
+        if isinstance(tool, McpTool):
+            where = tool.url or tool.command or tool.server or ""
+            rows.append((f"{tool.name}_*", "mcp", tool.description or f"tools of {where}"))
+        elif isinstance(tool, FunctionTool | TypeScriptTool):
+            rows.append((tool.name, tool.type, tool.description or _docstring(spec, tool)))
+        elif isinstance(tool, PromptTool | VectorstoreTool):
+            rows.append((tool.name, tool.type, tool.description))
+    for name, sub in spec.subagents.items():
+        described = next(
+            (t.description for t in spec.tools if isinstance(t, AgentTool) and t.name == name),
+            None,
+        )
+        rows.append((name, "sub-agent", described or sub.description or ""))
+    if spec.skills:
+        names = ", ".join(s.name for s in spec.skills)
+        rows.append(("load_skill", "skills", f"loads the instructions of: {names}"))
+        if any(s.resources for s in spec.skills):
+            rows.append(("read_skill_file", "skills", "reads a file of a skill"))
+    for builtin in spec.builtins:
+        rows.append((builtin.name, "built-in", ""))
+    return rows
+
+
+def _docstring(spec: AgentSpec, tool: FunctionTool | TypeScriptTool) -> str:
+    if not isinstance(tool, FunctionTool):
+        return ""
+    from holodeck.tools.errors import ToolLoadError
+    from holodeck.tools.python_modules import load_module
+
+    try:  # already imported when the agent was built
+        function = getattr(load_module(spec.root / tool.file), tool.function, None)
+    except ToolLoadError:
+        return ""
+    doc = (getattr(function, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str]]:
+    spec = conversation.spec
+    kinds = ("sub-agent", "skills")
+    tools = [name for name, kind, _ in tool_rows(spec) if kind not in kinds]
+    sources = [f"{t.name}: {t.source}" for t in spec.tools if isinstance(t, VectorstoreTool)]
+    if not spec.interaction.conversational:
+        memory = "off (interaction.conversational is false): each question stands alone"
+    else:
+        memory = f"last {conversation.session.max_messages} messages"
+        if conversation.session_file is None:
+            memory += ", not saved (--session FILE keeps them)"
+        elif resumed:
+            memory += f", resumed {resumed} from {conversation.session_file}"
+        else:
+            memory += f", saved to {conversation.session_file}"
+    about = [("about", spec.description)] if spec.description else []
+    if spec.author:
+        about.append(("author", spec.author))
+    return [
+        *about,
+        ("model", model_label(conversation.agent)),
+        ("tools", ", ".join(tools) or "none"),
+        ("skills", ", ".join(s.name for s in spec.skills) or "none"),
+        ("sub-agents", ", ".join(spec.subagents) or "none"),
+        ("data", ", ".join(sources) or "none"),
+        ("memory", memory),
+    ]
+
+
+def run_command(line: str, conversation: Conversation, view: ChatView) -> bool:
+    """Do a slash command; True when the session should end."""
+    name, _, argument = line.strip().partition(" ")
+    name, argument = name.lower(), argument.strip()
+    if name in ("/exit", "/quit"):
+        return True
+    if name == "/help":
+        view.notice(HELP)
+    elif name == "/tools":
+        rows = tool_rows(conversation.spec)
+        if not rows:
+            view.notice("This agent has no tools.")
+        width = max((len(n) for n, _, _ in rows), default=0)
+        kind_width = max((len(k) for _, k, _ in rows), default=0)
+        for tool, kind, description in rows:
+            view.notice(f"  {tool.ljust(width)}  {kind.ljust(kind_width)}  {description}".rstrip())
+    elif name == "/usage":
+        for text in conversation.session.spend.report():
+            view.notice(text)
+    elif name == "/reset":
+        try:
+            conversation.reset()
+        except SessionFileError as exc:
+            view.error(str(exc))
+        else:
+            view.notice("The conversation is forgotten; the next question starts a new one.")
+    elif name == "/attach":
+        _attach(argument, conversation, view)
+    elif name == "/save":
+        if not argument:
+            view.error("/save needs a file name, e.g. /save chat.md")
+            return False
+        path = Path(argument).expanduser()
+        try:
+            conversation.save_transcript(path)
+        except OSError as exc:
+            view.error(f"{path}: cannot write the transcript: {exc.strerror or exc}")
+        else:
+            view.notice(f"Saved the transcript to {path}")
+    else:
+        view.error(f"unknown command {name}; /help lists the commands")
+    return False
+
+
+def _attach(argument: str, conversation: Conversation, view: ChatView) -> None:
+    if not argument:
+        view.error("/attach needs a file, e.g. /attach photo.png")
+        return
+    path = Path(argument).expanduser()
+    try:
+        attachment = conversation.attach(path)
+    except InputRefused as exc:
+        view.error(f"{exc}; add it to the agent's input modalities to send such files")
+    except OSError as exc:
+        view.error(f"{path}: cannot read the file: {exc.strerror or exc}")
+    else:
+        count = len(conversation.attached)
+        view.notice(
+            f"Attached {path.name} ({attachment.media_type}); "
+            f"{'it goes' if count == 1 else f'{count} files go'} with your next question."
+        )

@@ -1,0 +1,96 @@
+"""A chat's transcript: each question, the tool calls made for it and the answer, kept
+for `/save FILE` (markdown), and rebuilt from a resumed conversation's messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from holodeck.cli.chat_view import as_text, shorten
+from holodeck.runtime.events import Event, FinalMessage, TextDelta, ToolCallFinished
+from holodeck.runtime.history import starts_turn
+
+
+@dataclass
+class Exchange:
+    """One question, the tool calls made for it and the answer (for /save)."""
+
+    prompt: str
+    calls: list[ToolCallFinished] = field(default_factory=list)
+    answer: str = ""
+    status: Literal["answered", "cancelled", "failed", "reset", "resumed"] = "answered"
+    note: str = ""
+
+    def record(self, event: Event) -> None:
+        if isinstance(event, ToolCallFinished):
+            self.calls.append(event)
+        elif isinstance(event, TextDelta) and not event.agent:
+            self.answer += event.text  # what a cancelled answer had written
+        elif isinstance(event, FinalMessage):
+            self.answer = event.text
+
+
+def exchanges_from(messages: Sequence[ModelMessage]) -> list[Exchange]:
+    """A resumed conversation as exchanges: each prompt, its tool calls and its answer."""
+    exchanges: list[Exchange] = []
+    calls: dict[str, ToolCallPart] = {}
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and starts_turn(message):
+                    text = part.content if isinstance(part.content, str) else "[attachments]"
+                    exchanges.append(Exchange(text, status="resumed"))
+                elif isinstance(part, ToolReturnPart) and exchanges:
+                    called = calls.get(part.tool_call_id)
+                    args = called.args_as_dict() if called is not None else {}
+                    exchanges[-1].calls.append(
+                        ToolCallFinished(
+                            part.tool_call_id, part.tool_name, args, part.content, None, 0
+                        )
+                    )
+        elif exchanges:
+            for reply in message.parts:
+                if isinstance(reply, ToolCallPart):
+                    calls[reply.tool_call_id] = reply
+            texts = [p.content for p in message.parts if isinstance(p, TextPart)]
+            if texts:
+                exchanges[-1].answer = "".join(texts)
+    return exchanges
+
+
+def transcript_markdown(agent_name: str, exchanges: Sequence[Exchange]) -> str:
+    lines = [f"# Chat with {agent_name}", ""]
+    for exchange in exchanges:
+        if exchange.status == "reset":
+            lines += ["---", "", "*The conversation was reset.*", ""]
+            continue
+        lines += ["## You", "", exchange.prompt, "", f"## {agent_name}", ""]
+        for call in exchange.calls:
+            depth = call.agent.count("/") + 1 if call.agent else 0
+            args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in call.args.items())
+            outcome = (
+                f"failed: {call.error}"
+                if call.error is not None
+                else "→ " + shorten(as_text(call.result), 200)
+            )
+            lines.append(f"{'  ' * depth}- `{call.name}({args})` {outcome}")
+        if exchange.calls:
+            lines.append("")
+        if exchange.answer:
+            lines += [exchange.answer, ""]
+        if exchange.status == "cancelled":
+            lines += ["*Cancelled: not kept in the conversation.*", ""]
+        elif exchange.status == "failed":
+            lines += [f"*Failed: {exchange.note}*", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,224 @@
+"""`Session`: one conversation with an agent.
+
+    >>> import asyncio
+    >>> from holodeck import Agent, RunOptions, load_agent
+    >>> async def main() -> str:
+    ...     async with Agent(load_agent("examples/weather"), RunOptions(model="test")) as agent:
+    ...         async with agent.session() as session:
+    ...             await session.answer("What's the weather in Paris?")
+    ...             used = session.spend.usage.requests
+    ...             return f"{len(session.messages)} messages, {used} requests"
+    >>> asyncio.run(main())  # doctest: +SKIP
+    '4 messages, 2 requests'
+
+A session owns the conversation (its messages, trimmed to `memory.max_messages` without
+ever parting a tool call from its result; the tokens and cost so far) and what the agent
+starts for this conversation alone (MCP servers with `scope: session`), which it stops on
+`aclose()`. The agent's shared servers are not the session's: thousands of sessions of one
+agent use one connection. A session is cheap: opening one allocates a few small objects.
+
+`to_json()` / `Session.from_json()` carry a session between processes (a chat's
+`--session` file, a `SessionStore`). A turn that is interrupted or fails leaves the
+conversation as it was before the turn. Turns of one session object run one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+
+from holodeck.runtime.events import Event, FinalMessage
+from holodeck.runtime.history import trim_history
+from holodeck.runtime.scope import SessionScope
+from holodeck.runtime.spend import Spend
+
+if TYPE_CHECKING:
+    from decimal import Decimal
+
+    from pydantic_ai.run import AgentRunResult
+
+    from holodeck.llm.test_model import ExpectedCall
+    from holodeck.runtime.agent import Agent, Attachment
+
+FORMAT = "holodeck-session"
+VERSION = 1
+
+
+class SessionError(Exception):
+    """A saved session cannot be read."""
+
+
+class Session:
+    __slots__ = (
+        "_lock",
+        "_scope",
+        "agent",
+        "created_at",
+        "id",
+        "last_cost",
+        "max_messages",
+        "messages",
+        "spend",
+        "updated_at",
+    )
+
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str | None = None,
+        *,
+        max_messages: int | None = None,
+        messages: Sequence[ModelMessage] = (),
+        spend: Spend | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        """`max_messages` defaults to the agent's `memory.max_messages`."""
+        self.agent = agent
+        self.id = session_id or uuid.uuid4().hex
+        self.max_messages = max_messages or agent.spec.memory.max_messages
+        self.messages: list[ModelMessage] = trim_history(messages, self.max_messages)
+        self.spend = spend or Spend()
+        self.created_at = self.updated_at = created_at or time.time()
+        self.last_cost: Decimal | None = None  # the last finished turn's, when priced
+        self._scope = SessionScope()
+        self._lock: asyncio.Lock | None = None
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} of {self.agent.spec.name}: {len(self.messages)} messages>"
+
+    # -- lifecycle
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the servers this session started (idempotent); the conversation stays."""
+        await self._scope.aclose()
+
+    # -- turns
+
+    async def run(
+        self,
+        prompt: str,
+        *,
+        attachments: Sequence[Attachment] = (),
+        expected_tools: Sequence[ExpectedCall] | None = None,
+    ) -> AsyncIterator[Event]:
+        """Stream one turn's events; the last is a `FinalMessage`.
+
+        The conversation takes the turn in when it finishes; closing the iterator early
+        (or cancelling the task reading it) cancels the turn and leaves it as it was."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            finished = False
+
+            def finish(result: AgentRunResult[Any], final: FinalMessage) -> None:
+                nonlocal finished
+                finished = True
+                responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
+                self.last_cost = self.spend.add(final.usage, responses)
+                if self.agent.spec.interaction.conversational:
+                    self.messages = trim_history(result.all_messages(), self.max_messages)
+                self.updated_at = time.time()
+
+            turn = self.agent.stream_turn(
+                prompt,
+                history=self.messages,
+                attachments=attachments,
+                expected_tools=expected_tools,
+                scope=self._scope,
+                on_result=finish,
+            )
+            try:
+                async with contextlib.aclosing(turn) as events:  # closing ends the turn now
+                    async for event in events:
+                        yield event
+            except (asyncio.CancelledError, GeneratorExit):
+                if not finished:
+                    self.spend.cancelled += 1
+                raise
+
+    async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
+        """Run a turn and return only its final message."""
+        final: FinalMessage | None = None
+        async for event in self.run(prompt, **kwargs):
+            if isinstance(event, FinalMessage):
+                final = event
+        assert final is not None
+        return final
+
+    def reset(self) -> None:
+        """Forget the conversation (what was used so far stays counted)."""
+        self.messages = []
+        self.updated_at = time.time()
+
+    # -- saving
+
+    def to_json(self, *, indent: int | None = None) -> bytes:
+        """The session as JSON: its id, agent, times, usage and messages."""
+        head = {
+            "format": FORMAT,
+            "version": VERSION,
+            "id": self.id,
+            "agent": self.agent.spec.name,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "spend": self.spend.to_dict(),
+        }
+        messages = ModelMessagesTypeAdapter.dump_python(self.messages, mode="json")
+        return json.dumps({**head, "messages": messages}, indent=indent).encode()
+
+    @classmethod
+    def from_json(
+        cls,
+        agent: Agent,
+        data: bytes | str,
+        *,
+        session_id: str | None = None,
+        max_messages: int | None = None,
+    ) -> Session:
+        """A session saved by `to_json()`, continued with `agent`. A bare list of
+        messages (the earlier chat session file) is read too. Raises `SessionError`."""
+        try:
+            raw = json.loads(data)
+        except ValueError as exc:
+            raise SessionError(f"not JSON: {exc}") from None
+        if isinstance(raw, list):
+            raw = {"format": FORMAT, "version": VERSION, "messages": raw}
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise SessionError("not a HoloDeck session (no `format: holodeck-session`)")
+        if raw.get("version") != VERSION:
+            raise SessionError(
+                f"session format version {raw.get('version')!r} is not supported "
+                f"(this HoloDeck reads version {VERSION})"
+            )
+        try:
+            messages = ModelMessagesTypeAdapter.validate_python(raw.get("messages", []))
+            spend = Spend.from_dict(raw.get("spend") or {})
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            problem = str(exc).splitlines()[0][:160]
+            raise SessionError(f"the session's messages or usage are damaged ({problem})") from None
+        created = raw.get("created_at")
+        session = cls(
+            agent,
+            session_id or raw.get("id"),
+            max_messages=max_messages,
+            messages=messages,
+            spend=spend,
+            created_at=float(created) if isinstance(created, int | float) else None,
+        )
+        updated = raw.get("updated_at")
+        if isinstance(updated, int | float):
+            session.updated_at = float(updated)
+        return session

@@ -1,0 +1,92 @@
+"""What a conversation has used: tokens, model requests and, when every request can be
+priced from the price list bundled with pydantic-ai, its cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pydantic_ai.messages import ModelResponse
+
+from holodeck.runtime.events import Usage
+
+
+@dataclass
+class Spend:
+    """Tokens used so far and, when every request could be priced, what they cost."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost: Decimal | None = Decimal(0)
+    unpriced: str | None = None  # why the cost is unknown
+    cancelled: int = 0  # turns interrupted before their answer (not counted)
+
+    def add(self, usage: Usage | None, responses: Sequence[ModelResponse]) -> Decimal | None:
+        """Count a finished turn; returns its cost, or None when it cannot be priced."""
+        if usage is None:
+            return None
+        self.usage = self.usage + usage
+        cost, why = price(responses, usage)
+        if cost is None:
+            self.cost, self.unpriced = None, self.unpriced or why
+        elif self.cost is not None:
+            self.cost += cost
+        return cost
+
+    def report(self) -> list[str]:
+        u = self.usage
+        lines = [
+            f"tokens: {u.total_tokens} ({u.input_tokens} in, {u.output_tokens} out) "
+            f"in {u.requests} model request{'s' if u.requests != 1 else ''}"
+        ]
+        if u.requests == 0:
+            lines.append("cost: nothing yet")
+        elif self.cost is None:
+            lines.append(f"cost: unknown ({self.unpriced})")
+        else:
+            lines.append(
+                f"cost: ${self.cost:.6f} (estimated from the price list bundled with pydantic-ai)"
+            )
+        if self.cancelled:
+            lines.append(f"not counted: {self.cancelled} cancelled answer(s)")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        u = self.usage
+        return {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "requests": u.requests,
+            "cost": None if self.cost is None else str(self.cost),
+            "unpriced": self.unpriced,
+            "cancelled": self.cancelled,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Spend:
+        usage = Usage(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("requests", 0)),
+        )
+        cost = data.get("cost")
+        return cls(
+            usage,
+            None if cost is None else Decimal(str(cost)),
+            data.get("unpriced"),
+            int(data.get("cancelled", 0)),
+        )
+
+
+def price(responses: Sequence[ModelResponse], usage: Usage) -> tuple[Decimal | None, str]:
+    """The cost of a turn's model responses, or None and why it is unknown."""
+    if len(responses) < usage.requests:
+        return None, "sub-agents and prompt tools made requests that cannot be priced here"
+    total = Decimal(0)
+    for response in responses:
+        try:
+            total += response.cost().total_price
+        except (LookupError, ValueError, AssertionError):
+            return None, f"no price data for {response.model_name or 'the model'}"
+    return total, ""
