@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from conftest import Write
 from holodeck.cli.main import cli
 
 REPO = Path(__file__).resolve().parent.parent
+HOLODECK_COMMAND = (sys.executable, "-m", "holodeck")
 HEAD = """
 name: shop
 model: {provider: openai, name: gpt-4o}
@@ -259,21 +261,36 @@ def test_an_uncomputable_metric_does_not_fail_the_case_unless_asked(
     assert run("test", str(hard), "--model", "test", cwd=tmp_path).exit_code == 1
 
 
-def test_ctrl_c_stops_and_still_writes_the_partial_report(write: Write, tmp_path: Path) -> None:
-    tools = TOOLS + "\nimport time\n\ndef slow() -> str:\n    time.sleep(60)\n    return 'x'\n"
+def test_ctrl_c_saves_the_partial_run_and_exits_within_5_s(write: Write, tmp_path: Path) -> None:
+    """Ctrl+C while a Python tool sleeps for a minute and an MCP server takes 5 s to stop:
+    the finished case is reported and saved, and the command exits 130 at once."""
+    marker = tmp_path / "slow-started"
+    tools = TOOLS + (
+        "\nimport time\nfrom pathlib import Path\n\ndef slow() -> str:\n"
+        f"    Path({str(marker)!r}).touch()\n    time.sleep(60)\n    return 'x'\n"
+    )
+    pids = tmp_path / "mcp.pids"
+    server = {
+        "type": "mcp",
+        "name": "demo",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp_servers" / "demo.py"), "--slow-stop"],
+        "env": {"DEMO_PID_FILE": str(pids)},
+    }
     root = write(
         {
             "agent.yaml": HEAD
             + "  - {type: function, name: slow, file: tools.py, function: slow}\n"
-            "test_cases:\n" + PASSING + "  - {name: stuck, input: wait, expected_tools: [slow]}\n",
+            + f"  - {json.dumps(server)}\n"
+            + "test_cases:\n"
+            + PASSING
+            + "  - {name: stuck, input: wait, expected_tools: [demo_echo, slow]}\n",
             "tools.py": tools,
         }
     )
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "holodeck",
+            *HOLODECK_COMMAND,
             "test",
             str(root),
             "--model",
@@ -291,16 +308,34 @@ def test_ctrl_c_stops_and_still_writes_the_partial_report(write: Write, tmp_path
         # a shell's background jobs ignore SIGINT, and children inherit that: restore it
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    assert process.stdout is not None
-    for line in process.stdout:  # wait until the first case is done
-        if "PASS status" in line:
-            break
-    process.send_signal(signal.SIGINT)
-    process.wait(timeout=30)
-    assert process.returncode == 130
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():  # the MCP server is up and the slow tool is sleeping
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        process.kill()
+    assert process.returncode == 130, output
+    assert took < 5, f"exit took {took:.1f} s"
+    assert "Traceback" not in output and "error:" not in output
     data = json.loads((tmp_path / "partial.json").read_text())
     assert data["interrupted"] is True
     assert [c["name"] for c in data["cases"]] == ["status"]
+    saved = list((tmp_path / ".holodeck" / "runs").glob("*.json"))
+    assert len(saved) == 1 and json.loads(saved[0].read_text())["interrupted"] is True
+    server_pid = int(pids.read_text().split()[0])
+    assert not Path(f"/proc/{server_pid}").exists() or _zombie(server_pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
 
 
 @pytest.mark.parametrize("example", ["weather"])

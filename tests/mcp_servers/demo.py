@@ -6,6 +6,7 @@
     ... --exit-at-start                 print a complaint to stderr and exit 1
     ... --hang-at-start                 never answer (sleeps before serving)
     ... --linger                        stay alive after stdin closes (until killed)
+    ... --slow-stop                     take 5 s to exit after stdin closes
 
 DEMO_PID_FILE: a file to which each start appends its process id.
 """
@@ -211,6 +212,8 @@ def main() -> None:
         app.run()
         if "--linger" in args:  # a server that ignores its stdin closing
             time.sleep(600)
+        if "--slow-stop" in args:  # a server with a long clean-up
+            time.sleep(5)
     else:
         transport = "streamable-http" if mode == "http" else "sse"
         app.run(transport, host="127.0.0.1", port=int(args[1]))  # type: ignore[call-overload]

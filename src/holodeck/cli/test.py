@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-from collections.abc import Coroutine
+import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,7 +21,10 @@ from holodeck.cli.run_options import run_options
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from holodeck.runtime.agent import Agent
+    from holodeck.spec.agent_spec import AgentSpec
     from holodeck.testing.results import TestRun
+    from holodeck.testing.runner import TestOptions
 
 RUNS_DIR = Path(".holodeck") / "runs"
 
@@ -122,7 +123,12 @@ def test(
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import TurnError
     from holodeck.spec import SpecError, load_agent
-    from holodeck.testing.runner import DEFAULT_CONCURRENCY, TestOptions, run_tests
+    from holodeck.testing.runner import (
+        DEFAULT_CONCURRENCY,
+        TestOptions,
+        agent_for_tests,
+        select_cases,
+    )
     from holodeck.tools.errors import ToolLoadError
 
     try:
@@ -156,66 +162,99 @@ def test(
         concurrency=concurrency or DEFAULT_CONCURRENCY,
         repeat=repeat,
     )
-    from holodeck.testing.history import save_run
-    from holodeck.testing.progress import live_progress
-    from holodeck.testing.reports import render_console, write_report
-    from holodeck.testing.runner import select_cases
 
     selected = select_cases(spec, options)
     if not selected:
         click.echo("no test case matches --case/-k", err=True)
         raise SystemExit(EXIT_CONFIG)
+    report = _Report(console, output, fmt, verbose)
     try:
-        with live_progress(console, len(selected)) as on_case:
-            options.on_case = on_case
-            run = _run(run_tests(spec, options))
+        agent = agent_for_tests(spec, options)
+        code = asyncio.run(_test(spec, options, agent, report, len(selected)))
     except (ProviderError, ToolLoadError, TurnError, CassetteError) as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(
             EXIT_EXECUTION if isinstance(exc, ProviderError) else EXIT_CONFIG
         ) from None
-    if cassette is not None:
-        cassette.save()
-    render_console(run, console, verbose=verbose)
-    saved = save_run(run, RUNS_DIR)
-    console.print(f"[dim]saved {saved}[/dim]")
-    if output is not None:
-        try:
-            written = write_report(run, output, fmt)
-        except ValueError as exc:
-            click.echo(f"error: {exc}", err=True)
-            raise SystemExit(EXIT_CONFIG) from None
-        except OSError as exc:  # the run itself is saved above; only the report is missing
-            click.echo(f"error: cannot write the report {output}: {exc.strerror or exc}", err=True)
-            raise SystemExit(EXIT_CONFIG) from None
-        console.print(f"report: {written}")
-    if run.interrupted:
-        # a tool still running in a thread would keep the process alive: leave now
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)
-    if run.summary.errors:
-        raise SystemExit(EXIT_EXECUTION)
-    raise SystemExit(EXIT_TEST_FAILED if run.summary.failed else EXIT_OK)
+    raise SystemExit(code)
 
 
-def _run(coroutine: Coroutine[Any, Any, TestRun]) -> TestRun:
-    """Run the tests. Ctrl+C cancels them and still returns the partial run; a second
-    Ctrl+C leaves at once."""
-    import signal
+async def _test(
+    spec: AgentSpec, options: TestOptions, agent: Agent, report: _Report, total: int
+) -> int:
+    """Run the cases, save and report what ran, then stop the agent's servers.
 
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(coroutine)
-    # cancel cleanly rather than raise KeyboardInterrupt wherever the signal lands
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    Ctrl+C cancels the cases: the run so far is saved and reported at once (exit 130),
+    before the servers are stopped; a second Ctrl+C stops waiting for them."""
+    from holodeck.testing.progress import live_progress
+    from holodeck.testing.runner import run_tests
+
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    cases = asyncio.create_task(run_tests(spec, options, agent))
+
+    def interrupt() -> None:
+        (main if cases.done() else cases).cancel()
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        return loop.run_until_complete(task)
-    except asyncio.CancelledError:
-        click.echo("Interrupted.", err=True)
-        os._exit(EXIT_INTERRUPTED)
+        with live_progress(report.console, total) as on_case:
+            options.on_case = on_case
+            try:
+                run = await cases  # when interrupted: the cases that finished
+            except asyncio.CancelledError:
+                if main.cancelling():
+                    raise
+                click.echo("Interrupted before any case ran.", err=True)
+                return EXIT_INTERRUPTED
+        return report.write(run, agent)
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.close()
+        try:
+            await agent.aclose()  # MCP servers: bounded by the SDK (stdin, TERM, KILL)
+        except asyncio.CancelledError:
+            pass  # a second Ctrl+C: what is left stops as the event loop ends
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+class _Report:
+    """Where a finished (or interrupted) run goes: the console, .holodeck/runs, -o."""
+
+    def __init__(self, console: Console, output: Path | None, fmt: str | None, verbose: bool):
+        self.console, self.output, self.fmt, self.verbose = console, output, fmt, verbose
+
+    def write(self, run: TestRun, agent: Agent) -> int:
+        """Save and report `run`; returns the exit code."""
+        from holodeck.testing.history import save_run
+        from holodeck.testing.reports import render_console, write_report
+
+        cassette = agent.options.cassette
+        if cassette is not None:
+            cassette.save()
+        if run.interrupted:
+            click.echo("Interrupted: reporting the cases that finished.", err=True)
+        render_console(run, self.console, verbose=self.verbose)
+        saved = save_run(run, RUNS_DIR)
+        self.console.print(f"[dim]saved {saved}[/dim]")
+        if self.output is not None:
+            try:
+                written = write_report(run, self.output, self.fmt)
+            except ValueError as exc:
+                click.echo(f"error: {exc}", err=True)
+                return EXIT_CONFIG
+            except OSError as exc:  # the run itself is saved above; only the report is missing
+                click.echo(
+                    f"error: cannot write the report {self.output}: {exc.strerror or exc}",
+                    err=True,
+                )
+                return EXIT_CONFIG
+            self.console.print(f"report: {written}")
+        if run.interrupted:
+            return EXIT_INTERRUPTED
+        if run.summary.errors:
+            return EXIT_EXECUTION
+        return EXIT_TEST_FAILED if run.summary.failed else EXIT_OK
 
 
 def _compare(refs: tuple[str, str], console: Console) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -181,7 +181,7 @@ class Agent:
         *,
         attachments: Sequence[Attachment] = (),
         expected_tools: Sequence[ExpectedCall] | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Stream the events of one turn that stands alone (nothing remembers it); the
         last is a `FinalMessage`. A conversation is a `Session`: `agent.session()`."""
         scope = SessionScope()
@@ -204,7 +204,7 @@ class Agent:
         expected_tools: Sequence[ExpectedCall] | None = None,
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
 

@@ -29,7 +29,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
@@ -113,7 +113,7 @@ class Session:
         *,
         attachments: Sequence[Attachment] = (),
         expected_tools: Sequence[ExpectedCall] | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Stream one turn's events; the last is a `FinalMessage`.
 
         The conversation takes the turn in when it finishes; closing the iterator early
