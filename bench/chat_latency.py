@@ -32,9 +32,9 @@ from typing import cast
 
 import pexpect
 
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, TextDelta
-from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 AGENT_YAML = """
@@ -53,7 +53,6 @@ async def runtime_ms(root: Path, turns: int) -> list[float]:
     agent = Agent(load_agent(root), RunOptions(model="test"))
     samples = []
     for turn in range(WARMUP + turns):
-        agent.reset()  # the same history each time
         start = time.perf_counter()
         events = cast("AsyncGenerator[Event, None]", agent.run(f"question {turn}"))
         async for event in events:

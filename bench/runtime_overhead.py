@@ -29,9 +29,9 @@ from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import FinalMessage
-from holodeck.llm.run_options import RunOptions
 from holodeck.spec import load_agent
 
 INSTRUCTIONS = "You look things up."
@@ -105,7 +105,6 @@ def holodeck_turn(calls: int, root: Path) -> Callable[[], Awaitable[Any]]:
     model = scripted_model(calls)
 
     async def turn() -> Any:
-        agent.reset()  # every turn starts fresh, like the bare agent's
         # RunOptions cannot name a model object, so swap it in with pydantic-ai's override
         with agent._agent.override(model=model):
             final = None
