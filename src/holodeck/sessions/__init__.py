@@ -1,0 +1,23 @@
+"""Where conversations live between turns: a `SessionStore` keeps each session's JSON
+(`Session.to_json()`) by id, and locks a session so two turns of it never interleave.
+
+    >>> import asyncio
+    >>> from holodeck.sessions import MemorySessionStore
+    >>> async def main() -> bytes | None:
+    ...     async with MemorySessionStore() as store:
+    ...         async with store.lock("s1"):
+    ...             await store.save("s1", b'{"format": "holodeck-session"}')
+    ...         return await store.load("s1")
+    >>> asyncio.run(main())
+    b'{"format": "holodeck-session"}'
+
+`MemorySessionStore` lives in the process; `SqliteSessionStore` in a file, so sessions
+survive a restart and several processes on one machine share them (its lock holds across
+processes).
+"""
+
+from holodeck.sessions.memory import MemorySessionStore
+from holodeck.sessions.sqlite import SqliteSessionStore
+from holodeck.sessions.store import SessionBusy, SessionStore
+
+__all__ = ["MemorySessionStore", "SessionBusy", "SessionStore", "SqliteSessionStore"]

@@ -1,0 +1,150 @@
+"""Sessions in a SQLite file: they survive a restart, and processes on one machine share
+them. The lock is a lease row, so it holds across processes; a process that dies while
+holding one frees it when the lease runs out. Queries run on one thread of the store's
+own, never on the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from holodeck.sessions.local_locks import LocalLocks, busy
+from holodeck.sessions.store import DEFAULT_LOCK_WAIT_S, SessionStore
+
+LEASE_S = 600.0  # a lock outlives a crashed holder by at most this
+_POLL_S = (0.005, 0.2)  # first and longest pause between tries for a lock held elsewhere
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, data BLOB NOT NULL, saved_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS session_locks (
+    id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL
+);
+"""
+
+
+class SqliteSessionStore(SessionStore):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        ttl_s: float | None = None,
+        lease_s: float = LEASE_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(ttl_s=ttl_s, clock=clock)
+        self.path = Path(path).expanduser()
+        self.lease_s = lease_s
+        self._owner = uuid.uuid4().hex  # this store's name on the locks it holds
+        self._db: sqlite3.Connection | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._locks = LocalLocks()
+
+    # -- the thread and the connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="holodeck-sqlite")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._with_db, work)
+
+    def _with_db(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+            db.execute("PRAGMA busy_timeout=10000")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return work(self._db)
+
+    async def aclose(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        db, self._db = self._db, None
+        if db is not None:
+            await asyncio.get_running_loop().run_in_executor(thread, db.close)
+        thread.shutdown(wait=False)
+
+    # -- sessions
+
+    async def load(self, session_id: str) -> bytes | None:
+        def load(db: sqlite3.Connection) -> bytes | None:
+            row = db.execute(
+                "SELECT data, saved_at FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            if self.ttl_s is not None and self.clock() - row[1] > self.ttl_s:
+                db.execute(
+                    "DELETE FROM sessions WHERE id = ? AND saved_at = ?", (session_id, row[1])
+                )
+                return None
+            return bytes(row[0])
+
+        return await self._run(load)
+
+    async def save(self, session_id: str, data: bytes) -> None:
+        def save(db: sqlite3.Connection) -> None:
+            now = self.clock()
+            db.execute(
+                "INSERT INTO sessions (id, data, saved_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET data = excluded.data, saved_at = excluded.saved_at",
+                (session_id, data, now),
+            )
+            if self.ttl_s is not None:  # expired sessions go as others are saved
+                db.execute("DELETE FROM sessions WHERE saved_at < ?", (now - self.ttl_s,))
+
+        await self._run(save)
+
+    async def delete(self, session_id: str) -> bool:
+        def delete(db: sqlite3.Connection) -> bool:
+            return db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+        return await self._run(delete)
+
+    # -- locks
+
+    @asynccontextmanager
+    async def lock(
+        self, session_id: str, *, wait_s: float = DEFAULT_LOCK_WAIT_S
+    ) -> AsyncIterator[None]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        # turns in this process queue here; only the first competes with other processes
+        async with self._locks.hold(session_id, deadline):
+            pause = _POLL_S[0]
+            while not await self._run(lambda db: self._take(db, session_id)):
+                if loop.time() + pause > deadline:
+                    raise busy(session_id)
+                await asyncio.sleep(pause)  # held by another process: try again shortly
+                pause = min(pause * 2, _POLL_S[1])
+            try:
+                yield
+            finally:
+                await asyncio.shield(self._run(lambda db: self._give(db, session_id)))
+
+    def _take(self, db: sqlite3.Connection, session_id: str) -> bool:
+        now = self.clock()
+        taken = db.execute(
+            "INSERT INTO session_locks (id, owner, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, "
+            "expires_at = excluded.expires_at WHERE session_locks.expires_at < ?",
+            (session_id, self._owner, now + self.lease_s, now),
+        )
+        return taken.rowcount > 0
+
+    def _give(self, db: sqlite3.Connection, session_id: str) -> None:
+        db.execute(
+            "DELETE FROM session_locks WHERE id = ? AND owner = ?", (session_id, self._owner)
+        )
