@@ -32,10 +32,10 @@ from typing import cast
 
 import pexpect
 
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, TextDelta
-from holodeck.spec import load_agent
 
 AGENT_YAML = """
 name: bench

@@ -29,10 +29,10 @@ from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import FinalMessage
-from holodeck.spec import load_agent
 
 INSTRUCTIONS = "You look things up."
 WARMUP = 20

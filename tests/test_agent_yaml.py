@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MINIMAL_AGENT, Write
-from holodeck.spec import AgentSpec, SpecError, load_agent
+from holodeck.config.loader import load_agent
+from holodeck.spec import AgentSpec, SpecError
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.tools import FunctionTool, McpTool, PromptTool, VectorstoreTool
 

@@ -13,16 +13,15 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from ruamel.yaml import YAML
 
 from conftest import Write
-from holodeck.config.settings import Settings
+from holodeck.config.loader import load_agent
 from holodeck.llm.cassette import Cassette, CassetteError, CassetteMiss
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, TextDelta, ToolCallFinished, Usage
-from holodeck.spec import load_agent
 from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import ExecutionSettings
+from holodeck.spec.settings_models import ExecutionSettings, Settings
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 
 pytestmark = pytest.mark.anyio
@@ -359,8 +358,8 @@ def test_the_cassette_comes_from_the_command_line_then_the_environment_then_agen
 async def test_agent_yaml_and_environment_settings_choose_the_cassette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from holodeck.config.loader import load_agent
     from holodeck.runtime.agent import Agent
-    from holodeck.spec import load_agent
 
     root = tmp_path / "agent"
     root.mkdir()

@@ -744,9 +744,9 @@ def test_a_resumed_conversation_becomes_a_transcript() -> None:
 def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> None:
     from holodeck.cli.chat_commands import banner_rows
     from holodeck.cli.chat_conversation import Conversation
+    from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import Agent
-    from holodeck.spec import load_agent
 
     root = write(
         {

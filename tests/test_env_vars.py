@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.config.env_vars import environment_for, substitute
+from holodeck.config.env_vars import environment_for
 from holodeck.spec.diagnostics import Collector
+from holodeck.spec.env_references import substitute
 from holodeck.spec.yaml_source import parse_yaml
 
 

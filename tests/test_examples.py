@@ -24,8 +24,9 @@ from click.testing import CliRunner, Result
 
 from holodeck.cli.main import cli
 from holodeck.config.credentials import resolve_model
+from holodeck.config.loader import load_agent
 from holodeck.config.settings import load_settings
-from holodeck.spec import SpecError, load_agent
+from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.model_settings import ModelSettings
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import Write
-from holodeck.spec import load_agent
+from holodeck.config.loader import load_agent
 from holodeck.spec.agent_file import AgentFile
 from holodeck.spec.image_files import ImageConfig
 from holodeck.spec.model_settings import ModelSettings

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from holodeck.spec import SpecError, load_agent
+from holodeck.config.loader import load_agent
+from holodeck.spec import SpecError
 from holodeck.spec.yaml_source import parse_yaml
 
 FUZZ = settings(

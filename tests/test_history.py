@@ -21,10 +21,10 @@ from pydantic_ai.messages import (
 )
 
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.history import starts_turn, trim_history
-from holodeck.spec import load_agent
 
 pytestmark = pytest.mark.anyio
 

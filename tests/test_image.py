@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Write
-from holodeck.spec import SpecError, load_agent
+from holodeck.config.loader import load_agent
+from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic, Severity
 from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
 

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from holodeck.cli.main import EXIT_CONFIG, cli
+from holodeck.config.loader import load_agent
 from holodeck.scaffold import (
     FORMATS,
     IMAGE_SKILLS,
@@ -25,7 +26,6 @@ from holodeck.scaffold import (
     create_project,
     render,
 )
-from holodeck.spec import load_agent
 from holodeck.spec.evaluations import AI_METRICS, NLP_METRICS, StandardMetric
 from holodeck.spec.tools import FunctionTool, VectorstoreTool
 from holodeck.spec.yaml_source import read_yaml
@@ -188,7 +188,7 @@ def test_provider_sets_the_model(tmp_path: Path, provider: str, fmt: str) -> Non
 
 def test_azure_endpoint_comes_from_the_environment(tmp_path: Path) -> None:
     from holodeck.config.credentials import resolve_model
-    from holodeck.config.settings import Settings
+    from holodeck.spec.settings_models import Settings
 
     root = make(tmp_path, "conversational", "azure_openai")
     spec = load_agent(root)

@@ -30,10 +30,10 @@ from pydantic_ai.tools import ToolDefinition
 
 import scripted_servers
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
-from holodeck.spec import load_agent
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
@@ -635,7 +635,7 @@ EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
 from holodeck.runtime.agent import Agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec import load_agent
+from holodeck.config.loader import load_agent
 
 async def main():
     agent = Agent(load_agent(sys.argv[1]), RunOptions(model="test"))

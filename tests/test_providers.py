@@ -15,6 +15,7 @@ import pytest
 
 import scripted_servers
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.config.settings import load_settings
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.run_options import RunOptions
@@ -27,7 +28,6 @@ from holodeck.runtime.events import (
     ToolCallStarted,
     Usage,
 )
-from holodeck.spec import load_agent
 from scripted_servers import (
     AnthropicServer,
     Call,

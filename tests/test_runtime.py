@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent, Attachment, InputRefused, TurnError
 from holodeck.runtime.events import (
@@ -20,7 +21,6 @@ from holodeck.runtime.events import (
     Usage,
 )
 from holodeck.runtime.session import Session
-from holodeck.spec import load_agent
 from holodeck.tools.errors import ToolLoadError
 
 pytestmark = pytest.mark.anyio

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import ToolCallFinished
 from holodeck.runtime.session import Session, SessionError
 from holodeck.runtime.stored_session import stored_session
 from holodeck.sessions import MemorySessionStore, SessionBusy, SessionStore, SqliteSessionStore
-from holodeck.spec import load_agent
 from yaml_dump import dump
 
 pytestmark = pytest.mark.anyio

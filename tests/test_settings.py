@@ -8,9 +8,11 @@ import pytest
 
 from conftest import MINIMAL_AGENT, Write
 from holodeck.config.credentials import UnknownProviderError, resolve_model
-from holodeck.config.settings import Settings, global_config_path, load_settings
-from holodeck.spec import SpecError, load_agent
+from holodeck.config.loader import load_agent
+from holodeck.config.settings import global_config_path, load_settings
+from holodeck.spec import SpecError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
+from holodeck.spec.settings_models import Settings
 
 GLOBAL = """
 providers:

@@ -23,10 +23,10 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
 
 from conftest import Write
+from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
-from holodeck.spec import load_agent
 from holodeck.spec.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript import (
@@ -622,9 +622,9 @@ def test_typescript_is_installed_once_under_holodeck_home(
 def test_an_agents_node_process_lasts_across_turns_until_closed(image: Path) -> None:
     import asyncio
 
+    from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import Agent
-    from holodeck.spec import load_agent
 
     agent = Agent(load_agent(image), RunOptions(model="test"))
 

@@ -1,9 +1,88 @@
 """HoloDeck: define an AI agent in YAML, test it, chat with it, serve it.
 
->>> from holodeck.spec import load_agent
->>> spec = load_agent("examples/weather/agent.yaml")  # doctest: +SKIP
+The Python API, for embedding an agent in a program:
+
+    >>> import asyncio
+    >>> from holodeck import Agent, RunOptions, load_agent
+    >>> spec = load_agent("examples/weather")  # agent.yaml, an image directory or .tar.gz
+    >>> async def main() -> list[str]:
+    ...     async with Agent(spec, RunOptions(model="test")) as agent:  # starts its servers
+    ...         async with agent.session() as session:  # one conversation
+    ...             final = await session.answer("What's the weather in Paris?")
+    ...             return [call.name for call in final.tool_calls]
+    >>> asyncio.run(main())  # the offline test model calls every tool, then answers
+    ['get_weather', 'get_forecast']
+
+`session.run(...)` streams the turn's events instead (`TextDelta`, `ToolCallStarted`,
+`ToolCallFinished`, `Usage`, `FinalMessage`). Names are imported on first use, so
+`import holodeck` stays cheap (the CLI starts without loading any model SDK).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from holodeck._version import __version__
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from holodeck.config.loader import load_agent as load_agent
+    from holodeck.llm.errors import ProviderError as ProviderError
+    from holodeck.llm.run_options import RunOptions as RunOptions
+    from holodeck.runtime.agent import Agent as Agent
+    from holodeck.runtime.agent import Attachment as Attachment
+    from holodeck.runtime.agent import TurnError as TurnError
+    from holodeck.runtime.events import Event as Event
+    from holodeck.runtime.events import FinalMessage as FinalMessage
+    from holodeck.runtime.events import TextDelta as TextDelta
+    from holodeck.runtime.events import ToolCallFinished as ToolCallFinished
+    from holodeck.runtime.events import ToolCallStarted as ToolCallStarted
+    from holodeck.runtime.events import Usage as Usage
+    from holodeck.runtime.session import Session as Session
+    from holodeck.runtime.session import SessionError as SessionError
+    from holodeck.runtime.stored_session import stored_session as stored_session
+    from holodeck.sessions import MemorySessionStore as MemorySessionStore
+    from holodeck.sessions import SessionBusy as SessionBusy
+    from holodeck.sessions import SessionStore as SessionStore
+    from holodeck.sessions import SqliteSessionStore as SqliteSessionStore
+    from holodeck.spec.agent_spec import AgentSpec as AgentSpec
+    from holodeck.spec.diagnostics import SpecError as SpecError
+
+_EXPORTS = {
+    "load_agent": "holodeck.config.loader",
+    "AgentSpec": "holodeck.spec.agent_spec",
+    "SpecError": "holodeck.spec.diagnostics",
+    "RunOptions": "holodeck.llm.run_options",
+    "ProviderError": "holodeck.llm.errors",
+    "Agent": "holodeck.runtime.agent",
+    "Attachment": "holodeck.runtime.agent",
+    "TurnError": "holodeck.runtime.agent",
+    "Session": "holodeck.runtime.session",
+    "SessionError": "holodeck.runtime.session",
+    "stored_session": "holodeck.runtime.stored_session",
+    "Event": "holodeck.runtime.events",
+    "TextDelta": "holodeck.runtime.events",
+    "ToolCallStarted": "holodeck.runtime.events",
+    "ToolCallFinished": "holodeck.runtime.events",
+    "Usage": "holodeck.runtime.events",
+    "FinalMessage": "holodeck.runtime.events",
+    "SessionStore": "holodeck.sessions",
+    "SessionBusy": "holodeck.sessions",
+    "MemorySessionStore": "holodeck.sessions",
+    "SqliteSessionStore": "holodeck.sessions",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'holodeck' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

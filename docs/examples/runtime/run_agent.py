@@ -8,7 +8,7 @@ import sys
 from holodeck.runtime.agent import Agent
 from holodeck.runtime.events import FinalMessage, TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec import load_agent
+from holodeck.config.loader import load_agent
 
 
 async def main(path: str, question: str) -> None:

@@ -107,11 +107,12 @@ def _conversation(
     from dataclasses import replace
 
     from holodeck.cli.chat_conversation import Conversation
+    from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette, CassetteError
     from holodeck.llm.errors import ProviderError
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import Agent, TurnError
-    from holodeck.spec import SpecError, load_agent
+    from holodeck.spec import SpecError
     from holodeck.tools.errors import ToolLoadError
 
     try:

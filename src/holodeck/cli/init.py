@@ -143,7 +143,8 @@ def _vectorstore_tools(root: Path) -> list[str]:
     agent_yaml = root / "agent.yaml"
     if not agent_yaml.is_file():
         return []
-    from holodeck.spec import SpecError, load_agent
+    from holodeck.config.loader import load_agent
+    from holodeck.spec import SpecError
 
     try:
         spec = load_agent(root)

@@ -117,12 +117,13 @@ def test(
         raise SystemExit(_compare(compare, console))
     if record is not None and replay is not None:
         raise click.UsageError("give --record or --replay, not both")
+    from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette, CassetteError
     from holodeck.llm.errors import ProviderError
     from holodeck.llm.rate_limit import RateLimiter
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime.agent import TurnError
-    from holodeck.spec import SpecError, load_agent
+    from holodeck.spec import SpecError
     from holodeck.testing.runner import (
         DEFAULT_CONCURRENCY,
         TestOptions,

@@ -31,7 +31,8 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
       holodeck validate examples/*/ --strict
       holodeck validate my-image.tar.gz --json
     """
-    from holodeck.spec import SpecError, load_agent
+    from holodeck.config.loader import load_agent
+    from holodeck.spec import SpecError
 
     results = []
     failed = False

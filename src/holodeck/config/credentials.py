@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
-from holodeck.config.settings import Settings
 from holodeck.spec.model_settings import ModelSettings, ProviderType
+from holodeck.spec.settings_models import Settings
 
 # Each provider's standard variables, in the order they are tried.
 ENV_VARS: dict[ProviderType, dict[str, tuple[str, ...]]] = {

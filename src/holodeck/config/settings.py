@@ -10,49 +10,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from holodeck.config.env_vars import substitute
-from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.diagnostics import Collector, SpecError
-from holodeck.spec.model_settings import ProviderType
-from holodeck.spec.settings_models import DeploymentSettings, MemorySettings
+from holodeck.spec.env_references import substitute
+from holodeck.spec.settings_models import Settings
 from holodeck.spec.validation_errors import diagnostics_from
 from holodeck.spec.yaml_source import read_yaml
-
-
-class ProviderEntry(Strict):
-    """Credentials and endpoint of a provider. The key names it; `provider` gives its
-    type when the key is a custom name (e.g. `local-llama: {provider: ollama}`)."""
-
-    provider: ProviderType | None = None
-    api_key: SecretStr | None = None
-    endpoint: NonEmpty | None = None
-    api_version: NonEmpty | None = None
-
-
-class VectorstoreEntry(Strict):
-    provider: Literal["redis", "postgres"]
-    connection_string: SecretStr
-
-
-class Settings(Strict):
-    providers: dict[str, ProviderEntry] = Field(default_factory=dict)
-    vectorstores: dict[str, VectorstoreEntry] = Field(default_factory=dict)
-    deployment: DeploymentSettings | None = None
-    memory: MemorySettings | None = None
-
-    def provider_type(self, name: str) -> ProviderType | None:
-        """The type behind a provider name: a built-in type or a configured entry."""
-        entry = self.providers.get(name)
-        if entry is not None and entry.provider is not None:
-            return entry.provider
-        try:
-            return ProviderType(name)
-        except ValueError:
-            return None
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
-from holodeck.config.settings import Settings
 from holodeck.llm.errors import KEY_VARIABLES, ProviderError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
+from holodeck.spec.settings_models import Settings
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model

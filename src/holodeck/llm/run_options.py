@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from holodeck.config.settings import Settings
+from holodeck.spec.settings_models import Settings
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model

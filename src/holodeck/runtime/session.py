@@ -8,7 +8,7 @@
     ...             await session.answer("What's the weather in Paris?")
     ...             used = session.spend.usage.requests
     ...             return f"{len(session.messages)} messages, {used} requests"
-    >>> asyncio.run(main())  # doctest: +SKIP
+    >>> asyncio.run(main())  # a question, two tool calls and their results, the answer
     '4 messages, 2 requests'
 
 A session owns the conversation (its messages, trimmed to `memory.max_messages` without

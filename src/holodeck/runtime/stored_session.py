@@ -1,9 +1,16 @@
 """A session taken from a `SessionStore` for one use and put back: how a server runs a
 turn of a conversation that any of its processes may have started.
 
-    >>> async def reply(agent, store, session_id, message):  # doctest: +SKIP
-    ...     async with stored_session(agent, store, session_id) as session:
-    ...         return await session.answer(message)
+    >>> import asyncio
+    >>> from holodeck import Agent, MemorySessionStore, RunOptions, load_agent
+    >>> agent = Agent(load_agent("examples/weather"), RunOptions(model="test"))
+    >>> store = MemorySessionStore()
+    >>> async def reply(message: str) -> int:
+    ...     async with stored_session(agent, store, "user-42") as session:
+    ...         await session.answer(message)
+    ...         return len(session.messages)
+    >>> asyncio.run(reply("Hello")), asyncio.run(reply("And tomorrow?"))
+    (4, 8)
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
-"""The spec layer: load agent.yaml files and agent images into one typed `AgentSpec`.
+"""The spec layer: agent.yaml files and agent images read into one typed `AgentSpec`.
 
-    >>> from holodeck.spec import load_agent, SpecError
+    >>> from holodeck import SpecError, load_agent
     >>> try:
-    ...     spec = load_agent("my-agent/agent.yaml")
+    ...     spec = load_agent("no-such-agent/agent.yaml")
     ... except SpecError as exc:
-    ...     print(exc.render())  # every problem, each with file:line and field
+    ...     print(exc.render())  # every problem, each with file:line, field and hint
+    no-such-agent/agent.yaml: error: no such file or directory: no-such-agent/agent.yaml (check the path; `holodeck init NAME` creates a new agent)
 
-A pure filesystem layer: it imports nothing from the runtime, CLI or server.
-Names are imported on first use, so importing a submodule stays cheap and the
-config layer can use `holodeck.spec.diagnostics` without a cycle.
+A pure filesystem layer: it imports nothing from the configuration, runtime, CLI or
+server; `holodeck.config.loader.load_agent` gives it the environment and settings.
+Names are imported on first use, so importing a submodule stays cheap.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from holodeck.spec.diagnostics import Diagnostic as Diagnostic
     from holodeck.spec.diagnostics import Severity as Severity
     from holodeck.spec.diagnostics import SpecError as SpecError
-    from holodeck.spec.loader import load_agent as load_agent
 
 _EXPORTS = {
     "AgentSpec": "holodeck.spec.agent_spec",
@@ -32,7 +32,6 @@ _EXPORTS = {
     "Diagnostic": "holodeck.spec.diagnostics",
     "Severity": "holodeck.spec.diagnostics",
     "SpecError": "holodeck.spec.diagnostics",
-    "load_agent": "holodeck.spec.loader",
 }
 
 __all__ = sorted(_EXPORTS)

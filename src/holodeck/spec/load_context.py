@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from holodeck.config.env_vars import substitute
-from holodeck.config.settings import Settings
 from holodeck.spec.diagnostics import Collector
+from holodeck.spec.env_references import substitute
+from holodeck.spec.settings_models import Settings
 from holodeck.spec.yaml_source import YamlDocument
 
 MAX_DEPTH = 8  # sub-agents nest at most this deep
@@ -27,10 +27,12 @@ def definition_key(path: Path) -> Path:
 
 @dataclass
 class LoadContext:
-    """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server)."""
+    """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server);
+    `cache_dir` is where image archives named by the definition are unpacked."""
 
     env: Mapping[str, str] | None
     settings: Settings
+    cache_dir: Path
     strict: bool = False
     stack: tuple[Path, ...] = ()
     collector: Collector = field(default_factory=Collector)
@@ -41,7 +43,11 @@ class LoadContext:
     def nested(self, path: Path) -> LoadContext:
         """A context for a sub-agent of the agent at `path`: same settings, own diagnostics."""
         return LoadContext(
-            self.env, self.settings, self.strict, (*self.stack, definition_key(path))
+            self.env,
+            self.settings,
+            self.cache_dir,
+            self.strict,
+            (*self.stack, definition_key(path)),
         )
 
     def is_loading(self, path: Path) -> bool:

@@ -1,4 +1,5 @@
-"""Operational settings shared by agent.yaml and config.yaml: memory, logging, deployment."""
+"""Operational settings shared by agent.yaml and config.yaml (memory, logging,
+deployment), and the schema of config.yaml itself (`Settings`: providers, vector stores)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.model_settings import ProviderType
 
 
 class MemorySettings(Strict):
@@ -87,3 +89,35 @@ class ExecutionSettings(Strict):
         if self.record is not None and self.replay is not None:
             raise ValueError("give `record` or `replay`, not both")
         return self
+
+
+class ProviderEntry(Strict):
+    """Credentials and endpoint of a provider. The key names it; `provider` gives its
+    type when the key is a custom name (e.g. `local-llama: {provider: ollama}`)."""
+
+    provider: ProviderType | None = None
+    api_key: SecretStr | None = None
+    endpoint: NonEmpty | None = None
+    api_version: NonEmpty | None = None
+
+
+class VectorstoreEntry(Strict):
+    provider: Literal["redis", "postgres"]
+    connection_string: SecretStr
+
+
+class Settings(Strict):
+    providers: dict[str, ProviderEntry] = Field(default_factory=dict)
+    vectorstores: dict[str, VectorstoreEntry] = Field(default_factory=dict)
+    deployment: DeploymentSettings | None = None
+    memory: MemorySettings | None = None
+
+    def provider_type(self, name: str) -> ProviderType | None:
+        """The type behind a provider name: a built-in type or a configured entry."""
+        entry = self.providers.get(name)
+        if entry is not None and entry.provider is not None:
+            return entry.provider
+        try:
+            return ProviderType(name)
+        except ValueError:
+            return None

@@ -50,9 +50,8 @@ from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel, build_model
 
 if TYPE_CHECKING:
-    from holodeck.config.settings import Settings
     from holodeck.spec.model_settings import ModelSettings
-    from holodeck.spec.settings_models import ExecutionSettings
+    from holodeck.spec.settings_models import ExecutionSettings, Settings
 
 __all__ = [
     "HEADER",

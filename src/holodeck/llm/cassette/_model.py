@@ -29,9 +29,9 @@ from holodeck.llm.cassette._keys import request_key, request_summary
 from holodeck.llm.providers import BuiltModel
 
 if TYPE_CHECKING:
-    from holodeck.config.settings import Settings
     from holodeck.llm.cassette import Cassette
     from holodeck.spec.model_settings import ModelSettings
+    from holodeck.spec.settings_models import Settings
 
 
 _STREAM_CHUNKS = 4

@@ -1,8 +1,5 @@
-"""MCP servers as tools, on the official `mcp` SDK.
-
-    >>> servers = [t for t in spec.tools if isinstance(t, McpTool)]  # doctest: +SKIP
-    >>> toolset = mcp_toolset(servers, spec.root, env, spec.source)  # doctest: +SKIP
-    >>> await toolset.aclose()  # doctest: +SKIP
+"""MCP servers as tools, on the official `mcp` SDK: `mcp_toolset(servers, root, env)`
+gives the tools of an agent's `type: mcp` entries, and `aclose()` stops the servers.
 
 Each server (`type: mcp` in agent.yaml, or an image's tools/mcp/*.yaml) is started once per
 agent (`scope: agent`, shared by every conversation) or once per conversation

@@ -1,0 +1,57 @@
+"""`load_agent`: one entry point for agent.yaml files, image directories and image
+archives, with the environment (`.env`, the process) and the settings (global and
+project config.yaml) the definition is read with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from holodeck.config.env_vars import environment_for
+from holodeck.config.settings import holodeck_home, load_settings
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.load_context import LoadContext
+from holodeck.spec.loader import load_definition, unpacked
+from holodeck.spec.settings_models import Settings
+
+
+def load_agent(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    expand_env: bool = True,
+    environ: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
+) -> AgentSpec:
+    """Load and validate an agent definition.
+
+    `path` is an agent.yaml, a directory holding agent.yaml or config.yaml (an
+    agent image), or an image `.tar.gz`. Raises `SpecError` listing every problem.
+
+    `expand_env=False` leaves `${VAR}` untouched: use it for bundles uploaded to a
+    server, whose references must never be resolved against the server's secrets.
+    `strict` turns warnings about keys beyond spec_version 1 into errors.
+    """
+    target = Path(path).expanduser()
+    base_env = dict(os.environ if environ is None else environ)
+    cache_dir = holodeck_home(base_env) / "cache" / "images"
+    target = unpacked(target, cache_dir)
+    project_dir = _project_dir(target)
+    env = environment_for(project_dir, base_env) if expand_env else None
+    if settings is None:
+        settings = load_settings(
+            project_dir if _is_agent_yaml_project(target) else None, env or base_env
+        ).settings
+    context = LoadContext(env=env, settings=settings, cache_dir=cache_dir, strict=strict)
+    return load_definition(target, context)
+
+
+def _project_dir(target: Path) -> Path:
+    return target if target.is_dir() else target.parent
+
+
+def _is_agent_yaml_project(target: Path) -> bool:
+    if target.is_dir():
+        return (target / "agent.yaml").is_file()
+    return target.name != "config.yaml" or (target.parent / "agent.yaml").is_file()
