@@ -5,7 +5,7 @@
     ...     spec = load_agent("no-such-agent/agent.yaml")
     ... except SpecError as exc:
     ...     print(exc.render())  # every problem, each with file:line, field and hint
-    no-such-agent/agent.yaml: error: no such file or directory: no-such-agent/agent.yaml (check the path; `holodeck init NAME` creates a new agent)
+    no-such-agent/agent.yaml: error: no such file or directory: ... (check the path; ...)
 
 A pure filesystem layer: it imports nothing from the configuration, runtime, CLI or
 server; `holodeck.config.loader.load_agent` gives it the environment and settings.
