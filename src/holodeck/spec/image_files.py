@@ -92,6 +92,7 @@ class McpFile(Strict):
     env: dict[str, str] = Field(default_factory=dict)
     timeout: PositiveFloat | None = None
     retry: RetryPolicy | None = None
+    scope: Literal["agent", "session"] = "agent"  # a HoloDeck extension, as in agent.yaml
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpFile:

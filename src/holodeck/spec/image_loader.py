@@ -256,6 +256,7 @@ class _Image:
             env=declared.env,
             timeout=declared.timeout or self.config.tools.timeout,
             retry=declared.retry or self.config.tools.retry,
+            scope=declared.scope,
         )
 
     def subagents(self) -> dict[str, AgentSpec]:
