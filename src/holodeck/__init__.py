@@ -5,5 +5,6 @@
 """
 
 from holodeck._version import __version__
+from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 
-__all__ = ["__version__"]
+__all__ = ["ConfigurationError", "ExecutionError", "HoloDeckError", "__version__"]

@@ -28,6 +28,7 @@ from pydantic_ai.messages import (
 
 from holodeck.atomic_write import write_atomically
 from holodeck.cli.chat_view import ChatView, as_text, shorten
+from holodeck.errors import ConfigurationError
 from holodeck.llm.cassette import CassetteError
 from holodeck.llm.errors import ProviderError
 from holodeck.runtime.agent import Agent, TurnError
@@ -67,7 +68,7 @@ Keys:
 Outcome = Literal["answered", "cancelled", "failed"]
 
 
-class SessionError(Exception):
+class SessionError(ConfigurationError):
     """A session file cannot be read or written."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pydantic import SecretStr
 
 from holodeck.config.settings import Settings
+from holodeck.errors import ConfigurationError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
 
 # Each provider's standard variables, in the order they are tried.
@@ -40,8 +41,8 @@ ENV_VARS: dict[ProviderType, dict[str, tuple[str, ...]]] = {
 }
 
 
-class UnknownProviderError(ValueError):
-    pass
+class UnknownProviderError(ConfigurationError, ValueError):
+    """A model names a provider that is neither built in nor configured."""
 
 
 @dataclass(frozen=True)

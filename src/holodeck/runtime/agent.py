@@ -29,6 +29,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 
+from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.test_model import ExpectedCall, expecting
 from holodeck.runtime.events import Event, FinalMessage, TextDelta, Usage
@@ -48,7 +49,7 @@ OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}
 
 
-class TurnError(Exception):
+class TurnError(ConfigurationError):
     """A turn could not finish; the message says why and what to do."""
 
 
