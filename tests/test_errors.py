@@ -76,6 +76,7 @@ def test_the_family_is_found() -> None:
         "InputRefused",
         "SessionError",
         "ToolTimeout",
+        "ReportFormatError",
     }
     assert expected <= names, expected - names
 
@@ -95,10 +96,12 @@ def test_every_public_error_is_in_the_family_with_its_familys_exit_code(
 def test_errors_caught_as_builtin_exceptions_still_are() -> None:
     from holodeck.config.credentials import UnknownProviderError
     from holodeck.testing.history import RunLookupError
+    from holodeck.testing.reports import ReportFormatError
     from holodeck.tools.typescript._process import NodeProcessError
 
     assert issubclass(UnknownProviderError, ValueError)
     assert issubclass(RunLookupError, ValueError)
+    assert issubclass(ReportFormatError, ValueError)
     assert issubclass(NodeProcessError, RuntimeError)
 
 
@@ -118,7 +121,7 @@ def test_errors_module_is_the_lowest_layer() -> None:
 def test_message_hint_and_exit_code() -> None:
     error = ConfigurationError("agent.yaml: no model", hint="add a `model:` block")
     assert error.exit_code == EXIT_CONFIG
-    assert str(error) == "agent.yaml: no model. Add a `model:` block"
+    assert str(error) == "agent.yaml: no model (add a `model:` block)"
     assert error.render() == "error: agent.yaml: no model\nhint: add a `model:` block"
     assert ExecutionError("boom").render() == "error: boom"
     assert str(ExecutionError("boom")) == "boom"

@@ -50,11 +50,8 @@ class HoloDeckError(Exception):
             self.exit_code = exit_code
 
     def __str__(self) -> str:
-        """One line: the message, then the hint as a sentence of its own."""
-        if not self.hint:
-            return self.message
-        stop = "" if self.message.endswith((".", "!", "?")) else "."
-        return f"{self.message}{stop} {self.hint[:1].upper()}{self.hint[1:]}"
+        """One line: `message (hint)`, as a diagnostic is written."""
+        return f"{self.message} ({self.hint})" if self.hint else self.message
 
     def render(self) -> str:
         """What the command line prints: `error: <message>`, then `hint: <hint>`."""

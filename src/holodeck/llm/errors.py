@@ -15,6 +15,9 @@ class ProviderError(ExecutionError):
         name = f"{provider}/{model}" if model else provider
         super().__init__(f"{name}: {problem}", hint=fix)
 
+    def __str__(self) -> str:
+        return f"{self.message}. {self.fix}"  # the fix is a sentence of its own
+
 
 KEY_VARIABLES = {
     "openai": "OPENAI_API_KEY",
