@@ -341,9 +341,9 @@ def test_init_refuses_a_non_empty_directory_without_force(
     code, out, err = invoke("init", "demo")
     assert code == EXIT_CONFIG
     assert out == ""
-    assert err.count("\n") == 1
-    assert err.startswith("error: demo already exists and is not empty")
-    assert "--force" in err
+    message, hint = err.splitlines()
+    assert message == "error: demo already exists and is not empty"
+    assert hint.startswith("hint: ") and "--force" in hint
     assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["notes.txt"]
 
 
@@ -424,8 +424,10 @@ def test_invalid_names_are_rejected(
     code, out, err = invoke("init", "--", name)
     assert code == EXIT_CONFIG
     assert out == ""
-    assert err.startswith(f"error: invalid agent name {name!r}")
-    assert err.count("\n") == 1
+    message, hint = err.splitlines()
+    assert message == f"error: invalid agent name {name!r}"
+    assert hint.startswith("hint: use letters, digits")
+    assert ("--dir PARENT" in hint) == ("/" in name)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -24,6 +24,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from holodeck._version import __version__
+from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 
 if TYPE_CHECKING:
     from holodeck.config.loader import load_agent as load_agent
@@ -72,7 +73,13 @@ _EXPORTS = {
     "SqliteSessionStore": "holodeck.sessions",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "ConfigurationError",
+    "ExecutionError",
+    "HoloDeckError",
+    "__version__",
+    *sorted(_EXPORTS),
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from holodeck.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
@@ -98,18 +100,31 @@ PROVIDER_DEFAULTS: dict[str, ProviderDefaults] = {
 }
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(ConfigurationError):
     """The project cannot be created; the message says why, in one line."""
 
 
 class ProjectExistsError(ScaffoldError):
     """The destination exists and is not empty, and `force` was not given."""
 
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        super().__init__(
+            f"{root} already exists and is not empty",
+            hint="choose another NAME, or pass --force to overwrite the template's files "
+            "(your other files are kept)",
+        )
+
 
 def check_name(name: str) -> None:
     """Raise `ScaffoldError` unless `name` is usable as a directory and agent name."""
     if not NAME_PATTERN.fullmatch(name):
-        raise ScaffoldError(f"invalid agent name {name!r}: use {NAME_RULE} characters")
+        elsewhere = (
+            "; to create it elsewhere, pass --dir PARENT" if "/" in name or "\\" in name else ""
+        )
+        raise ScaffoldError(
+            f"invalid agent name {name!r}", hint=f"use {NAME_RULE} characters{elsewhere}"
+        )
 
 
 def create_project(
@@ -136,7 +151,7 @@ def create_project(
         if not root.is_dir():
             raise ScaffoldError(f"{root} exists and is not a directory")
         if not force and any(root.iterdir()):
-            raise ProjectExistsError(f"{root} already exists and is not empty")
+            raise ProjectExistsError(root)
         _check_format_mix(root, fmt)
     plan = sorted(_plan(template, fmt), key=lambda item: item[0].parts)
     values = _values(name, provider)

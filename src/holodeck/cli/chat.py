@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from holodeck.cli.main import EXIT_CONFIG, EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK
 from holodeck.cli.run_options import run_options
+from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK, ConfigurationError
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -61,7 +61,6 @@ def chat(
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
     from holodeck.cli.chat_commands import banner_rows
-    from holodeck.cli.chat_conversation import SessionFileError
     from holodeck.cli.chat_loop import KEYS_HINT, interactive
     from holodeck.cli.chat_view import ChatView
 
@@ -72,10 +71,7 @@ def chat(
     view = ChatView(
         sys.stdout, sys.stdout if markdown else sys.stderr, markdown=markdown, verbose=verbose
     )
-    try:
-        resumed = conversation.resume()
-    except SessionFileError as exc:
-        _fail(str(exc), EXIT_CONFIG)
+    resumed = conversation.resume()
     rows = banner_rows(conversation, resumed)
     if asking:
         view.banner(conversation.spec.name, rows, KEYS_HINT)
@@ -87,7 +83,10 @@ def chat(
         _leave(_run(conversation, interactive(conversation, view, output)))
     question = sys.stdin.read()
     if not question.strip():
-        _fail("nothing to ask: stdin was empty (run it in a terminal to chat)", EXIT_CONFIG)
+        raise ConfigurationError(
+            "nothing to ask: stdin was empty",
+            hint="run it in a terminal to chat, or pipe a question in",
+        )
     view.banner(conversation.spec.name, rows, None)
     outcome = _run(conversation, conversation.ask(question, view))
     codes = {"answered": EXIT_OK, "cancelled": EXIT_INTERRUPTED, "failed": EXIT_EXECUTION}
@@ -103,32 +102,21 @@ def _conversation(
     replay: Path | None,
     debug: bool,
 ) -> Conversation:
-    """The agent at `path`, ready to talk; a problem ends the command with one message."""
+    """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
 
     from holodeck.cli.chat_conversation import Conversation
     from holodeck.config.loader import load_agent
-    from holodeck.llm.cassette import Cassette, CassetteError
-    from holodeck.llm.errors import ProviderError
+    from holodeck.llm.cassette import Cassette
     from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime.agent import Agent, TurnError
-    from holodeck.spec import SpecError
-    from holodeck.tools.errors import ToolLoadError
+    from holodeck.runtime.agent import Agent
 
-    try:
-        spec = load_agent(path)
-        options = RunOptions(model=model).for_agent(spec)
-        cassette = Cassette.from_settings(
-            spec.execution, spec.root, options.env, record_path=record, replay_path=replay
-        )
-        agent = Agent(spec, replace(options, cassette=cassette))
-    except SpecError as exc:
-        click.secho(exc.render(), fg="red", err=True)
-        raise SystemExit(EXIT_CONFIG) from None
-    except (ToolLoadError, TurnError, CassetteError) as exc:
-        _fail(str(exc), EXIT_CONFIG)
-    except ProviderError as exc:
-        _fail(str(exc), EXIT_EXECUTION)
+    spec = load_agent(path)
+    options = RunOptions(model=model).for_agent(spec)
+    cassette = Cassette.from_settings(
+        spec.execution, spec.root, options.env, record_path=record, replay_path=replay
+    )
+    agent = Agent(spec, replace(options, cassette=cassette))
     limit = max_messages or spec.memory.max_messages
     return Conversation(agent, max_messages=limit, session_file=session, debug=debug)
 
@@ -183,8 +171,3 @@ class _Stopped(Exception):
 
 def _leave(code: int | None) -> NoReturn:
     raise SystemExit(code or EXIT_OK)
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.secho(f"error: {message}", fg="red", err=True)
-    raise SystemExit(code)

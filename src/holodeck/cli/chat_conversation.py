@@ -12,9 +12,9 @@ from typing import Literal
 from holodeck.atomic_write import write_atomically
 from holodeck.cli.chat_transcript import Exchange, exchanges_from, transcript_markdown
 from holodeck.cli.chat_view import ChatView
+from holodeck.errors import HoloDeckError
 from holodeck.llm.cassette import CassetteError
-from holodeck.llm.errors import ProviderError
-from holodeck.runtime.agent import Agent, Attachment, InputRefused, TurnError
+from holodeck.runtime.agent import Agent, Attachment, InputRefused
 from holodeck.runtime.events import Usage
 from holodeck.runtime.session import Session, SessionError
 from holodeck.spec.agent_spec import AgentSpec
@@ -64,7 +64,8 @@ class Conversation:
             resumed = Session.from_json(self.agent, data, max_messages=self.session.max_messages)
         except SessionError as exc:
             raise SessionFileError(
-                f"{path}: not a chat session ({exc}); delete it or give another file to --session"
+                f"{path}: not a chat session ({exc.message})",
+                hint="delete it, or give another file to --session",
             ) from None
         self.session = resumed
         self.transcript = exchanges_from(resumed.messages)
@@ -106,7 +107,7 @@ class Conversation:
             view.turn_cancelled()
             self._save_cassette(view)
             return "cancelled"
-        except (ProviderError, TurnError, CassetteError) as exc:
+        except HoloDeckError as exc:  # said in one line; the conversation goes on
             return self._failed(exchange, view, str(exc))
         except Exception as exc:  # a bug must not end the conversation
             if self.debug:

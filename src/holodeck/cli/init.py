@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
-from holodeck.cli.main import EXIT_CONFIG, EXIT_EXECUTION
 from holodeck.scaffold import (
     DEFAULT_FORMAT,
     DEFAULT_PROVIDER,
@@ -74,34 +72,20 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
       holodeck init researcher --template research --format image
       holodeck init my-agent --dir ~/agents --force
     """
-    from holodeck.scaffold import (
-        PROVIDER_DEFAULTS,
-        ProjectExistsError,
-        ScaffoldError,
-        check_name,
-        create_project,
-    )
+    from holodeck.errors import ExecutionError
+    from holodeck.scaffold import PROVIDER_DEFAULTS, check_name, create_project
 
-    try:
-        check_name(name)
-    except ScaffoldError as exc:
-        hint = " (to create it elsewhere, pass --dir PARENT)" if "/" in name or "\\" in name else ""
-        _fail(f"{exc}{hint}", EXIT_CONFIG)
+    check_name(name)
     root = parent / name
     shown = name if parent == Path() else str(root)
     refreshed = root.is_dir() and any(root.iterdir())
     try:
         written = create_project(name, root, template, provider, fmt, force)
-    except ProjectExistsError:
-        _fail(
-            f"{shown} already exists and is not empty; choose another NAME, or pass "
-            "--force to overwrite the template's files (your other files are kept)",
-            EXIT_CONFIG,
-        )
-    except ScaffoldError as exc:
-        _fail(str(exc), EXIT_CONFIG)
     except OSError as exc:
-        _fail(f"cannot create {shown}: {exc.strerror or exc}", EXIT_EXECUTION)
+        raise ExecutionError(
+            f"cannot create {shown}: {exc.strerror or exc}",
+            hint="check that the directory is writable and the disk has room",
+        ) from exc
 
     kind = "agent project" if fmt == "agent-yaml" else "agent image"
     settings = (
@@ -151,8 +135,3 @@ def _vectorstore_tools(root: Path) -> list[str]:
     except SpecError:
         return []
     return [t.name for t in spec.tools if t.type == "vectorstore"]
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.secho(f"error: {message}", fg="red", err=True)
-    raise SystemExit(code)

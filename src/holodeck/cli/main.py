@@ -3,19 +3,28 @@
 `holodeck --version` and `holodeck --help` import neither pydantic nor any
 provider SDK; each command's module is imported when that command runs.
 
-Exit codes: 0 success, 1 a test failed, 2 invalid definition or usage,
-3 execution error, 130 interrupted.
+Errors are printed here, once: a `HoloDeckError` raised by any command becomes
+`error: <message>` and `hint: <how to fix>` on stderr and ends the process with its
+exit code (0 success, 1 a test failed, 2 invalid definition or usage, 3 execution
+error, 130 interrupted). Tracebacks only with `--debug`.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+import traceback
+from typing import Any, NoReturn
 
 import click
 
 from holodeck._version import __version__
+from holodeck.errors import EXIT_CONFIG as EXIT_CONFIG
+from holodeck.errors import EXIT_EXECUTION as EXIT_EXECUTION
+from holodeck.errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from holodeck.errors import EXIT_OK as EXIT_OK
+from holodeck.errors import EXIT_TEST_FAILED as EXIT_TEST_FAILED
+from holodeck.errors import HoloDeckError
 
 # name -> (module, attribute, one-line help shown by `holodeck --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -27,14 +36,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
 }
 
-EXIT_OK = 0
-EXIT_TEST_FAILED = 1
-EXIT_CONFIG = 2
-EXIT_EXECUTION = 3
-EXIT_INTERRUPTED = 130
-
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # Commands (and their options' callbacks) run in here: their errors are
+        # reported here, so `main()` and click's test runner see the same output.
+        try:
+            return super().invoke(ctx)
+        except HoloDeckError as exc:
+            report(exc, debug=bool(ctx.params.get("debug")))
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
@@ -85,6 +96,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
+def report(exc: HoloDeckError, *, debug: bool = False) -> NoReturn:
+    """Print `exc` for a person (its traceback first with --debug), exit with its code."""
+    if debug:
+        click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
+    click.secho(exc.render(), fg="red", err=True)
+    sys.exit(exc.exit_code)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI; unexpected errors print one line unless --debug is given."""
     args = sys.argv[1:] if argv is None else argv
@@ -93,6 +112,8 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except HoloDeckError as exc:  # raised outside a command; commands' are reported above
+        report(exc, debug="--debug" in args)
     except Exception as exc:  # last resort: a message, not a traceback
         if "--debug" in args:
             raise

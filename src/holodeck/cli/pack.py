@@ -9,7 +9,8 @@ import click
 
 @click.command(
     "pack",
-    epilog="Exit codes: 0 packed, 2 not a valid image directory.",
+    epilog="Exit codes: 0 packed, 2 not a valid image directory, 3 the archive "
+    "could not be written.",
 )
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option(
@@ -19,8 +20,7 @@ import click
     default=None,
     help="Archive to write. Default: <DIRECTORY name>.tar.gz in the current directory.",
 )
-@click.pass_context
-def pack(ctx: click.Context, directory: Path, output: Path | None) -> None:
+def pack(directory: Path, output: Path | None) -> None:
     """Pack an agent image directory into a .tar.gz.
 
     DIRECTORY must contain config.yaml. Files matched by .gitignore, .git/,
@@ -34,18 +34,18 @@ def pack(ctx: click.Context, directory: Path, output: Path | None) -> None:
       holodeck pack my-image -o dist/my-image.tar.gz
     """
     # Imported here so `holodeck --help` stays fast.
-    from holodeck.cli.main import EXIT_CONFIG
+    from holodeck.errors import ExecutionError
     from holodeck.spec.archive import human_size
     from holodeck.spec.archive_pack import pack_image
-    from holodeck.spec.diagnostics import SpecError
 
     target = output if output is not None else _default_output(directory)
     try:
         result = pack_image(directory, target)
-    except SpecError as exc:
-        for diagnostic in exc.diagnostics:
-            click.echo(diagnostic.render(), err=True)
-        ctx.exit(EXIT_CONFIG)
+    except OSError as exc:  # a SpecError (not a valid image) is reported by `holodeck`
+        raise ExecutionError(
+            f"cannot write {target}: {exc.strerror or exc}",
+            hint="choose another --output, or check that its directory is writable",
+        ) from exc
     click.echo(
         f"Packed {result.members} members ({human_size(result.total_bytes)}) "
         f"into {result.output} ({human_size(result.archive_bytes)} compressed)."

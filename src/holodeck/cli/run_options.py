@@ -14,13 +14,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return value
-    from holodeck.llm.errors import ProviderError
+    from holodeck.errors import ConfigurationError
     from holodeck.llm.providers import override_settings
 
     try:
         override_settings(value)
-    except ProviderError:
-        raise click.BadParameter("use `test` or `provider/name`, e.g. openai/gpt-4o-mini") from None
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"--model {value!r} is not a model", hint=exc.hint) from exc
     return value
 
 

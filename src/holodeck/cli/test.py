@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from holodeck.cli.main import (
-    EXIT_CONFIG,
+from holodeck.cli.run_options import run_options
+from holodeck.errors import (
     EXIT_EXECUTION,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TEST_FAILED,
+    ConfigurationError,
 )
-from holodeck.cli.run_options import run_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -118,40 +118,27 @@ def test(
     if record is not None and replay is not None:
         raise click.UsageError("give --record or --replay, not both")
     from holodeck.config.loader import load_agent
-    from holodeck.llm.cassette import Cassette, CassetteError
-    from holodeck.llm.errors import ProviderError
+    from holodeck.llm.cassette import Cassette
     from holodeck.llm.rate_limit import RateLimiter
     from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime.agent import TurnError
-    from holodeck.spec import SpecError
     from holodeck.testing.runner import (
         DEFAULT_CONCURRENCY,
         TestOptions,
         agent_for_tests,
         select_cases,
     )
-    from holodeck.tools.errors import ToolLoadError
 
-    try:
-        spec = load_agent(path, strict=strict)
-    except SpecError as exc:
-        click.echo(exc.render(), err=True)
-        raise SystemExit(EXIT_CONFIG) from None
+    spec = load_agent(path, strict=strict)
     for warning in spec.warnings:
         click.echo(warning.render(), err=True)
     if not spec.test_cases:
-        click.echo(
-            f"{path}: no test cases (add `test_cases:` to agent.yaml, or tests/*.yaml to an image)",
-            err=True,
+        raise ConfigurationError(
+            f"{path}: no test cases",
+            hint="add `test_cases:` to agent.yaml, or tests/*.yaml to an image",
         )
-        raise SystemExit(EXIT_CONFIG)
-    try:
-        cassette = Cassette.from_settings(
-            spec.execution, spec.root, None, record_path=record, replay_path=replay
-        )
-    except CassetteError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(EXIT_CONFIG) from None
+    cassette = Cassette.from_settings(
+        spec.execution, spec.root, None, record_path=record, replay_path=replay
+    )
     options = TestOptions(
         run=RunOptions(
             model=model,
@@ -166,18 +153,13 @@ def test(
 
     selected = select_cases(spec, options)
     if not selected:
-        click.echo("no test case matches --case/-k", err=True)
-        raise SystemExit(EXIT_CONFIG)
+        names_hint = ", ".join(n for n, _ in select_cases(spec, TestOptions())[:10])
+        raise ConfigurationError(
+            "no test case matches --case/-k", hint=f"the cases are: {names_hint}"
+        )
     report = _Report(console, output, fmt, verbose)
-    try:
-        agent = agent_for_tests(spec, options)
-        code = asyncio.run(_test(spec, options, agent, report, len(selected)))
-    except (ProviderError, ToolLoadError, TurnError, CassetteError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(
-            EXIT_EXECUTION if isinstance(exc, ProviderError) else EXIT_CONFIG
-        ) from None
-    raise SystemExit(code)
+    agent = agent_for_tests(spec, options)
+    raise SystemExit(asyncio.run(_test(spec, options, agent, report, len(selected))))
 
 
 async def _test(
@@ -241,15 +223,11 @@ class _Report:
         if self.output is not None:
             try:
                 written = write_report(run, self.output, self.fmt)
-            except ValueError as exc:
-                click.echo(f"error: {exc}", err=True)
-                return EXIT_CONFIG
             except OSError as exc:  # the run itself is saved above; only the report is missing
-                click.echo(
-                    f"error: cannot write the report {self.output}: {exc.strerror or exc}",
-                    err=True,
-                )
-                return EXIT_CONFIG
+                raise ConfigurationError(
+                    f"cannot write the report {self.output}: {exc.strerror or exc}",
+                    hint=f"the run is saved as {saved}; choose another -o path",
+                ) from exc
             self.console.print(f"report: {written}")
         if run.interrupted:
             return EXIT_INTERRUPTED
@@ -261,11 +239,7 @@ class _Report:
 def _compare(refs: tuple[str, str], console: Console) -> int:
     from holodeck.testing.history import compare_runs, load_run, render_comparison
 
-    try:
-        first, second = (load_run(ref, RUNS_DIR) for ref in refs)
-    except (FileNotFoundError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_CONFIG
+    first, second = (load_run(ref, RUNS_DIR) for ref in refs)
     comparison = compare_runs(first, second)
     render_comparison(comparison, console)
     return EXIT_TEST_FAILED if comparison.regressions else EXIT_OK

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from holodeck.cli.main import EXIT_CONFIG, EXIT_OK
+from holodeck.errors import EXIT_CONFIG, EXIT_OK
 
 
 @click.command()

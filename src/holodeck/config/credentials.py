@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
+from holodeck.errors import ConfigurationError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
 from holodeck.spec.settings_models import Settings
 
@@ -40,8 +41,8 @@ ENV_VARS: dict[ProviderType, dict[str, tuple[str, ...]]] = {
 }
 
 
-class UnknownProviderError(ValueError):
-    pass
+class UnknownProviderError(ConfigurationError, ValueError):
+    """A model names a provider that is neither built in nor configured."""
 
 
 @dataclass(frozen=True)

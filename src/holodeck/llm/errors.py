@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from holodeck.errors import ExecutionError
 
-class ProviderError(Exception):
-    """A model call failed in a way the user can fix (key, model name, quota, network)."""
+
+class ProviderError(ExecutionError):
+    """A model call failed in a way the user can fix (key, model name, quota, network).
+
+    `str()` is one line, `provider/model: problem. Fix`; `hint` is the fix alone."""
 
     def __init__(self, provider: str, model: str | None, problem: str, fix: str) -> None:
         self.provider, self.model, self.problem, self.fix = provider, model, problem, fix
         name = f"{provider}/{model}" if model else provider
-        super().__init__(f"{name}: {problem}. {fix}")
+        super().__init__(f"{name}: {problem}", hint=fix)
+
+    def __str__(self) -> str:
+        return f"{self.message}. {self.fix}"  # the fix is a sentence of its own
 
 
 KEY_VARIABLES = {

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
+from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import KEY_VARIABLES, ProviderError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
 from holodeck.spec.settings_models import Settings
@@ -174,5 +175,8 @@ def override_settings(override: str) -> ModelSettings:
         return ModelSettings(provider="test")
     provider, slash, name = override.partition("/")
     if not slash or not provider or not name:
-        raise ProviderError(override, None, "not a model", "Use `test` or `provider/model`")
+        raise ConfigurationError(
+            f"{override!r} is not a model",
+            hint="use `test` or `provider/name`, e.g. openai/gpt-4o-mini",
+        )
     return ModelSettings(provider=provider, name=name)

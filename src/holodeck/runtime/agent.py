@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
 
+from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.llm.test_model import ExpectedCall, expecting
@@ -53,7 +54,7 @@ OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}
 
 
-class TurnError(Exception):
+class TurnError(ConfigurationError):
     """A turn could not finish; the message says why and what to do."""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from holodeck.llm.errors import ProviderError
+from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import BuiltModel, build_model, override_settings
 from holodeck.llm.run_options import RunOptions
 from holodeck.spec.model_settings import ModelSettings
@@ -29,11 +29,10 @@ def choose_model(
     elif own is not None:
         chosen = own
     else:
-        raise ProviderError(
-            "agent",
-            None,
-            "no model is configured",
-            "Add an `llm:` block (`model: provider/name`) or run with --model",
+        raise ConfigurationError(
+            "the agent has no model",
+            hint="add `model:` to agent.yaml (`llm: {model: provider/name}` in an image), "
+            "or run with --model",
         )
     assert options.env is not None and options.settings is not None
     build = options.cassette.build if options.cassette is not None else build_model

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
+from holodeck.errors import ConfigurationError
 from holodeck.runtime.events import Event, FinalMessage
 from holodeck.runtime.history import trim_history
 from holodeck.runtime.scope import SessionScope
@@ -51,7 +52,7 @@ FORMAT = "holodeck-session"
 VERSION = 1
 
 
-class SessionError(Exception):
+class SessionError(ConfigurationError):
     """A saved session cannot be read."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from holodeck.errors import ConfigurationError
+
 FieldPath = tuple[str | int, ...]
 
 
@@ -92,8 +94,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{matches[0]}`?" if matches else None
 
 
-class SpecError(Exception):
-    """A definition could not be loaded; `diagnostics` lists every problem found."""
+class SpecError(ConfigurationError):
+    """A definition could not be loaded; `diagnostics` lists every problem found.
+
+    Each diagnostic carries its own location and hint, so `render()` prints one
+    `file:line:column: error: field: message (hint)` line per problem."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = in_reading_order(diagnostics)

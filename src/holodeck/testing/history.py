@@ -19,13 +19,14 @@ from rich.table import Table
 from rich.text import Text
 
 from holodeck.atomic_write import write_atomically
+from holodeck.errors import ConfigurationError
 from holodeck.testing.results import CaseResult, Status, TestRun
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALIASES = ("latest", "previous")
 
 
-class RunLookupError(ValueError):
+class RunLookupError(ConfigurationError, ValueError):
     """A run reference matched no saved run, several, or an unreadable file."""
 
     def __str__(self) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from holodeck.errors import ConfigurationError
 
-class ToolLoadError(Exception):
+
+class ToolLoadError(ConfigurationError):
     """A tool cannot be prepared; the message says which, where and how to fix it."""
 
     def __init__(self, message: str, file: Path | None = None) -> None:

@@ -16,6 +16,7 @@ from pydantic_ai import RunContext, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
 
+from holodeck.errors import ExecutionError
 from holodeck.llm.cassette import CassetteMiss
 from holodeck.tools.middleware import Middleware, ToolCall
 
@@ -122,8 +123,8 @@ class ObservedToolset(WrapperToolset[Any]):
         return result
 
 
-class ToolTimeout(Exception):
-    pass
+class ToolTimeout(ExecutionError):
+    """A tool gave no result within its timeout."""
 
 
 def _cancelling() -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError
 
 
-class CassetteError(Exception):
+class CassetteError(ConfigurationError):
     """A cassette cannot be chosen, read or written; the message names the file."""
 
 

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from holodeck.errors import ExecutionError
 from holodeck.testing.results import MetricResult, ToolCallRecord
 
 Kind = Literal["ai", "nlp", "rag", "geval", "code"]
@@ -34,7 +35,7 @@ class Sample:
         return any(chunk.strip() for chunk in self.retrieval_context)
 
 
-class MetricError(Exception):
+class MetricError(ExecutionError):
     """The metric cannot be computed for this sample; the message says why."""
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from holodeck.errors import ConfigurationError
 from holodeck.testing.reports.console import render_case, render_console, render_summary
 from holodeck.testing.results import TestRun
 
 __all__ = [
     "FORMATS",
+    "ReportFormatError",
     "format_for",
     "render_case",
     "render_console",
@@ -33,20 +35,26 @@ _EXTENSIONS = {
 }
 
 
+class ReportFormatError(ConfigurationError, ValueError):
+    """A report's format is unknown, or cannot be told from its file name."""
+
+
 def format_for(path: Path, fmt: str | None = None) -> str:
     """The format to write `path` in: `fmt` when given, else the one its extension names."""
     if fmt is not None:
         if fmt not in FORMATS:
-            raise ValueError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+            raise ReportFormatError(
+                f"unknown report format {fmt!r}", hint=f"choose one of: {', '.join(FORMATS)}"
+            )
         return fmt
     name = path.name.lower()
     for suffix, found in _EXTENSIONS.items():
         if name.endswith(suffix):
             return found
     known = ", ".join(_EXTENSIONS)
-    raise ValueError(
-        f"cannot tell the report format of {str(path)!r} from its extension; use one of "
-        f"{known} or name the format ({', '.join(FORMATS)})"
+    raise ReportFormatError(
+        f"cannot tell the report format of {str(path)!r} from its extension",
+        hint=f"use one of {known} or name the format ({', '.join(FORMATS)})",
     )
 
 

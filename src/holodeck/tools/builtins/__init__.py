@@ -35,7 +35,7 @@ from pydantic_ai.capabilities import AbstractCapability, NativeTool
 from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.llm.errors import ProviderError
+from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
 from holodeck.llm.run_options import RunOptions
 from holodeck.spec.agent_spec import AgentSpec
@@ -163,7 +163,7 @@ def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
     if options.model is not None:
         try:
             provider: str | None = override_settings(options.model).provider
-        except ProviderError:  # not `test` or `provider/name`: building the model says so
+        except ConfigurationError:  # not `test` or `provider/name`: building the model says so
             provider = None
         return provider, f"the model `{options.model}`"
     if spec.model is None:

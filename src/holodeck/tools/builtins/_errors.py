@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from holodeck.errors import ExecutionError
 
-class BuiltinToolError(Exception):
+
+class BuiltinToolError(ExecutionError):
     """A builtin tool's call failed; the message is one line a user can act on."""
 
 

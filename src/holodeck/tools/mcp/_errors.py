@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+from holodeck.errors import ExecutionError
 
-class McpServerError(Exception):
+
+class McpServerError(ExecutionError):
     """An MCP server could not be started, reached, or answered in time."""
 
 
-class McpToolError(Exception):
+class McpToolError(ExecutionError):
     """The server ran the tool and it reported an error (`isError`), or refused the call."""
 
 

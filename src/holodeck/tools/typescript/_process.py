@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from holodeck.errors import ExecutionError
 from holodeck.tools.errors import ToolLoadError
 
 log = logging.getLogger("holodeck.tools.typescript")
@@ -28,7 +29,7 @@ log = logging.getLogger("holodeck.tools.typescript")
 NEEDS_NODE = "TypeScript tools need Node.js 18+ on PATH"
 
 
-class TypeScriptToolError(Exception):
+class TypeScriptToolError(ExecutionError):
     """A TypeScript tool threw; the message is the JavaScript error's message."""
 
     def __init__(self, message: str, js_name: str = "Error", stack: str = "") -> None:
@@ -37,7 +38,7 @@ class TypeScriptToolError(Exception):
         self.stack = stack
 
 
-class NodeProcessError(RuntimeError):
+class NodeProcessError(ExecutionError, RuntimeError):
     """The Node.js process running the tools stopped, or never started."""
 
 
