@@ -234,13 +234,13 @@ def test_debug_shows_the_traceback_of_a_user_error(tmp_path: Path) -> None:
 
 RAISE_UNEXPECTED = """
 import sys
-import holodeck.spec.loader
+import holodeck.config.loader
 from holodeck.cli.main import main
 
 def explode(*args, **kwargs):
     raise RuntimeError("disk on fire")
 
-holodeck.spec.loader.load_agent = explode
+holodeck.config.loader.load_agent = explode
 main(sys.argv[1:])
 """
 

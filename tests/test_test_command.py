@@ -320,6 +320,7 @@ def test_ctrl_c_saves_the_partial_run_and_exits_within_5_s(write: Write, tmp_pat
     finally:
         process.kill()
     assert process.returncode == 130, output
+    print(f"exit took {took:.2f} s")
     assert took < 5, f"exit took {took:.1f} s"
     assert "Traceback" not in output and "error:" not in output
     data = json.loads((tmp_path / "partial.json").read_text())

@@ -8,10 +8,12 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 
+from holodeck.errors import ExecutionError
+
 DEFAULT_LOCK_WAIT_S = 60.0  # how long a turn waits for the previous turn of its session
 
 
-class SessionBusy(Exception):
+class SessionBusy(ExecutionError):
     """A session stayed locked by another turn for longer than the wait allowed."""
 
 
