@@ -28,6 +28,7 @@ from holodeck.runtime.events import (
     ToolCallStarted,
     Usage,
 )
+from holodeck.runtime.session import Session
 from scripted_servers import (
     AnthropicServer,
     Call,
@@ -103,7 +104,7 @@ def build(root: Path, **options: Any) -> Agent:
     return Agent(spec, RunOptions(settings=settings, **options))
 
 
-def turn(agent: Agent, prompt: str = "What is the weather in Lisbon?") -> list[Event]:
+def turn(agent: Agent | Session, prompt: str = "What is the weather in Lisbon?") -> list[Event]:
     async def collect() -> list[Event]:
         return [event async for event in agent.run(prompt)]
 
@@ -195,11 +196,11 @@ def test_conversation_history_is_sent_on_the_next_turn(
     write: Write, openai_server: OpenAIServer
 ) -> None:
     model = {"provider": "openai", "name": "gpt-4o-mini", "endpoint": openai_server.url}
-    agent = build(write({"agent.yaml": agent_yaml(model)}))
+    session = build(write({"agent.yaml": agent_yaml(model)})).session()
     openai_server.script(text("Lisbon is sunny."), text("Yes, take sunglasses."))
 
-    turn(agent, "Weather in Lisbon?")
-    turn(agent, "Do I need sunglasses?")
+    turn(session, "Weather in Lisbon?")
+    turn(session, "Do I need sunglasses?")
 
     messages = openai_server.requests[1].body["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
