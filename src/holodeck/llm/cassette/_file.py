@@ -41,6 +41,7 @@ MIN_EMBEDDED_SECRET = 8
 HEADER = (
     "# HoloDeck cassette: model exchanges recorded with --record, replayed offline with\n"
     "# --replay. `key` hashes the request; a request that changes no longer matches.\n"
+    "# Each save appends to the list and ends with a `# saved N interactions` line.\n"
 )
 # Column 0 holds no content inside the list (items are indented), so this line is a mark.
 _SAVED = re.compile(r"^# saved \d+ interactions?$", re.MULTILINE)
