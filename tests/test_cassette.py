@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -376,3 +379,133 @@ async def test_agent_yaml_and_environment_settings_choose_the_cassette(
     replayed = Agent(load_agent(root), RunOptions(model="openai/gpt-4o"))  # env beats agent.yaml
     assert replayed.options.cassette is not None and not replayed.options.cassette.recording
     assert (await replayed.answer("hello")).text == final.text
+
+
+async def test_each_save_appends_what_is_new_and_leaves_the_file_alone(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.yaml"
+    recorder = Cassette.record(path)
+    options = RunOptions(model="test", cassette=recorder)
+    first = await run_turn(agent_dir, options, "first question")  # saved after the turn
+    # a save that rewrote the file would undo this change to its first line
+    path.write_bytes(path.read_bytes().replace(b"# HoloDeck cassette", b"# HOLODECK CASSETTE"))
+    written = path.read_bytes()
+
+    second = await run_turn(agent_dir, options, "second question")
+    grown = path.read_bytes()
+    assert grown.startswith(written) and len(grown) > len(written)
+    assert b"second question" in grown[len(written) :]
+    assert b"first question" not in grown[len(written) :]
+
+    stat = path.stat()
+    assert recorder.save() == 0 and await recorder.asave() == 0  # nothing new: no write
+    assert path.read_bytes() == grown and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+    replayer = Cassette.replay(path)
+    replayed = RunOptions(model="openai/gpt-4o", cassette=replayer, env={})
+    assert comparable(await run_turn(agent_dir, replayed, "first question")) == comparable(first)
+    assert comparable(await run_turn(agent_dir, replayed, "second question")) == comparable(second)
+
+
+RECORDS_THEN_HANGS = """
+import asyncio, sys
+from holodeck.llm.cassette import Cassette
+from holodeck.runtime.agent import Agent
+from holodeck.runtime.options import RunOptions
+from holodeck.spec import load_agent
+
+async def main() -> None:
+    options = RunOptions(model="test", cassette=Cassette.record(sys.argv[2]))
+    agent = Agent(load_agent(sys.argv[1]), options)
+    for prompt in ("first question", "second question"):
+        print((await agent.answer(prompt)).text, flush=True)
+    print("ready", flush=True)
+    await asyncio.sleep(120)  # killed here: no exit handler, no last save
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_run_replays_the_turns_it_recorded(write: Write, tmp_path: Path) -> None:
+    root = write({"agent.yaml": AGENT.split("  - type: prompt")[0], "tools.py": TOOLS})
+    path = tmp_path / "killed.yaml"
+    child = subprocess.Popen(
+        [sys.executable, "-c", RECORDS_THEN_HANGS, str(root), str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        answers = [child.stdout.readline().strip() for _ in range(3)]
+        assert answers[-1] == "ready"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+    # and the kill came in the middle of a third save: half of one is on the file
+    text = path.read_text(encoding="utf-8")
+    last_save = text[text.rindex("# saved", 0, len(text) - 1) :].split("\n", 1)[1]
+    path.write_text(text + last_save[: len(last_save) // 2], encoding="utf-8")
+
+    options = RunOptions(model="openai/gpt-4o", cassette=Cassette.replay(path), env={})
+    agent = Agent(load_agent(root), options)
+    replayed = [(await agent.answer(p)).text for p in ("first question", "second question")]
+    assert replayed == answers[:2]
+    with pytest.raises(CassetteMiss):
+        await agent.answer("third question")
+
+
+# Written by the version that rewrote the whole file on each save (the answer edited, so
+# only this file can give it).
+WHOLE_FILE_CASSETTE = """\
+# HoloDeck cassette: model exchanges recorded with --record, replayed offline with
+# --replay. `key` hashes the request; a request that changes no longer matches.
+version: 1
+interactions:
+  - key: da5bb6a3f7a7d2ff
+    model: test
+    request:
+      user: hello
+      tools: [weather]
+    response:
+      parts:
+        - tool_name: weather
+          args: '{"city": "a"}'
+          tool_call_id: test-call-0
+          part_kind: tool-call
+      usage:
+        input_tokens: 50
+        output_tokens: 4
+      model_name: holodeck-test
+      state: complete
+  - key: '856e187670739559'
+    model: test
+    request:
+      user: hello
+      after: result of weather
+      tools: [weather]
+    response:
+      parts:
+        - content: |-
+            Sunny in a,
+            as recorded.
+          part_kind: text
+      usage:
+        input_tokens: 50
+        output_tokens: 3
+      model_name: holodeck-test
+      state: complete
+"""
+
+
+async def test_a_cassette_written_whole_still_replays(write: Write, tmp_path: Path) -> None:
+    root = write({"agent.yaml": AGENT.split("  - type: prompt")[0], "tools.py": TOOLS})
+    path = tmp_path / "old.yaml"
+    path.write_text(WHOLE_FILE_CASSETTE, encoding="utf-8")
+    options = RunOptions(model="openai/gpt-4o", cassette=Cassette.replay(path), env={})
+    events = await run_turn(root, options, "hello")
+    final = events[-1]
+    assert isinstance(final, FinalMessage) and final.text == "Sunny in a,\nas recorded."
+    assert [c.result for c in final.tool_calls] == ["sunny in a"]

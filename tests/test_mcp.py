@@ -37,7 +37,13 @@ from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
-from holodeck.tools.mcp.schema import TOOL_NAME, exposed_name, model_schema, strip_nulls
+from holodeck.tools.mcp.schema import (
+    TOOL_NAME,
+    ToolSchema,
+    exposed_name,
+    model_schema,
+    strip_nulls,
+)
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 from yaml_dump import dump
 
@@ -323,10 +329,8 @@ def test_server_schemas_become_what_providers_accept(raw: dict[str, Any]) -> Non
     assert schema["type"] == "object" and isinstance(schema["properties"], dict)
     assert not {"anyOf", "oneOf", "allOf", "not", "enum", "$schema"} & set(schema)
     assert "$schema" not in json.dumps(schema) and "definitions" not in schema
-    # OpenAI: strict mode takes it as it is (nothing left for the transformer to refuse)
-    openai = OpenAIJsonSchemaTransformer(schema, strict=None)
-    openai.walk()
-    assert made.strict_ok and openai.is_strict_compatible
+    # OpenAI: sent strict, the schema as it is (nothing left for strict mode to refuse)
+    assert sent_to_openai(made).strict is True
     assert OpenAIJsonSchemaTransformer(schema, strict=True).walk()
     # Anthropic strict mode too (its SDK's transform_schema)
     assert AnthropicJsonSchemaTransformer(schema, strict=True).walk()["type"] == "object"
@@ -374,9 +378,21 @@ def test_schema_rewrites_keep_what_the_server_said() -> None:
     assert set(branch["properties"]) == {"name", "age"}  # allOf merged
 
 
-def test_schemas_strict_mode_cannot_take_stay_whole_and_non_strict() -> None:
-    from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
+def sent_to_openai(made: ToolSchema) -> ToolDefinition:
+    """The tool as the OpenAI model puts it in its request (the toolset sets `strict` so)."""
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
 
+    tool = ToolDefinition(
+        name="t", parameters_json_schema=made.schema, strict=None if made.strict_ok else False
+    )
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="sk-unused"))
+    params = model.customize_request_parameters(ModelRequestParameters(function_tools=[tool]))
+    return params.function_tools[0]
+
+
+def test_schemas_strict_mode_cannot_take_stay_whole_and_non_strict() -> None:
     dict_param = {
         "type": "object",
         "properties": {"metadata": {"type": "object", "additionalProperties": {"type": "string"}}},
@@ -406,9 +422,8 @@ def test_schemas_strict_mode_cannot_take_stay_whole_and_non_strict() -> None:
     }
     for raw in (dict_param, conditional, tree, pair):
         made = model_schema(raw)
-        assert not made.strict_ok
         jsonschema.Draft202012Validator.check_schema(made.schema)
-        OpenAIJsonSchemaTransformer(made.schema, strict=None).walk()  # accepted, not strict
+        assert sent_to_openai(made).strict is False
     assert model_schema(dict_param).schema["properties"]["metadata"]["anyOf"][1][
         "additionalProperties"
     ] == {"type": "string"}
@@ -457,10 +472,8 @@ def test_any_input_schema_becomes_an_object_providers_take(raw: Any) -> None:
     assert not {"anyOf", "oneOf", "allOf", "not", "enum"} & set(made.schema)
     jsonschema.Draft202012Validator.check_schema(made.schema)
     AnthropicJsonSchemaTransformer(made.schema, strict=None).walk()
-    openai = OpenAIJsonSchemaTransformer(made.schema, strict=None)
-    openai.walk()
-    if made.strict_ok:
-        assert openai.is_strict_compatible
+    OpenAIJsonSchemaTransformer(made.schema, strict=None).walk()
+    sent_to_openai(made)  # the OpenAI model puts it in a request, strict or not
     strip_nulls({"a": None, "n": [None]}, made.shape)
 
 
@@ -1164,4 +1177,4 @@ def test_a_root_that_refers_to_itself_becomes_an_open_object() -> None:
     result = model_schema({"$ref": "#", "additionalProperties": None})
     assert result.schema["type"] == "object"
     assert not {"anyOf", "oneOf", "allOf", "not", "enum"} & set(result.schema)
-    assert result.strict_ok is False
+    assert sent_to_openai(result).strict is False

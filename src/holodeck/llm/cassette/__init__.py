@@ -20,10 +20,19 @@ Identical requests (a test run with `--repeat`) get their answers in recording o
 once those run out, the last one is reused. Strings equal to (or, when long enough,
 containing) the value of an environment variable named `*_KEY`, `*_TOKEN` or `*_SECRET`
 are redacted before the file is written.
+
+The file grows as the run goes (see `_file`): `save()` appends what was answered since
+the last save, so calling it after every turn costs only that turn's exchanges.
+
+    cassette = Cassette.record("run.yaml")
+    ...                       # model calls through cassette.wrap(...) / cassette.build(...)
+    await cassette.asave()    # after each turn, on the event loop: the disk waits in a thread
+    cassette.save(durable=True)  # at the end of a run, off the loop
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Mapping
@@ -41,8 +50,9 @@ from holodeck.llm.cassette._file import (
     VERSION,
     _response_from_data,
     _response_to_data,
+    append_text,
     read_interactions,
-    write_document,
+    saved_text,
 )
 from holodeck.llm.cassette._keys import _describe, request_key, request_summary
 from holodeck.llm.cassette._model import CassetteModel, ReplayedStream, _stand_in, text_chunks
@@ -97,7 +107,11 @@ class Cassette:
         self.mode = mode
         self._env = env
         self._lock = threading.Lock()
-        self._recorded: list[_Interaction] = []
+        self._saving = threading.Lock()  # one save at a time, whichever thread runs it
+        self._recorded: list[_Interaction] = []  # not saved yet
+        self._saved = 0
+        self._end: int | None = None  # where the next save writes; None: file not started
+        self._synced = True
         self._answers: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._served: dict[tuple[str, str], int] = {}
         self._models_by_key: dict[str, list[str]] = {}
@@ -201,21 +215,37 @@ class Cassette:
 
     # --- recording -----------------------------------------------------------------
 
-    def save(self) -> None:
-        """Write what was recorded (atomically: the file is whole or untouched).
-        Does nothing when replaying."""
+    def save(self, *, durable: bool = False) -> int:
+        """Append the exchanges answered since the last save to the file; return how many.
+
+        The first save starts the file afresh. The cost is that of what is appended; with
+        nothing new, nothing is written. Once this returns, a killed process keeps what was
+        saved; `durable=True` also waits for the disk (a power cut), which blocks: on an
+        event loop use `asave()`. Does nothing when replaying."""
         if not self.recording:
-            return
-        with self._lock:
-            answered = [i for i in self._recorded if i.response is not None]
-        document = {
-            "version": VERSION,
-            "interactions": [
+            return 0
+        with self._saving:
+            with self._lock:
+                answered = [i for i in self._recorded if i.response is not None]
+            first = self._end is None
+            if not answered and not first and (self._synced or not durable):
+                return 0
+            total = self._saved + len(answered)
+            data = [
                 {"key": i.key, "model": i.model, "request": i.request, "response": i.response}
                 for i in answered
-            ],
-        }
-        write_document(self.path, document, self._environ())
+            ]
+            text = saved_text(data, total, self._environ(), first=first)
+            self._end = append_text(self.path, text, self._end, durable=durable)
+            self._saved, self._synced = total, durable
+            done = {id(i) for i in answered}
+            with self._lock:
+                self._recorded = [i for i in self._recorded if id(i) not in done]
+        return len(answered)
+
+    async def asave(self) -> int:
+        """`save(durable=True)` in a worker thread, so the event loop never waits on the disk."""
+        return await asyncio.to_thread(self.save, durable=True)
 
     def _begin(self, model: str, key: str, request: dict[str, Any]) -> _Interaction:
         interaction = _Interaction(key, model, request)

@@ -1,16 +1,36 @@
-"""The cassette file: reading and checking it, and writing it (responses in a short form,
-secrets redacted, atomically)."""
+"""The cassette file: reading and checking it, and growing it save by save (responses in
+a short form, secrets redacted).
+
+The file is one YAML document whose last key is the `interactions` list, so a save
+appends the exchanges answered since the previous one to the end of the file, then a
+`# saved N interactions` comment line that marks the save complete:
+
+    version: 1
+    interactions:
+    # saved 0 interactions
+      - key: 3f1c...
+        ...
+    # saved 1 interaction
+
+A save costs what it adds, never what the file already holds, and a run that is killed
+keeps every save that finished: the OS has the bytes once `write` returns (`durable`
+also waits for the disk, for a power cut). A save cut short leaves text after the last
+mark; reading ignores it. Files without marks (written whole by earlier versions) read as
+they are.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse
 
-from holodeck.atomic_write import write_atomically
 from holodeck.llm.cassette._errors import CassetteError
 
 VERSION = 1
@@ -21,7 +41,10 @@ MIN_EMBEDDED_SECRET = 8
 HEADER = (
     "# HoloDeck cassette: model exchanges recorded with --record, replayed offline with\n"
     "# --replay. `key` hashes the request; a request that changes no longer matches.\n"
+    "# Each save appends to the list and ends with a `# saved N interactions` line.\n"
 )
+# Column 0 holds no content inside the list (items are indented), so this line is a mark.
+_SAVED = re.compile(r"^# saved \d+ interactions?$", re.MULTILINE)
 
 
 def read_interactions(path: Path) -> list[dict[str, Any]]:
@@ -36,6 +59,9 @@ def read_interactions(path: Path) -> list[dict[str, Any]]:
         raise CassetteError(f"{path}: no such cassette; record one with --record {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"{path}: cannot read the cassette: {exc}") from None
+    marks = list(_SAVED.finditer(text))
+    if marks:  # what follows the last mark is a save that never finished
+        text = text[: marks[-1].end()]
     try:
         document = YAML(typ="safe").load(text)
     except (YAMLError, ValueError, RecursionError) as exc:
@@ -64,13 +90,53 @@ def read_interactions(path: Path) -> list[dict[str, Any]]:
     return interactions
 
 
-def write_document(path: Path, document: Any, env: Mapping[str, str]) -> None:
-    """Write `document` as the cassette at `path`, with the secrets of `env` redacted."""
-    text = HEADER + _dump_yaml(_scrub(document, _secrets(env)))
+def saved_text(
+    interactions: list[dict[str, Any]], total: int, env: Mapping[str, str], *, first: bool
+) -> str:
+    """What one save appends: `interactions` as items of the list (secrets of `env`
+    redacted) and the mark saying `total` are saved; the first save opens the file too."""
+    text = (HEADER + f"version: {VERSION}\ninteractions:\n" + _mark(0)) if first else ""
+    if interactions:
+        items = _dump_yaml({"interactions": _scrub(interactions, _secrets(env))})
+        # the emitter ends a document after a `|+` block: the file goes on, so drop that
+        text += items.removeprefix("interactions:\n").removesuffix("...\n")
+        text += _mark(total)
+    return text
+
+
+def append_text(path: Path, text: str, at: int | None, *, durable: bool) -> int:
+    """Write `text` into `path` at offset `at` (None: start the file afresh) and return
+    the offset after it. A write that fails is cut off again, so the next save writes
+    over it; `durable` waits until the disk holds the file."""
     try:
-        write_atomically(path, text.encode(), mode=0o600)  # may hold private exchanges
+        if at is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if at is None else 0), 0o600)
     except OSError as exc:
         raise CassetteError(f"{path}: cannot write the cassette: {exc}") from None
+    start = at or 0
+    try:
+        if at is None:
+            os.fchmod(fd, 0o600)  # an older file being replaced: it may hold private exchanges
+        os.lseek(fd, start, os.SEEK_SET)
+        encoded = text.encode()
+        data = memoryview(encoded)
+        while data:
+            data = data[os.write(fd, data) :]
+        if durable:
+            os.fsync(fd)
+    except OSError as exc:
+        # if this fails too, the next save still writes from `start`; reading stops at a mark
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise CassetteError(f"{path}: cannot write the cassette: {exc}") from None
+    finally:
+        os.close(fd)
+    return start + len(encoded)
+
+
+def _mark(total: int) -> str:
+    return f"# saved {total} interaction{'' if total == 1 else 's'}\n"
 
 
 # --- responses -----------------------------------------------------------------------

@@ -363,7 +363,7 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
                     retries={"output": OUTPUT_RETRIES},
                 )
             if judges.options.cassette is not None:
-                judges.options.cassette.save()
+                await judges.options.cassette.asave()
             return _verdict(request, result.output)
         except TimeoutError:
             waited = (time.perf_counter() - started) * 1000

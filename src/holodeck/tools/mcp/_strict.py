@@ -1,5 +1,13 @@
-"""Pass 2 of `model_schema`: OpenAI's strict-mode form, where it keeps the meaning;
-where it cannot, the tool is marked non-strict."""
+"""Pass 2 of `model_schema`: OpenAI's strict-mode form, where it keeps the meaning.
+
+pydantic-ai's `OpenAIJsonSchemaTransformer` (run on every request) already moves a `$ref`
+with siblings into `anyOf` and, for a tool whose `strict` is None, finds what strict mode
+refuses among objects and arrays (open objects, optional properties, untyped `items`,
+unsupported formats): it then sends the tool non-strict. It does not, with
+`strict=None`, make a schema strict, so this pass does what it leaves: optional
+properties become required-but-nullable (`strip_nulls` undoes it), keywords strict mode
+refuses move into the description, and keywords it never checks (`not`, `if`, `allOf`,
+nodes without a type) mark the tool non-strict."""
 
 from __future__ import annotations
 
@@ -55,9 +63,6 @@ _NOTED = (
 )
 _TYPED = ("type", "anyOf", "$ref", "enum", "const")
 
-# ---------------------------------------------------------------------------------------
-# Pass 2: strict-mode form, where it keeps the meaning
-
 
 class _Strict:
     def __init__(self) -> None:
@@ -73,14 +78,9 @@ class _Strict:
         unknown = set(schema) - _STRICT_KEYS
         if unknown or not any(k in schema for k in _TYPED):
             self.ok = False
-        if isinstance(schema.get("format"), str) and schema["format"] not in _STRICT_FORMATS:
-            self.ok = False
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and any(t in pattern for t in ("(?=", "(?!", "(?<=", "(?<!")):
             self._move(schema, "pattern")
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and len(schema) > 1 and "anyOf" not in schema:
-            schema["anyOf"] = [{"$ref": schema.pop("$ref")}]  # strict: no siblings beside $ref
         for key in ("not", "if", "then", "else", "contains", "propertyNames"):
             if isinstance(schema.get(key), dict):
                 schema[key] = self.node(schema[key], shaped=False)[0]
@@ -97,8 +97,6 @@ class _Strict:
             shape = next((s for _, s in walked if s is not None), None)
         if schema.get("type") == "array":
             items = schema.get("items")
-            if not (isinstance(items, dict) and any(k in items for k in _TYPED)):
-                self.ok = False
             if isinstance(items, dict):
                 schema["items"], item_shape = self.node(items, shaped=shaped)
                 if item_shape is not None:
@@ -118,7 +116,7 @@ class _Strict:
         if properties is None and root:
             properties = schema["properties"] = {}
         if not isinstance(properties, dict) or (extra is not None and extra is not False):
-            self.ok = False  # an open object: the model may add keys, strict mode cannot say so
+            # an open object: strict mode cannot say the model may add keys (pydantic-ai sees it)
             if isinstance(properties, dict):
                 schema["properties"] = {
                     n: self.node(s, shaped=False)[0] for n, s in properties.items()
@@ -134,19 +132,17 @@ class _Strict:
             child_schema, child = self.node(sub, shaped=shaped)
             if child is not None:
                 children[name] = child
-            if name not in required:
-                if not shaped:
-                    self.ok = False  # optional, and a null here could not be taken out
-                elif not _accepts_null(child_schema):
-                    child_schema = _nullable(child_schema)
-                    drop.add(name)
+            # unshaped (under $defs), a null could not be taken out: it stays optional
+            if name not in required and shaped and not _accepts_null(child_schema):
+                child_schema = _nullable(child_schema)
+                drop.add(name)
             walked[name] = child_schema
         schema["properties"] = walked
-        if shaped:
-            schema["required"] = list(dict.fromkeys([*properties, *required]))
+        # pydantic-ai closes objects only for tools sent with strict=None; non-strict ones too
         schema["additionalProperties"] = False
         if not shaped:
             return None
+        schema["required"] = list(dict.fromkeys([*properties, *required]))
         return ArgShape(frozenset(drop), children) if drop or children else None
 
     def _note(self, schema: JsonSchema) -> None:

@@ -20,9 +20,11 @@ without dropping what it says:
 - keywords strict mode rejects (`default`, `minLength`, unsupported `format`s, ...) move
   into the description, where the model still reads them.
 
-What cannot be rewritten without changing its meaning (`not`, `if`/`then`, open objects
-with `additionalProperties`, ...) is kept; such a tool is then marked non-strict
-(`strict=False`), which every provider accepts.
+What cannot be rewritten without changing its meaning is kept. Where pydantic-ai's
+OpenAI transformer can tell strict mode would refuse it (open objects, optional
+properties under `$defs`, arrays without an item type, `$ref` beside other keywords), the
+tool goes with `strict=None` and that transformer sends it non-strict; what it never
+checks (`not`, `if`/`then`, `allOf`, a node without a type) marks it `strict=False` here.
 """
 
 from __future__ import annotations
@@ -50,14 +52,11 @@ __all__ = [
 ]
 
 
-_ROOT_COMBINATORS = frozenset({"anyOf", "oneOf", "allOf", "not", "enum"})
-
-
 @dataclass(frozen=True)
 class ToolSchema:
     schema: JsonSchema
     shape: ArgShape | None
-    strict_ok: bool  # False: send with strict=False (some keyword strict mode cannot take)
+    strict_ok: bool  # False: send strict=False; True: strict=None, pydantic-ai decides
 
 
 def model_schema(raw: Any) -> ToolSchema:
@@ -66,10 +65,9 @@ def model_schema(raw: Any) -> ToolSchema:
     schema = _rooted(cleaner.node(copy.deepcopy(raw) if isinstance(raw, dict) else {}))
     strict = _Strict()
     schema, shape = strict.node(schema, shaped=True, root=True)
-    combinators = _ROOT_COMBINATORS & set(schema)
-    if combinators:
-        # a root that only refers back to itself (`{$ref: "#"}`) leaves a combinator at the
-        # root, which providers refuse: take any object and say what the server asked for
+    if "$ref" in schema:
+        # a root that refers back to itself (`{$ref: "#"}`) cannot be inlined, and a `$ref`
+        # beside the root's own keywords reaches providers as `anyOf`: take any object
         schema = {
             "type": "object",
             "additionalProperties": True,
