@@ -151,6 +151,9 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
             try:
                 await conversation.session.aclose()
                 await conversation.agent.aclose()
+                cassette = conversation.agent.options.cassette
+                if cassette is not None:
+                    cassette.save(durable=True)
             finally:
                 for signum in (signal.SIGTERM, signal.SIGHUP):
                     loop.remove_signal_handler(signum)

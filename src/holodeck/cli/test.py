@@ -214,7 +214,7 @@ class _Report:
 
         cassette = agent.options.cassette
         if cassette is not None:
-            cassette.save()
+            cassette.save(durable=True)
         if run.interrupted:
             click.echo("Interrupted: reporting the cases that finished.", err=True)
         render_console(run, self.console, verbose=self.verbose)

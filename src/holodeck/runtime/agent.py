@@ -224,8 +224,8 @@ class Agent:
                 final = self._final(result, turn)
                 if on_result is not None:
                     on_result(result, final)
-                if self.options.cassette is not None:
-                    self.options.cassette.save()  # each turn: an interrupted run keeps its turns
+                if self.options.cassette is not None:  # an interrupted run keeps its turns
+                    await self.options.cassette.asave()
                 queue.put_nowait(final.usage)
                 queue.put_nowait(final)
                 queue.put_nowait(_End(None))
