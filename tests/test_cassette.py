@@ -412,8 +412,8 @@ RECORDS_THEN_HANGS = """
 import asyncio, sys
 from holodeck.llm.cassette import Cassette
 from holodeck.runtime.agent import Agent
-from holodeck.runtime.options import RunOptions
-from holodeck.spec import load_agent
+from holodeck.llm.run_options import RunOptions
+from holodeck.config.loader import load_agent
 
 async def main() -> None:
     options = RunOptions(model="test", cassette=Cassette.record(sys.argv[2]))

@@ -7,7 +7,12 @@ place, without a traceback unless `--debug` is given:
     error: demo already exists and is not empty
     hint: choose another NAME, or pass --force to overwrite the template's files
 
->>> raise ConfigurationError("agent.yaml: no model", hint="add `model:`")  # doctest: +SKIP
+    >>> error = ConfigurationError("agent.yaml: no model", hint="add `model:`")
+    >>> error.exit_code, str(error)
+    (2, 'agent.yaml: no model (add `model:`)')
+    >>> print(error.render())
+    error: agent.yaml: no model
+    hint: add `model:`
 
 This module is the lowest layer: it imports nothing from holodeck.
 """
