@@ -36,6 +36,7 @@ browser:
 lint: $(BIN)/holodeck
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports  # the layers of DESIGN.md: contracts in pyproject.toml
 
 typecheck: $(BIN)/holodeck
 	$(BIN)/mypy
@@ -46,6 +47,7 @@ test: lint typecheck node browser
 bench: $(BIN)/holodeck
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
+	$(BIN)/python bench/sessions.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules
