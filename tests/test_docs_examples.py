@@ -1,5 +1,5 @@
-"""The Python examples of the runtime guide run as written, one after another (later
-blocks use what earlier ones made), each as the body of a coroutine."""
+"""The Python examples of the README and the runtime guide run as written, each as the
+body of a coroutine (in the guide, later blocks use what earlier ones made)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def python_blocks(page: str) -> list[str]:
-    text = (REPO / "docs" / page).read_text(encoding="utf-8")
+    text = (REPO / page).read_text(encoding="utf-8")
     return re.findall(r"^```python\n(.*?)^```$", text, flags=re.M | re.S)
 
 
@@ -24,7 +24,7 @@ def test_the_runtime_guides_python_examples_run(
 ) -> None:
     (tmp_path / "examples").symlink_to(REPO / "examples")
     monkeypatch.chdir(tmp_path)
-    blocks = python_blocks("runtime.md")
+    blocks = python_blocks("docs/runtime.md")
     assert len(blocks) >= 3
     namespace: dict[str, Any] = {}
     for block in blocks:
@@ -33,3 +33,14 @@ def test_the_runtime_guides_python_examples_run(
         namespace.update(asyncio.run(namespace["example"]()))
     assert "weather" in capsys.readouterr().out  # the stream's events were printed
     assert (tmp_path / "sessions.db").is_file()  # the store example kept its session
+
+
+def test_the_readmes_python_example_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    (block,) = python_blocks("README.md")
+    namespace: dict[str, Any] = {}
+    exec(f"async def example():\n{textwrap.indent(block, '    ')}\n", namespace)
+    asyncio.run(namespace["example"]())
+    assert "get_weather: city a" in capsys.readouterr().out
