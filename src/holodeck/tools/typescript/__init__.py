@@ -85,7 +85,8 @@ def typescript_toolset(
     tools: Sequence[TypeScriptTool], root: Path, params: Mapping[str, Any]
 ) -> AbstractToolset[Any]:
     """A toolset running `tools` (files relative to `root`) with Node.js, for an agent:
-    its Node.js process outlives each turn and stops with `aclose()` (or at exit).
+    its Node.js process outlives each turn and stops with `aclose()` (or, never closed,
+    when Python exits and its stdin closes).
 
     A parameter named `params` receives the image's `params` and is not in the schema.
     """

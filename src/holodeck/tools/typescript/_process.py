@@ -1,11 +1,11 @@
 """The Node.js process running a toolset's TypeScript functions (`node/harness.cjs`):
-requests and answers as JSON lines matched by id, so calls can overlap; every process
-is killed, with whatever it started, when the interpreter exits."""
+requests and answers as JSON lines matched by id, so calls can overlap. Its owner (the
+toolset, closed with the agent) kills it with whatever it started; a process whose owner
+never closed it exits by itself when its stdin closes, as it does when Python exits."""
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import itertools
 import json
@@ -15,7 +15,6 @@ import queue
 import signal
 import subprocess
 import threading
-import weakref
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,9 +43,6 @@ class NodeProcessError(ExecutionError, RuntimeError):
 
 class _NotSent(NodeProcessError):
     """The process had already stopped: the request never reached it (safe to resend)."""
-
-
-_LIVE: weakref.WeakSet[_NodeProcess] = weakref.WeakSet()
 
 
 class _NodeProcess:
@@ -79,7 +75,6 @@ class _NodeProcess:
         self._stderr_reader = self._thread(self._read_stderr, "stderr")
         self._thread(self._read_stdout, "stdout")
         self._thread(self._write_stdin, "stdin")
-        _LIVE.add(self)
 
     def _thread(self, target: Any, role: str) -> threading.Thread:
         thread = threading.Thread(
@@ -129,7 +124,6 @@ class _NodeProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=10)
         self._fail_all(reason)
-        _LIVE.discard(self)
 
     def _write_stdin(self) -> None:
         stdin = self.popen.stdin
@@ -212,9 +206,3 @@ def _settle(future: asyncio.Future[Any], message: dict[str, Any]) -> None:
 def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
     if not future.done():
         future.set_exception(error)
-
-
-@atexit.register
-def _stop_all() -> None:
-    for process in list(_LIVE):
-        process.stop("the interpreter is exiting")
