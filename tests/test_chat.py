@@ -542,6 +542,51 @@ def test_a_session_is_saved_after_each_turn_trimmed_and_resumed(
     assert "remember apples" not in text
 
 
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201e2a35c0e0000000049454e44ae426082"
+)
+
+
+def test_attach_sends_a_file_with_the_next_question(write: Write, tmp_path: Path) -> None:
+    seeing = write(
+        {
+            "config.yaml": "spec_version: 1\nllm: {model: openai/gpt-4o}\n"
+            "interaction: {modalities: {input: [text, image]}}\n",
+            "AGENTS.md": "You look at pictures.",
+        }
+    )
+    picture = tmp_path / "cat.png"
+    picture.write_bytes(PNG)
+    session = tmp_path / "talk.json"
+    term = Terminal(str(seeing), "--model", "test", "--session", str(session))
+    term.expect("› ")
+    term.command("/attach nowhere.png", "nowhere.png: cannot read the file")
+    term.command(f"/attach {picture}", "Attached cat.png (image/png)")
+    term.ask("what is this?")
+    term.prompt()
+    saved = json.loads(session.read_bytes())["messages"]
+    question = saved[0]["parts"][0]["content"]
+    assert question[0] == "what is this?"
+    assert question[1]["media_type"] == "image/png"  # the picture went with it
+    term.ask("and now?")
+    term.prompt()
+    second = json.loads(session.read_bytes())["messages"][2]["parts"][0]["content"]
+    assert second == "and now?"  # an attachment goes with one question only
+    term.ask("exit")
+    assert term.exit_code() == 0
+
+
+def test_attach_is_refused_for_an_agent_that_reads_only_text(finder: Path, tmp_path: Path) -> None:
+    picture = tmp_path / "cat.png"
+    picture.write_bytes(PNG)
+    term = Terminal(str(finder), "--model", "test")
+    term.expect("› ")
+    term.command(f"/attach {picture}", "finder does not accept image input (cat.png)")
+    term.ask("exit")
+    assert term.exit_code() == 0
+
+
 def test_an_unreadable_session_file_is_refused(finder: Path, tmp_path: Path) -> None:
     session = tmp_path / "broken.json"
     session.write_text("{not json", encoding="utf-8")
