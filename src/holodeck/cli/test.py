@@ -156,9 +156,9 @@ def test(
         concurrency=concurrency or DEFAULT_CONCURRENCY,
         repeat=repeat,
     )
-    from holodeck.testing.history import save_run
     from holodeck.testing.progress import live_progress
     from holodeck.testing.reports import render_console, write_report
+    from holodeck.testing.run_store import save_run
     from holodeck.testing.runner import select_cases
 
     selected = select_cases(spec, options)
@@ -219,7 +219,9 @@ def _run(coroutine: Coroutine[Any, Any, TestRun]) -> TestRun:
 
 
 def _compare(refs: tuple[str, str], console: Console) -> int:
-    from holodeck.testing.history import compare_runs, load_run, render_comparison
+    from holodeck.testing.comparison import compare_runs
+    from holodeck.testing.reports.comparison import render_comparison
+    from holodeck.testing.run_store import load_run
 
     try:
         first, second = (load_run(ref, RUNS_DIR) for ref in refs)
