@@ -209,8 +209,8 @@ class _Report:
 
     def write(self, run: TestRun, agent: Agent) -> int:
         """Save and report `run`; returns the exit code."""
-        from holodeck.testing.history import save_run
         from holodeck.testing.reports import render_console, write_report
+        from holodeck.testing.run_store import save_run
 
         cassette = agent.options.cassette
         if cassette is not None:
@@ -237,7 +237,9 @@ class _Report:
 
 
 def _compare(refs: tuple[str, str], console: Console) -> int:
-    from holodeck.testing.history import compare_runs, load_run, render_comparison
+    from holodeck.testing.comparison import compare_runs
+    from holodeck.testing.reports.comparison import render_comparison
+    from holodeck.testing.run_store import load_run
 
     first, second = (load_run(ref, RUNS_DIR) for ref in refs)
     comparison = compare_runs(first, second)
