@@ -506,3 +506,30 @@ def test_the_runtime_doc_example_prints_what_the_doc_shows(tmp_path: Path) -> No
     # durations vary from run to run; everything else must match
     normalise = lambda text: re.sub(r"in \d+ ms", "in N ms", text)  # noqa: E731
     assert normalise(done.stdout) == normalise(expected)
+
+
+async def test_a_turns_calls_are_listed_in_the_order_the_model_made_them(write: Write) -> None:
+    """Calls made at once end in any order; the final message lists them as made."""
+    root = write(
+        {
+            "agent.yaml": HEAD + "tools:\n" + tool("first", "first") + tool("second", "second"),
+            "tools.py": """
+import asyncio
+second_done = asyncio.Event()
+
+async def first() -> str:
+    await second_done.wait()  # ends only after `second`
+    return "1"
+
+async def second() -> str:
+    second_done.set()
+    return "2"
+""",
+        }
+    )
+    events = await events_of(agent_for(root), expected_tools=["first", "second"])
+    ended = [e.name for e in events if isinstance(e, ToolCallFinished)]
+    final = events[-1]
+    assert isinstance(final, FinalMessage)
+    assert ended == ["second", "first"]
+    assert [c.name for c in final.tool_calls] == ["first", "second"]

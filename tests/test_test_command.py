@@ -378,3 +378,39 @@ async def test_the_rate_limit_spaces_requests_across_cases(monkeypatch: pytest.M
     await asyncio.gather(*(limiter.acquire() for _ in range(5)))
     assert slept == [60.0, 60.0]  # 2 at once, then 2 a minute later, then the 5th
     assert len(limiter._starts) == 1
+
+
+def test_tool_order_is_the_order_calls_were_made_not_the_order_they_ended(
+    write: Write, tmp_path: Path
+) -> None:
+    root = write(
+        {
+            "agent.yaml": """
+name: ordered
+model: {provider: openai, name: gpt-4o}
+instructions: {inline: Do both.}
+tools:
+  - {type: function, name: first, file: tools.py, function: first}
+  - {type: function, name: second, file: tools.py, function: second}
+test_cases:
+  - name: both
+    input: go
+    expected_tools: [first, second]
+    tool_order: in_order
+""",
+            "tools.py": """
+import asyncio
+second_done = asyncio.Event()
+
+async def first() -> str:
+    await second_done.wait()  # ends only after `second`
+    return "1"
+
+async def second() -> str:
+    second_done.set()
+    return "2"
+""",
+        }
+    )
+    result = run("test", str(root), "--model", "test", cwd=tmp_path)
+    assert result.exit_code == 0, result.output

@@ -16,8 +16,15 @@ class Turn:
     queue: asyncio.Queue[Event]
     agent: str = ""  # "" for the top agent, "helper" or "helper/critic" for sub-agents
     parent_call_id: str | None = None
-    calls: list[ToolCallFinished] = field(default_factory=list)
     scope: SessionScope | None = None  # the conversation's own resources
+    started: list[str] = field(default_factory=list)  # call ids, in the order made
+    finished: dict[str, ToolCallFinished] = field(default_factory=dict)
+
+    @property
+    def calls(self) -> list[ToolCallFinished]:
+        """The finished calls in the order the model made them (not the order they ended,
+        which varies when calls run at once)."""
+        return [self.finished[i] for i in self.started if i in self.finished]
 
     @classmethod
     def detached(cls) -> Turn:
@@ -30,7 +37,7 @@ class Turn:
     def nested(self, agent: str, parent_call_id: str) -> Turn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
-        return Turn(self.queue, path, parent_call_id, scope=self.scope)
+        return Turn(self.queue, path, parent_call_id, self.scope)
 
 
 if TYPE_CHECKING:
@@ -49,6 +56,7 @@ class TurnObserver:
     def started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         turn = CURRENT_TURN.get()
         if turn is not None:
+            turn.started.append(call_id)
             turn.emit(ToolCallStarted(call_id, name, args, turn.agent, turn.parent_call_id))
 
     def finished(
@@ -65,7 +73,7 @@ class TurnObserver:
             event = ToolCallFinished(
                 call_id, name, args, result, error, duration_ms, turn.agent, turn.parent_call_id
             )
-            turn.calls.append(event)
+            turn.finished[call_id] = event
             turn.emit(event)
 
 

@@ -15,7 +15,7 @@ from holodeck.llm.errors import ProviderError
 from holodeck.llm.run_options import RunOptions
 from holodeck.llm.test_model import ExpectedCall
 from holodeck.runtime.agent import Agent, Attachment, TurnError, with_cassette
-from holodeck.runtime.events import FinalMessage, ToolCallFinished
+from holodeck.runtime.events import FinalMessage, ToolCallFinished, ToolCallStarted
 from holodeck.runtime.session import Session
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import Metric
@@ -197,22 +197,27 @@ async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord
         attachments.append(_attachment(spec, file))
         if file.description:
             prompt += f"\n\n(Attached {file.path}: {file.description})"
-    calls: list[ToolCallRecord] = []
+    order: dict[str, int] = {}  # call id -> when the model made the call
+    finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
     async for event in session.run(prompt, attachments=attachments, expected_tools=expected):
-        if isinstance(event, ToolCallFinished):
-            calls.append(
-                ToolCallRecord(
-                    name=event.name,
-                    args=event.args,
-                    result=_jsonable(event.result),
-                    error=event.error,
-                    duration_ms=event.duration_ms,
-                    agent=event.agent,
-                )
+        if isinstance(event, ToolCallStarted):
+            order[event.call_id] = len(order)
+        elif isinstance(event, ToolCallFinished):
+            record = ToolCallRecord(
+                name=event.name,
+                args=event.args,
+                result=_jsonable(event.result),
+                error=event.error,
+                duration_ms=event.duration_ms,
+                agent=event.agent,
             )
+            finished.append((order.get(event.call_id, len(order)), record))
         elif isinstance(event, FinalMessage):
             final = event
+    # in the order the calls were made: calls running at once end in any order, and
+    # `tool_order` checks the order the agent chose
+    calls = [record for _, record in sorted(finished, key=lambda item: item[0])]
     assert final is not None
     return TurnRecord(
         input=turn.input,
