@@ -95,8 +95,8 @@ def test_every_public_error_is_in_the_family_with_its_familys_exit_code(
 
 def test_errors_caught_as_builtin_exceptions_still_are() -> None:
     from holodeck.config.credentials import UnknownProviderError
-    from holodeck.testing.run_store import RunLookupError
     from holodeck.testing.reports import ReportFormatError
+    from holodeck.testing.run_store import RunLookupError
     from holodeck.tools.typescript._process import NodeProcessError
 
     assert issubclass(UnknownProviderError, ValueError)
