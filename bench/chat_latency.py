@@ -34,8 +34,7 @@ import pexpect
 
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import Event, TextDelta
+from holodeck.runtime import Agent, Event, TextDelta
 
 AGENT_YAML = """
 name: bench

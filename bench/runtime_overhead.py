@@ -31,8 +31,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import FinalMessage
+from holodeck.runtime import Agent, FinalMessage
 
 INSTRUCTIONS = "You look things up."
 WARMUP = 20

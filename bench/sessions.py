@@ -18,8 +18,7 @@ from pathlib import Path
 
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.session import Session
+from holodeck.runtime import Agent, Session
 
 DEMO = Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo.py"
 AGENT_YAML = f"""

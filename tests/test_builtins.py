@@ -22,8 +22,7 @@ import pytest
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished, ToolCallStarted
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.tools import builtins
 from holodeck.tools.builtins import (

@@ -21,8 +21,7 @@ from holodeck.llm.cassette import Cassette, CassetteError, CassetteMiss
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import Event, FinalMessage, TextDelta, ToolCallFinished, Usage
+from holodeck.runtime import Agent, Event, FinalMessage, TextDelta, ToolCallFinished, Usage
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import ExecutionSettings, Settings
 from scripted_servers import Call, OpenAIServer, text, tool_calls
@@ -362,7 +361,7 @@ async def test_agent_yaml_and_environment_settings_choose_the_cassette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from holodeck.config.loader import load_agent
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime import Agent
 
     root = tmp_path / "agent"
     root.mkdir()
@@ -411,7 +410,7 @@ async def test_each_save_appends_what_is_new_and_leaves_the_file_alone(
 RECORDS_THEN_HANGS = """
 import asyncio, sys
 from holodeck.llm.cassette import Cassette
-from holodeck.runtime.agent import Agent
+from holodeck.runtime import Agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.config.loader import load_agent
 

@@ -20,8 +20,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPro
 from conftest import Write
 from holodeck.cli.chat_transcript import exchanges_from, transcript_markdown
 from holodeck.cli.chat_view import _finished_blocks, _hard_breaks
-from holodeck.runtime.events import Usage
-from holodeck.runtime.spend import price
+from holodeck.runtime import Usage, price
 
 HOLODECK = Path(sys.executable).parent / "holodeck"
 WAIT = 20.0  # seconds any expected output may take on a loaded machine
@@ -820,7 +819,7 @@ def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> Non
     from holodeck.cli.chat_conversation import Conversation
     from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime import Agent
 
     root = write(
         {

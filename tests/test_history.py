@@ -23,8 +23,7 @@ from pydantic_ai.messages import (
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.history import starts_turn, trim_history
+from holodeck.runtime import Agent, starts_turn, trim_history
 
 pytestmark = pytest.mark.anyio
 

@@ -32,8 +32,7 @@ import scripted_servers
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
+from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
@@ -646,7 +645,7 @@ def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None
 
 EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
-from holodeck.runtime.agent import Agent
+from holodeck.runtime import Agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.config.loader import load_agent
 

@@ -19,16 +19,17 @@ from holodeck.config.loader import load_agent
 from holodeck.config.settings import load_settings
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent, TurnError
-from holodeck.runtime.events import (
+from holodeck.runtime import (
+    Agent,
     Event,
     FinalMessage,
+    Session,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    TurnError,
     Usage,
 )
-from holodeck.runtime.session import Session
 from scripted_servers import (
     AnthropicServer,
     Call,

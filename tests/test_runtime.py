@@ -11,16 +11,19 @@ import pytest
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent, Attachment, InputRefused, TurnError
-from holodeck.runtime.events import (
+from holodeck.runtime import (
+    Agent,
+    Attachment,
     Event,
     FinalMessage,
+    InputRefused,
+    Session,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    TurnError,
     Usage,
 )
-from holodeck.runtime.session import Session
 from holodeck.tools.errors import ToolLoadError
 
 pytestmark = pytest.mark.anyio

@@ -20,10 +20,7 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import ToolCallFinished
-from holodeck.runtime.session import Session, SessionError
-from holodeck.runtime.stored_session import stored_session
+from holodeck.runtime import Agent, Session, SessionError, ToolCallFinished, stored_session
 from holodeck.sessions import MemorySessionStore, SessionBusy, SessionStore, SqliteSessionStore
 from yaml_dump import dump
 

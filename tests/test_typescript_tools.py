@@ -25,8 +25,7 @@ from pydantic_ai.usage import RunUsage
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.agent import Agent
-from holodeck.runtime.events import Event, FinalMessage, ToolCallFinished
+from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.spec.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript import (
@@ -624,7 +623,7 @@ def test_an_agents_node_process_lasts_across_turns_until_closed(image: Path) -> 
 
     from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime import Agent
 
     agent = Agent(load_agent(image), RunOptions(model="test"))
 

@@ -30,18 +30,18 @@ if TYPE_CHECKING:
     from holodeck.config.loader import load_agent as load_agent
     from holodeck.llm.errors import ProviderError as ProviderError
     from holodeck.llm.run_options import RunOptions as RunOptions
-    from holodeck.runtime.agent import Agent as Agent
-    from holodeck.runtime.agent import Attachment as Attachment
-    from holodeck.runtime.agent import TurnError as TurnError
-    from holodeck.runtime.events import Event as Event
-    from holodeck.runtime.events import FinalMessage as FinalMessage
-    from holodeck.runtime.events import TextDelta as TextDelta
-    from holodeck.runtime.events import ToolCallFinished as ToolCallFinished
-    from holodeck.runtime.events import ToolCallStarted as ToolCallStarted
-    from holodeck.runtime.events import Usage as Usage
-    from holodeck.runtime.session import Session as Session
-    from holodeck.runtime.session import SessionError as SessionError
-    from holodeck.runtime.stored_session import stored_session as stored_session
+    from holodeck.runtime._agent import Agent as Agent
+    from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._agent import TurnError as TurnError
+    from holodeck.runtime._events import Event as Event
+    from holodeck.runtime._events import FinalMessage as FinalMessage
+    from holodeck.runtime._events import TextDelta as TextDelta
+    from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
+    from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
+    from holodeck.runtime._events import Usage as Usage
+    from holodeck.runtime._session import Session as Session
+    from holodeck.runtime._session import SessionError as SessionError
+    from holodeck.runtime._stored_session import stored_session as stored_session
     from holodeck.sessions import MemorySessionStore as MemorySessionStore
     from holodeck.sessions import SessionBusy as SessionBusy
     from holodeck.sessions import SessionStore as SessionStore
@@ -55,18 +55,18 @@ _EXPORTS = {
     "SpecError": "holodeck.spec.diagnostics",
     "RunOptions": "holodeck.llm.run_options",
     "ProviderError": "holodeck.llm.errors",
-    "Agent": "holodeck.runtime.agent",
-    "Attachment": "holodeck.runtime.agent",
-    "TurnError": "holodeck.runtime.agent",
-    "Session": "holodeck.runtime.session",
-    "SessionError": "holodeck.runtime.session",
-    "stored_session": "holodeck.runtime.stored_session",
-    "Event": "holodeck.runtime.events",
-    "TextDelta": "holodeck.runtime.events",
-    "ToolCallStarted": "holodeck.runtime.events",
-    "ToolCallFinished": "holodeck.runtime.events",
-    "Usage": "holodeck.runtime.events",
-    "FinalMessage": "holodeck.runtime.events",
+    "Agent": "holodeck.runtime._agent",
+    "Attachment": "holodeck.runtime._agent",
+    "TurnError": "holodeck.runtime._agent",
+    "Session": "holodeck.runtime._session",
+    "SessionError": "holodeck.runtime._session",
+    "stored_session": "holodeck.runtime._stored_session",
+    "Event": "holodeck.runtime._events",
+    "TextDelta": "holodeck.runtime._events",
+    "ToolCallStarted": "holodeck.runtime._events",
+    "ToolCallFinished": "holodeck.runtime._events",
+    "Usage": "holodeck.runtime._events",
+    "FinalMessage": "holodeck.runtime._events",
     "SessionStore": "holodeck.sessions",
     "SessionBusy": "holodeck.sessions",
     "MemorySessionStore": "holodeck.sessions",

@@ -109,7 +109,7 @@ def _conversation(
     from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette
     from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime import Agent
 
     spec = load_agent(path)
     options = RunOptions(model=model).for_agent(spec)

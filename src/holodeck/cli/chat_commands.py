@@ -7,7 +7,7 @@ from pathlib import Path
 
 from holodeck.cli.chat_conversation import Conversation, SessionFileError
 from holodeck.cli.chat_view import ChatView
-from holodeck.runtime.agent import Agent, InputRefused
+from holodeck.runtime import Agent, InputRefused
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,

@@ -14,9 +14,7 @@ from holodeck.cli.chat_transcript import Exchange, exchanges_from, transcript_ma
 from holodeck.cli.chat_view import ChatView
 from holodeck.errors import HoloDeckError
 from holodeck.llm.cassette import CassetteError
-from holodeck.runtime.agent import Agent, Attachment, InputRefused
-from holodeck.runtime.events import Usage
-from holodeck.runtime.session import Session, SessionError
+from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
 from holodeck.spec.agent_spec import AgentSpec
 
 Outcome = Literal["answered", "cancelled", "failed"]

@@ -18,8 +18,7 @@ from pydantic_ai.messages import (
 )
 
 from holodeck.cli.chat_view import as_text, shorten
-from holodeck.runtime.events import Event, FinalMessage, TextDelta, ToolCallFinished
-from holodeck.runtime.history import starts_turn
+from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, starts_turn
 
 
 @dataclass

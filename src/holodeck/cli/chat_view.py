@@ -18,7 +18,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.segment import Segment
 
-from holodeck.runtime.events import (
+from holodeck.runtime import (
     Event,
     FinalMessage,
     TextDelta,

@@ -21,7 +21,7 @@ from holodeck.errors import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime import Agent
     from holodeck.spec.agent_spec import AgentSpec
     from holodeck.testing.results import TestRun
     from holodeck.testing.runner import TestOptions

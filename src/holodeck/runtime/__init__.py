@@ -15,5 +15,67 @@ and the events its turns stream. The public names are re-exported by `holodeck`.
     ['get_weather', 'get_forecast']
 
 Only this package (through `holodeck.llm`) talks to model providers; the CLI, the
-test runner and the server consume the same event stream.
+test runner and the server consume the same event stream. Its modules are private
+(`_agent`, `_session`, ...): use the names below, or `holodeck`'s.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from holodeck.runtime._agent import Agent as Agent
+    from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._agent import InputRefused as InputRefused
+    from holodeck.runtime._agent import TurnError as TurnError
+    from holodeck.runtime._agent import with_cassette as with_cassette
+    from holodeck.runtime._events import Event as Event
+    from holodeck.runtime._events import FinalMessage as FinalMessage
+    from holodeck.runtime._events import TextDelta as TextDelta
+    from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
+    from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
+    from holodeck.runtime._events import Usage as Usage
+    from holodeck.runtime._history import starts_turn as starts_turn
+    from holodeck.runtime._history import trim_history as trim_history
+    from holodeck.runtime._models import choose_model as choose_model
+    from holodeck.runtime._session import Session as Session
+    from holodeck.runtime._session import SessionError as SessionError
+    from holodeck.runtime._spend import Spend as Spend
+    from holodeck.runtime._spend import price as price
+    from holodeck.runtime._stored_session import stored_session as stored_session
+
+# The modules are private; these are the package's names. Each is imported on first use,
+# so taking the events does not load the model SDKs.
+_EXPORTS = {
+    "Agent": "holodeck.runtime._agent",
+    "Attachment": "holodeck.runtime._agent",
+    "InputRefused": "holodeck.runtime._agent",
+    "TurnError": "holodeck.runtime._agent",
+    "with_cassette": "holodeck.runtime._agent",
+    "Event": "holodeck.runtime._events",
+    "FinalMessage": "holodeck.runtime._events",
+    "TextDelta": "holodeck.runtime._events",
+    "ToolCallFinished": "holodeck.runtime._events",
+    "ToolCallStarted": "holodeck.runtime._events",
+    "Usage": "holodeck.runtime._events",
+    "starts_turn": "holodeck.runtime._history",
+    "trim_history": "holodeck.runtime._history",
+    "choose_model": "holodeck.runtime._models",
+    "Session": "holodeck.runtime._session",
+    "SessionError": "holodeck.runtime._session",
+    "Spend": "holodeck.runtime._spend",
+    "price": "holodeck.runtime._spend",
+    "stored_session": "holodeck.runtime._stored_session",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'holodeck.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -16,8 +16,14 @@ survive a restart and several processes on one machine share them (its lock hold
 processes).
 """
 
-from holodeck.sessions.memory import MemorySessionStore
-from holodeck.sessions.sqlite import SqliteSessionStore
-from holodeck.sessions.store import SessionBusy, SessionStore
+from holodeck.sessions._memory import MemorySessionStore
+from holodeck.sessions._sqlite import SqliteSessionStore
+from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionBusy, SessionStore
 
-__all__ = ["MemorySessionStore", "SessionBusy", "SessionStore", "SqliteSessionStore"]
+__all__ = [
+    "DEFAULT_LOCK_WAIT_S",
+    "MemorySessionStore",
+    "SessionBusy",
+    "SessionStore",
+    "SqliteSessionStore",
+]

@@ -14,9 +14,16 @@ from typing import Any
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.run_options import RunOptions
 from holodeck.llm.test_model import ExpectedCall
-from holodeck.runtime.agent import Agent, Attachment, TurnError, with_cassette
-from holodeck.runtime.events import FinalMessage, ToolCallFinished, ToolCallStarted
-from holodeck.runtime.session import Session
+from holodeck.runtime import (
+    Agent,
+    Attachment,
+    FinalMessage,
+    Session,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnError,
+    with_cassette,
+)
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import Metric
 from holodeck.spec.test_cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn

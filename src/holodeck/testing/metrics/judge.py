@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.models import choose_model
+from holodeck.runtime import choose_model
 from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.results import MetricResult
 

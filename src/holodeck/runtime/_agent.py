@@ -35,17 +35,17 @@ from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.llm.test_model import ExpectedCall, expecting
-from holodeck.runtime.events import Event, FinalMessage, TextDelta, Usage
-from holodeck.runtime.models import choose_model
-from holodeck.runtime.scope import SessionScope
-from holodeck.runtime.toolsets import agent_toolsets
-from holodeck.runtime.turn import CURRENT_TURN, Turn
+from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage
+from holodeck.runtime._models import choose_model
+from holodeck.runtime._scope import SessionScope
+from holodeck.runtime._toolsets import agent_toolsets
+from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
-    from holodeck.runtime.session import Session
+    from holodeck.runtime._session import Session
 
 # pydantic-ai greets terminals with a banner; in chat or a test report it is noise
 pydantic_ai.BANNER_ENABLED = False
@@ -163,7 +163,7 @@ class Agent:
 
     def session(self, session_id: str | None = None, **kwargs: Any) -> Session:
         """A new conversation with this agent (see `Session` for the options)."""
-        from holodeck.runtime.session import Session
+        from holodeck.runtime._session import Session
 
         return Session(self, session_id, **kwargs)
 

@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from holodeck.runtime.events import Event, ToolCallFinished, ToolCallStarted
+from holodeck.runtime._events import Event, ToolCallFinished, ToolCallStarted
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Turn:
 
 
 if TYPE_CHECKING:
-    from holodeck.runtime.scope import SessionScope
+    from holodeck.runtime._scope import SessionScope
 
 CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)
 

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
 from holodeck.errors import ConfigurationError
-from holodeck.runtime.events import Event, FinalMessage
-from holodeck.runtime.history import trim_history
-from holodeck.runtime.scope import SessionScope
-from holodeck.runtime.spend import Spend
+from holodeck.runtime._events import Event, FinalMessage
+from holodeck.runtime._history import trim_history
+from holodeck.runtime._scope import SessionScope
+from holodeck.runtime._spend import Spend
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
     from holodeck.llm.test_model import ExpectedCall
-    from holodeck.runtime.agent import Agent, Attachment
+    from holodeck.runtime._agent import Agent, Attachment
 
 FORMAT = "holodeck-session"
 VERSION = 1

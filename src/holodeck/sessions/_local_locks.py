@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from holodeck.sessions.store import SessionBusy
+from holodeck.sessions._store import SessionBusy
 
 
 class LocalLocks:

@@ -15,8 +15,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from holodeck.sessions.local_locks import LocalLocks, busy
-from holodeck.sessions.store import DEFAULT_LOCK_WAIT_S, SessionStore
+from holodeck.sessions._local_locks import LocalLocks, busy
+from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore
 
 LEASE_S = 600.0  # a lock outlives a crashed holder by at most this
 _POLL_S = (0.005, 0.2)  # first and longest pause between tries for a lock held elsewhere

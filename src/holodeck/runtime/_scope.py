@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import AbstractToolset
 
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime._agent import Agent
 
 
 class SessionScope:

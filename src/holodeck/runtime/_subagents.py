@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai import FunctionToolset, RunContext, Tool
 
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.turn import CURRENT_TURN, Turn
+from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import AgentTool
 
 if TYPE_CHECKING:
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime._agent import Agent
 
 
 class SubagentToolset(FunctionToolset[Any]):
@@ -50,7 +50,7 @@ def _tool(
     built: list[Agent] = []  # the sub-agent, built on first call
 
     async def delegate(ctx: RunContext[Any], task: str) -> str:
-        from holodeck.runtime.agent import Agent
+        from holodeck.runtime._agent import Agent
 
         if not built:
             built.append(Agent(sub, options))

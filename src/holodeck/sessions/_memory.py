@@ -7,8 +7,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from holodeck.sessions.local_locks import LocalLocks
-from holodeck.sessions.store import DEFAULT_LOCK_WAIT_S, SessionStore
+from holodeck.sessions._local_locks import LocalLocks
+from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore
 
 
 class MemorySessionStore(SessionStore):

@@ -14,7 +14,7 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime.turn import TURN_OBSERVER
+from holodeck.runtime._turn import TURN_OBSERVER
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,
@@ -77,7 +77,7 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
             mcp_toolset(shared, spec.root, env, spec.source, reserved=reserved, alone=not others)
         )
     if spec.subagents:
-        from holodeck.runtime.subagents import subagent_toolset
+        from holodeck.runtime._subagents import subagent_toolset
 
         sets.append(subagent_toolset(spec, options))
     if spec.builtins:
@@ -118,7 +118,7 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
     async def ask(prompt: str, own: Any, ctx: RunContext[Any]) -> str:
         from pydantic_ai import Agent as PydanticAgent
 
-        from holodeck.runtime.models import choose_model
+        from holodeck.runtime._models import choose_model
 
         key = id(own)
         if key not in cache:

@@ -20,11 +20,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from holodeck.runtime.session import Session
-from holodeck.sessions.store import DEFAULT_LOCK_WAIT_S, SessionStore
+from holodeck.runtime._session import Session
+from holodeck.sessions import DEFAULT_LOCK_WAIT_S, SessionStore
 
 if TYPE_CHECKING:
-    from holodeck.runtime.agent import Agent
+    from holodeck.runtime._agent import Agent
 
 
 @asynccontextmanager

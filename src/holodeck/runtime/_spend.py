@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic_ai.messages import ModelResponse
 
-from holodeck.runtime.events import Usage
+from holodeck.runtime._events import Usage
 
 
 @dataclass
