@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
     from holodeck.runtime._session import Session
+
+log = logging.getLogger("holodeck.runtime")
 
 # pydantic-ai greets terminals with a banner; in chat or a test report it is noise
 pydantic_ai.BANNER_ENABLED = False
@@ -151,6 +154,8 @@ class Agent:
         for result in results:  # one server that fails to stop must not keep others running
             if isinstance(result, asyncio.CancelledError):
                 raise result
+            if isinstance(result, Exception):
+                log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
 
     async def __aenter__(self) -> Agent:
         await self.start()
@@ -161,11 +166,12 @@ class Agent:
 
     # -- conversations
 
-    def session(self, session_id: str | None = None, **kwargs: Any) -> Session:
-        """A new conversation with this agent (see `Session` for the options)."""
+    def session(self, session_id: str | None = None, *, max_messages: int | None = None) -> Session:
+        """A new conversation with this agent; `max_messages` defaults to the agent's
+        `memory.max_messages`."""
         from holodeck.runtime._session import Session
 
-        return Session(self, session_id, **kwargs)
+        return Session(self, session_id, max_messages=max_messages)
 
     @property
     def has_session_tools(self) -> bool:
