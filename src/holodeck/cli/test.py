@@ -182,7 +182,7 @@ async def _test(
 
     loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        with live_progress(report.console, total) as on_case:
+        with live_progress(report.console, total, verbose=report.verbose) as on_case:
             options.on_case = on_case
             try:
                 run = await cases  # when interrupted: the cases that finished

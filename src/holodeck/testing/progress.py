@@ -1,4 +1,6 @@
-"""A live progress bar with pass/fail counts while cases run; plain lines without a TTY."""
+"""Progress while cases run: a live bar with pass/fail counts and the time left on a
+terminal; above it (or alone, without a terminal) one line for each case that fails or
+errors, or for every case with `verbose`. Details come in the report at the end."""
 
 from __future__ import annotations
 
@@ -6,21 +8,34 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from holodeck.testing.results import CaseResult
 
 
 @contextmanager
-def live_progress(console: Console, total: int) -> Iterator[Callable[[CaseResult], None]]:
-    """Yields the callback the runner calls as each case finishes: one line per case,
-    under a progress bar when the output is a terminal. Details come at the end."""
+def live_progress(
+    console: Console, total: int, *, verbose: bool = False
+) -> Iterator[Callable[[CaseResult], None]]:
+    """Yields the callback the runner calls as each case finishes."""
     counts = {"pass": 0, "fail": 0, "error": 0}
+
+    def worth_a_line(case: CaseResult) -> bool:
+        return verbose or case.status != "pass"
+
     if not console.is_terminal:
 
         def report_line(case: CaseResult) -> None:
             counts[case.status] += 1
-            console.print(_one_line(case))
+            if worth_a_line(case):
+                console.print(_one_line(case))
 
         yield report_line
         return
@@ -33,6 +48,8 @@ def live_progress(console: Console, total: int) -> Iterator[Callable[[CaseResult
             " [yellow]{task.fields[errors]} errors[/]"
         ),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=console,
         transient=True,
     )
@@ -40,7 +57,8 @@ def live_progress(console: Console, total: int) -> Iterator[Callable[[CaseResult
 
     def advance(case: CaseResult) -> None:
         counts[case.status] += 1
-        progress.console.print(_one_line(case))
+        if worth_a_line(case):
+            progress.console.print(_one_line(case))
         progress.update(
             task, advance=1, passed=counts["pass"], failed=counts["fail"], errors=counts["error"]
         )
