@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from holodeck.runtime import Agent
     from holodeck.spec.agent_spec import AgentSpec
+    from holodeck.testing.phases import Phases
     from holodeck.testing.results import TestRun
     from holodeck.testing.runner import TestOptions
 
@@ -75,6 +76,11 @@ RUNS_DIR = Path(".holodeck") / "runs"
     "-v", "--verbose", is_flag=True, help="Show conversations, full tool results and judge prompts."
 )
 @click.option("--strict", is_flag=True, help="Treat keys beyond spec_version 1 as errors.")
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Say how long importing, loading, running, saving and reporting took (on stderr).",
+)
 def test(
     path: Path,
     names: tuple[str, ...],
@@ -90,6 +96,7 @@ def test(
     compare: tuple[str, str] | None,
     verbose: bool,
     strict: bool,
+    timings: bool,
 ) -> None:
     """Run the test cases of an agent (agent.yaml, image directory or .tar.gz).
 
@@ -117,18 +124,22 @@ def test(
         raise SystemExit(_compare(compare, console))
     if record is not None and replay is not None:
         raise click.UsageError("give --record or --replay, not both")
-    from holodeck.config.loader import load_agent
-    from holodeck.llm.cassette import Cassette
-    from holodeck.llm.rate_limit import RateLimiter
-    from holodeck.llm.run_options import RunOptions
-    from holodeck.testing.runner import (
-        DEFAULT_CONCURRENCY,
-        TestOptions,
-        agent_for_tests,
-        select_cases,
-    )
+    from holodeck.testing.phases import Phases
 
-    spec = load_agent(path, strict=strict)
+    phases = Phases()
+    with phases.phase("import"):
+        from holodeck.config.loader import load_agent
+        from holodeck.llm.cassette import Cassette
+        from holodeck.llm.rate_limit import RateLimiter
+        from holodeck.llm.run_options import RunOptions
+        from holodeck.testing.runner import (
+            DEFAULT_CONCURRENCY,
+            TestOptions,
+            agent_for_tests,
+            select_cases,
+        )
+    with phases.phase("load"):
+        spec = load_agent(path, strict=strict)
     for warning in spec.warnings:
         click.echo(warning.render(), err=True)
     if not spec.test_cases:
@@ -157,9 +168,15 @@ def test(
         raise ConfigurationError(
             "no test case matches --case/-k", hint=f"the cases are: {names_hint}"
         )
-    report = _Report(console, output, fmt, verbose)
-    agent = agent_for_tests(spec, options)
-    raise SystemExit(asyncio.run(_test(spec, options, agent, report, len(selected))))
+    report = _Report(console, output, fmt, verbose, phases)
+    with phases.phase("load"):  # the model and tools: building the agent
+        agent = agent_for_tests(spec, options)
+    try:
+        code = asyncio.run(_test(spec, options, agent, report, len(selected)))
+    finally:
+        if timings:
+            click.echo(phases.line(), err=True)
+    raise SystemExit(code)
 
 
 async def _test(
@@ -185,7 +202,8 @@ async def _test(
         with live_progress(report.console, total, verbose=report.verbose) as on_case:
             options.on_case = on_case
             try:
-                run = await cases  # when interrupted: the cases that finished
+                with report.phases.phase("run"):
+                    run = await cases  # when interrupted: the cases that finished
             except asyncio.CancelledError:
                 if main.cancelling():
                     raise
@@ -204,8 +222,16 @@ async def _test(
 class _Report:
     """Where a finished (or interrupted) run goes: the console, .holodeck/runs, -o."""
 
-    def __init__(self, console: Console, output: Path | None, fmt: str | None, verbose: bool):
+    def __init__(
+        self,
+        console: Console,
+        output: Path | None,
+        fmt: str | None,
+        verbose: bool,
+        phases: Phases,
+    ) -> None:
         self.console, self.output, self.fmt, self.verbose = console, output, fmt, verbose
+        self.phases = phases
 
     def write(self, run: TestRun, agent: Agent) -> int:
         """Save and report `run`; returns the exit code."""
@@ -213,16 +239,19 @@ class _Report:
         from holodeck.testing.run_store import save_run
 
         cassette = agent.options.cassette
-        if cassette is not None:
-            cassette.save(durable=True)
+        with self.phases.phase("save"):
+            if cassette is not None:
+                cassette.save(durable=True)
+            saved = save_run(run, RUNS_DIR)
         if run.interrupted:
             click.echo("Interrupted: reporting the cases that finished.", err=True)
-        render_console(run, self.console, verbose=self.verbose)
-        saved = save_run(run, RUNS_DIR)
+        with self.phases.phase("report"):
+            render_console(run, self.console, verbose=self.verbose)
         self.console.print(f"[dim]saved {saved}[/dim]")
         if self.output is not None:
             try:
-                written = write_report(run, self.output, self.fmt)
+                with self.phases.phase("report"):
+                    written = write_report(run, self.output, self.fmt)
             except OSError as exc:  # the run itself is saved above; only the report is missing
                 raise ConfigurationError(
                     f"cannot write the report {self.output}: {exc.strerror or exc}",

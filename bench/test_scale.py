@@ -1,0 +1,180 @@
+"""`holodeck test` at scale: the real command against a scripted OpenAI-compatible HTTP
+server (HTTP/1.1 keep-alive, 200 ms a call, its own process so its CPU is not counted),
+single-call cases with a `contains` metric, concurrency 10.
+
+Run: .venv/bin/python bench/test_scale.py [cases ...]      (default: 40 400 4000)
+Prints, per size: wall, CPU per case (user + system of the command), connections the
+server saw, the command's phases (`--timings`) and the run phase against the ideal
+(cases / concurrency x 200 ms). Targets: CPU per case <= 12 ms; run phase <= 1.15x ideal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LATENCY_S = 0.2
+CONCURRENCY = 10
+HOLODECK = Path(sys.executable).parent / "holodeck"
+
+
+# --- the model server (runs in a child process: `test_scale.py --serve PORT`) -----------
+
+
+def sse(text: str) -> bytes:
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}],
+    }
+    done = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+    }
+    return (
+        b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in (chunk, done)) + b"data: [DONE]\n\n"
+    )
+
+
+BODY = sse("The order has shipped.")
+HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    b"content-length: " + str(len(BODY)).encode() + b"\r\n\r\n"
+)
+
+
+async def serve(port: int) -> None:
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = re.search(rb"(?i)content-length:\s*(\d+)", head)
+                if length:
+                    await reader.readexactly(int(length.group(1)))
+                if head.startswith(b"GET /connections"):
+                    body = str(connections).encode()
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+                    )
+                else:
+                    await asyncio.sleep(LATENCY_S)
+                    writer.write(HEAD + BODY)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+    async with server:
+        await server.serve_forever()
+
+
+# --- the benchmark --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def project(cases: int, port: int) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="holodeck-scale-"))
+    lines = [
+        "name: shop",
+        f"model: {{provider: openai, name: gpt-4o-mini, endpoint: 'http://127.0.0.1:{port}/v1'}}",
+        "instructions: {inline: Answer about orders.}",
+        "evaluations:",
+        "  metrics: [{metric: contains}]",
+        "test_cases:",
+    ]
+    for i in range(cases):
+        lines += [
+            f"  - name: case-{i}",
+            f"    input: Where is order {i}?",
+            "    ground_truth: shipped",
+        ]
+    (root / "agent.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def connections(port: int) -> int:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"GET /connections HTTP/1.1\r\nhost: x\r\n\r\n")
+        return int(sock.recv(1000).split(b"\r\n\r\n", 1)[1])
+
+
+def measure(cases: int) -> None:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        before = connections(port)
+        root = project(cases, port)
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [str(HOLODECK), "test", str(root), "--concurrency", str(CONCURRENCY), "--timings"],
+            cwd=root,
+            env={**os.environ, "OPENAI_API_KEY": "sk-bench"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"holodeck test failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
+        opened = connections(port) - before - 1
+        timings = dict(re.findall(r"(\w+) ([\d.]+) s", done.stderr.split("timings:")[-1]))
+        ideal = cases / CONCURRENCY * LATENCY_S
+        run = float(timings["run"])
+        per_case = cpu / cases * 1000
+        print(
+            f"{cases:5d} cases: wall {wall:6.2f} s, CPU {cpu:6.2f} s = {per_case:5.1f} ms "
+            f"a case, {opened} connections; phases "
+            + ", ".join(f"{k} {v} s" for k, v in timings.items())
+            + f"; run {run / ideal:.2f}x the ideal {ideal:.1f} s"
+        )
+    finally:
+        server.kill()
+        server.wait()
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--serve"]:
+        asyncio.run(serve(int(sys.argv[2])))
+        return
+    for cases in [int(a) for a in sys.argv[1:]] or [40, 400, 4000]:
+        measure(cases)
+
+
+if __name__ == "__main__":
+    main()
