@@ -51,11 +51,32 @@ def sse(text: str) -> bytes:
     )
 
 
-BODY = sse("The order has shipped.")
-HEAD = (
-    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-    b"content-length: " + str(len(BODY)).encode() + b"\r\n\r\n"
-)
+def whole(text: str) -> bytes:
+    return json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+        }
+    ).encode()
+
+
+def response(kind: str, body: bytes) -> bytes:
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+STREAMED = response("text/event-stream", sse("The order has shipped."))
+WHOLE = response("application/json", whole("The order has shipped."))
 
 
 async def serve(port: int) -> None:
@@ -68,8 +89,7 @@ async def serve(port: int) -> None:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = re.search(rb"(?i)content-length:\s*(\d+)", head)
-                if length:
-                    await reader.readexactly(int(length.group(1)))
+                body = await reader.readexactly(int(length.group(1))) if length else b""
                 if head.startswith(b"GET /connections"):
                     body = str(connections).encode()
                     writer.write(
@@ -77,7 +97,8 @@ async def serve(port: int) -> None:
                     )
                 else:
                     await asyncio.sleep(LATENCY_S)
-                    writer.write(HEAD + BODY)
+                    streamed = re.search(rb'"stream"\s*:\s*true', body) is not None
+                    writer.write(STREAMED if streamed else WHOLE)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()

@@ -536,3 +536,14 @@ async def second() -> str:
     assert isinstance(final, FinalMessage)
     assert ended == ["second", "first"]
     assert [c.name for c in final.tool_calls] == ["first", "second"]
+
+
+async def test_a_turn_can_skip_text_streaming_and_still_answer(write: Write) -> None:
+    session = agent_for(write({"agent.yaml": HEAD})).session()
+    streamed = await events_of(session, "one")
+    whole = [event async for event in session.run("two", stream_text=False)]
+    assert any(isinstance(e, TextDelta) for e in streamed)
+    assert not any(isinstance(e, TextDelta) for e in whole)
+    final = whole[-1]
+    assert isinstance(final, FinalMessage) and final.text
+    assert len(session.messages) == 4  # both turns kept

@@ -211,16 +211,19 @@ class Agent:
         expected_tools: Sequence[ExpectedCall] | None = None,
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
+        stream_text: bool = True,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
+        `stream_text=False` asks the model for whole responses (no `TextDelta` events,
+        less work per request): for callers that only read the final message.
 
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(queue, scope=scope)  # type: ignore[arg-type]
+        turn = Turn(queue, scope=scope, stream_text=stream_text)  # type: ignore[arg-type]
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)
@@ -287,6 +290,14 @@ class Agent:
         limits = UsageLimits(request_limit=self.max_tool_iterations + 1 + retries)
         result: AgentRunResult[Any] | None = None
         own = turn.scope.toolsets_for(self) if turn.scope is not None else []
+        if not turn.stream_text:  # nobody shows the answer as it comes: one response each
+            return await self._agent.run(
+                content,
+                message_history=history,
+                usage_limits=limits,
+                usage=usage,
+                toolsets=own or None,
+            )
         async with self._agent.run_stream_events(
             content,
             message_history=history,

@@ -114,8 +114,11 @@ class Session:
         *,
         attachments: Sequence[Attachment] = (),
         expected_tools: Sequence[ExpectedCall] | None = None,
+        stream_text: bool = True,
     ) -> AsyncGenerator[Event, None]:
-        """Stream one turn's events; the last is a `FinalMessage`.
+        """Stream one turn's events; the last is a `FinalMessage`. With
+        `stream_text=False` the answer comes whole in the final message (no `TextDelta`),
+        which costs less per model request.
 
         The conversation takes the turn in when it finishes; closing the iterator early
         (or cancelling the task reading it) cancels the turn and leaves it as it was."""
@@ -140,6 +143,7 @@ class Session:
                 expected_tools=expected_tools,
                 scope=self._scope,
                 on_result=finish,
+                stream_text=stream_text,
             )
             try:
                 async with contextlib.aclosing(turn) as events:  # closing ends the turn now

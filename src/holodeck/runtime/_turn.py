@@ -17,6 +17,7 @@ class Turn:
     agent: str = ""  # "" for the top agent, "helper" or "helper/critic" for sub-agents
     parent_call_id: str | None = None
     scope: SessionScope | None = None  # the conversation's own resources
+    stream_text: bool = True  # TextDelta events wanted (else whole model responses)
     started: list[str] = field(default_factory=list)  # call ids, in the order made
     finished: dict[str, ToolCallFinished] = field(default_factory=dict)
 
@@ -37,7 +38,7 @@ class Turn:
     def nested(self, agent: str, parent_call_id: str) -> Turn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
-        return Turn(self.queue, path, parent_call_id, self.scope)
+        return Turn(self.queue, path, parent_call_id, self.scope, self.stream_text)
 
 
 if TYPE_CHECKING:

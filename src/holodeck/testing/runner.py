@@ -207,7 +207,11 @@ async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord
     order: dict[str, int] = {}  # call id -> when the model made the call
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
-    async for event in session.run(prompt, attachments=attachments, expected_tools=expected):
+    # the answer is only read whole: no text streaming, less work per model request
+    events = session.run(
+        prompt, attachments=attachments, expected_tools=expected, stream_text=False
+    )
+    async for event in events:
         if isinstance(event, ToolCallStarted):
             order[event.call_id] = len(order)
         elif isinstance(event, ToolCallFinished):
