@@ -44,13 +44,26 @@ from holodeck.testing.results import (
 STATUS_STYLE: dict[Status, str] = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
 
+# Above this many cases, passing ones are counted, not listed (unless verbose): a suite
+# of thousands shows what needs attention instead of scrolling it away.
+LIST_PASSING_UP_TO = 50
+
+
 def render_console(run: TestRun, console: Console, *, verbose: bool = False) -> None:
-    """Print a whole run: a header, every case, and the summary table."""
+    """Print a whole run: a header, the cases, and the summary table."""
     render_header(run, console)
-    for case in run.cases:
+    listed = listed_cases(run, verbose)
+    for case in listed:
         render_case(case, console, verbose)
     console.print()
-    render_summary(run, console)
+    render_summary(run, console, listed)
+
+
+def listed_cases(run: TestRun, verbose: bool) -> list[CaseResult]:
+    """Every case, or in a big run without `verbose`, those that did not pass cleanly."""
+    if verbose or len(run.cases) <= LIST_PASSING_UP_TO:
+        return list(run.cases)
+    return [c for c in run.cases if c.status != "pass" or c.flaky]
 
 
 def render_header(run: TestRun, console: Console) -> None:
@@ -89,8 +102,11 @@ def render_case(case: CaseResult, console: Console, verbose: bool = False) -> No
         print_text(console, Text(f"spread: {line}", style="dim"), 2)
 
 
-def render_summary(run: TestRun, console: Console) -> None:
-    """The summary table and the totals line."""
+def render_summary(
+    run: TestRun, console: Console, listed: list[CaseResult] | None = None
+) -> None:
+    """The summary table (of `listed`, by default every case) and the totals line."""
+    listed = run.cases if listed is None else listed
     marks = _marks(console)
     repeated = any(len(c.runs) > 1 for c in run.cases)
     utf = _utf(console)
@@ -109,7 +125,7 @@ def render_summary(run: TestRun, console: Console) -> None:
     table.add_column("Tools")
     table.add_column("Time", justify="right")
     table.add_column("Tokens", justify="right", no_wrap=True)
-    for case in run.cases:
+    for case in listed:
         row: list[Text] = [
             Text(case.name),
             _status_text(case.status, case.flaky),
@@ -122,8 +138,11 @@ def render_summary(run: TestRun, console: Console) -> None:
         row.append(Text(duration(case_duration(case))))
         row.append(Text("{:,}/{:,}".format(*case_tokens(case))))
         table.add_row(*(printable(cell, console) for cell in row))
-    if run.cases:
+    if listed:
         console.print(table)
+    hidden = len(run.cases) - len(listed)
+    if hidden:
+        console.print(Text(f"{hidden:,} passing cases not listed (-v lists every case)", "dim"))
     style = "bold green" if run.summary.passed == run.summary.total else "bold red"
     if run.summary.errors and run.summary.passed + run.summary.errors == run.summary.total:
         style = "bold yellow"
