@@ -2,93 +2,28 @@
 
 Values are converted to plain `dict`/`list`/scalars so later stages never see
 parser-specific types; positions live beside them, keyed by field path.
+
+Most documents are read by libyaml's event stream (`_yaml_fast`); anything it does
+not handle itself, and every document with a syntax error, goes to the round-trip
+parser (`_yaml_roundtrip`), whose messages, hints and positions are the reference.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from holodeck.spec.diagnostics import Diagnostic, FieldPath, SpecError
+from holodeck.spec._yaml_fast import parse_fast
+from holodeck.spec._yaml_roundtrip import parse_roundtrip
+from holodeck.spec.diagnostics import Diagnostic, SpecError
+from holodeck.spec.yaml_document import MAX_NODES, Position, YamlDocument
 
-# A document expanding past this many nodes (alias bombs) is refused.
-MAX_NODES = 200_000
-
-
-@dataclass(frozen=True)
-class Position:
-    line: int  # 1-based
-    column: int  # 1-based
-
-
-@dataclass
-class YamlDocument:
-    """Parsed YAML: `data` holds plain values, `positions` the place of each path."""
-
-    data: Any
-    file: Path | None
-    positions: dict[FieldPath, Position] = field(default_factory=dict)
-
-    def position(self, path: FieldPath) -> Position | None:
-        """The position of `path`, or of its nearest ancestor that has one."""
-        for end in range(len(path), -1, -1):
-            pos = self.positions.get(tuple(path[:end]))
-            if pos is not None:
-                return pos
-        return None
-
-    def diagnostic(self, path: FieldPath, message: str, **kwargs: Any) -> Diagnostic:
-        pos = self.position(path)
-        return Diagnostic(
-            message,
-            file=self.file,
-            line=pos.line if pos else None,
-            column=pos.column if pos else None,
-            path=path,
-            **kwargs,
-        )
+__all__ = ["MAX_NODES", "Position", "YamlDocument", "parse_yaml", "read_yaml"]
 
 
 def parse_yaml(text: str, file: Path | None = None) -> YamlDocument:
     """Parse `text`; raise `SpecError` with line and column on invalid syntax."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    yaml = YAML(typ="rt", pure=True)
-    try:
-        raw = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "invalid YAML"
-        context = exc.context_mark
-        if exc.context and context is not None and mark is not None and context.line != mark.line:
-            # e.g. an unclosed `[`: say where it opened, not only where the file ended
-            problem += f" ({exc.context} started at line {context.line + 1})"
-        raise SpecError(
-            [
-                Diagnostic(
-                    f"invalid YAML: {problem}",
-                    file=file,
-                    line=mark.line + 1 if mark else None,
-                    column=mark.column + 1 if mark else None,
-                    hint=_syntax_hint(str(problem)),
-                )
-            ]
-        ) from None
-    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
-        raise SpecError([Diagnostic(f"invalid YAML: {exc}", file=file)]) from None
-    # the document itself sits at line 1: missing top-level fields are reported there
-    doc = YamlDocument(data=None, file=file, positions={(): Position(1, 1)})
-    counter = [0]
-    try:
-        doc.data = _plain(raw, (), doc.positions, counter, file)
-    except RecursionError:
-        raise SpecError(
-            [Diagnostic("YAML nests too deeply (or an alias refers to itself)", file=file)]
-        ) from None
-    return doc
+    doc = parse_fast(text, file)
+    return doc if doc is not None else parse_roundtrip(text, file)
 
 
 def read_yaml(path: Path) -> YamlDocument:
@@ -104,79 +39,3 @@ def read_yaml(path: Path) -> YamlDocument:
     except OSError as exc:
         raise SpecError([Diagnostic(f"cannot read file: {exc.strerror}", file=path)]) from None
     return parse_yaml(text, path)
-
-
-def _syntax_hint(problem: str) -> str | None:
-    if "'\\t'" in problem or "tab" in problem:
-        return "indent with spaces, not tabs"
-    if "found duplicate key" in problem:
-        return "each key may appear once per mapping"
-    if "mapping values are not allowed" in problem:
-        return "quote values that contain ': ' or check the indentation"
-    return None
-
-
-def _plain(
-    value: Any,
-    path: FieldPath,
-    positions: dict[FieldPath, Position],
-    counter: list[int],
-    file: Path | None,
-) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    counter[0] += 1
-    if counter[0] > MAX_NODES:
-        raise SpecError(
-            [Diagnostic(f"document expands to more than {MAX_NODES} values", file=file)]
-        )
-    if isinstance(value, CommentedMap):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = key if isinstance(key, str) else _scalar_text(key)
-            child = (*path, name)
-            try:
-                line, col = value.lc.key(key)
-                positions.setdefault(child, Position(line + 1, col + 1))
-            except (KeyError, TypeError):
-                pass
-            out[name] = _plain(item, child, positions, counter, file)
-        return out
-    if isinstance(value, CommentedSeq):
-        items: list[Any] = []
-        for index, item in enumerate(value):
-            child = (*path, index)
-            try:
-                line, col = value.lc.item(index)
-                positions.setdefault(child, Position(line + 1, col + 1))
-            except (KeyError, TypeError, IndexError):
-                pass
-            items.append(_plain(item, child, positions, counter, file))
-        return items
-    return _scalar(value)
-
-
-def _scalar(value: Any) -> Any:
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    inner = getattr(value, "value", None)  # tagged scalars (`!tag text`)
-    if isinstance(inner, str):
-        return inner
-    return str(value)
-
-
-def _scalar_text(key: Any) -> str:
-    plain = _scalar(key)
-    if isinstance(plain, bool):
-        return "true" if plain else "false"
-    return "null" if plain is None else str(plain)
