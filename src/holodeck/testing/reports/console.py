@@ -102,9 +102,7 @@ def render_case(case: CaseResult, console: Console, verbose: bool = False) -> No
         print_text(console, Text(f"spread: {line}", style="dim"), 2)
 
 
-def render_summary(
-    run: TestRun, console: Console, listed: list[CaseResult] | None = None
-) -> None:
+def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | None = None) -> None:
     """The summary table (of `listed`, by default every case) and the totals line."""
     listed = run.cases if listed is None else listed
     marks = _marks(console)
