@@ -19,6 +19,7 @@ from pathlib import Path
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session
+from holodeck.tools.mcp import McpToolset
 
 DEMO = Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo.py"
 AGENT_YAML = f"""
@@ -97,9 +98,7 @@ async def main() -> None:
     print(f"MCP server processes started: {starts}")
 
 
-def _mcp(agent: Agent) -> list[object]:
-    from holodeck.tools.mcp import McpToolset
-
+def _mcp(agent: Agent) -> list[McpToolset]:
     found: list[McpToolset] = []
     for toolset in agent._toolsets:
         toolset.apply(lambda t: found.append(t) if isinstance(t, McpToolset) else None)

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from holodeck.cli.main import EXIT_CONFIG, cli
+from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
+from holodeck.errors import EXIT_CONFIG
 from holodeck.scaffold import (
     FORMATS,
     IMAGE_SKILLS,

@@ -21,7 +21,13 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session, SessionError, ToolCallFinished, stored_session
-from holodeck.sessions import MemorySessionStore, SessionBusy, SessionStore, SqliteSessionStore
+from holodeck.sessions import (
+    MemorySessionStore,
+    SessionBusy,
+    SessionStore,
+    SessionStoreError,
+    SqliteSessionStore,
+)
 from yaml_dump import dump
 
 pytestmark = pytest.mark.anyio
@@ -337,3 +343,11 @@ async def test_an_interrupted_stored_turn_keeps_the_conversation(write: Write) -
         await task
     saved = json.loads(await store.load("s") or b"{}")
     assert saved["messages"] == [] and saved["spend"]["cancelled"] == 1
+
+
+async def test_a_sqlite_store_that_cannot_be_opened_says_where_and_why(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()  # a directory where the database file should be
+    async with SqliteSessionStore(tmp_path / "taken") as store:
+        with pytest.raises(SessionStoreError, match=r"session store .*taken: ") as caught:
+            await store.load("s")
+    assert caught.value.hint and caught.value.exit_code == 3

@@ -20,9 +20,9 @@ The Python API, for embedding an agent in a program:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from holodeck._lazy_exports import lazy_exports
 from holodeck._version import __version__
 from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 
@@ -82,13 +82,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'holodeck' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -111,7 +111,7 @@ class Conversation:
             if self.debug:
                 traceback.print_exc()
             return self._failed(exchange, view, f"{type(exc).__name__}: {exc}")
-        cost = self.session.last_cost
+        cost = self.session.spend.last_turn_cost
         view.turn_finished(usage, f"${cost:.4f}" if cost else None)
         try:
             self.save_session()

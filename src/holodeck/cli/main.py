@@ -19,12 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from holodeck._version import __version__
-from holodeck.errors import EXIT_CONFIG as EXIT_CONFIG
-from holodeck.errors import EXIT_EXECUTION as EXIT_EXECUTION
-from holodeck.errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
-from holodeck.errors import EXIT_OK as EXIT_OK
-from holodeck.errors import EXIT_TEST_FAILED as EXIT_TEST_FAILED
-from holodeck.errors import HoloDeckError
+from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, HoloDeckError
 
 # name -> (module, attribute, one-line help shown by `holodeck --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {

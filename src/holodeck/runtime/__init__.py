@@ -21,15 +21,15 @@ test runner and the server consume the same event stream. Its modules are privat
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
     from holodeck.runtime._agent import InputRefused as InputRefused
     from holodeck.runtime._agent import TurnError as TurnError
-    from holodeck.runtime._agent import with_cassette as with_cassette
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -52,7 +52,6 @@ _EXPORTS = {
     "Attachment": "holodeck.runtime._agent",
     "InputRefused": "holodeck.runtime._agent",
     "TurnError": "holodeck.runtime._agent",
-    "with_cassette": "holodeck.runtime._agent",
     "Event": "holodeck.runtime._events",
     "FinalMessage": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
@@ -72,10 +71,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'holodeck.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -36,7 +36,7 @@ from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.llm.test_model import ExpectedCall, expecting
-from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage
+from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
@@ -259,12 +259,7 @@ class Agent:
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
         """Run a turn that stands alone and return only its final message."""
-        final: FinalMessage | None = None
-        async for event in self.run(prompt, **kwargs):
-            if isinstance(event, FinalMessage):
-                final = event
-        assert final is not None
-        return final
+        return await final_message(self.run(prompt, **kwargs))
 
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""

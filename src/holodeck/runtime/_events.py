@@ -3,6 +3,7 @@ token usage, and the final message. Chat, test and serve all consume these."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,3 +72,13 @@ class FinalMessage:
 
 
 Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage
+
+
+async def final_message(events: AsyncIterator[Event]) -> FinalMessage:
+    """The last event of a turn's stream, read to its end (the answer only)."""
+    final: FinalMessage | None = None
+    async for event in events:
+        if isinstance(event, FinalMessage):
+            final = event
+    assert final is not None  # a turn that ends without one raised instead
+    return final

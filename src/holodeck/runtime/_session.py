@@ -35,14 +35,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
 from holodeck.errors import ConfigurationError
-from holodeck.runtime._events import Event, FinalMessage
+from holodeck.runtime._events import Event, FinalMessage, final_message
 from holodeck.runtime._history import trim_history
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
 
 if TYPE_CHECKING:
-    from decimal import Decimal
-
     from pydantic_ai.run import AgentRunResult
 
     from holodeck.llm.test_model import ExpectedCall
@@ -63,7 +61,6 @@ class Session:
         "agent",
         "created_at",
         "id",
-        "last_cost",
         "max_messages",
         "messages",
         "spend",
@@ -87,7 +84,6 @@ class Session:
         self.messages: list[ModelMessage] = trim_history(messages, self.max_messages)
         self.spend = spend or Spend()
         self.created_at = self.updated_at = created_at or time.time()
-        self.last_cost: Decimal | None = None  # the last finished turn's, when priced
         self._scope = SessionScope()
         self._lock: asyncio.Lock | None = None
 
@@ -131,7 +127,7 @@ class Session:
                 nonlocal finished
                 finished = True
                 responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-                self.last_cost = self.spend.add(final.usage, responses)
+                self.spend.add(final.usage, responses)
                 if self.agent.spec.interaction.conversational:
                     self.messages = trim_history(result.all_messages(), self.max_messages)
                 self.updated_at = time.time()
@@ -156,12 +152,7 @@ class Session:
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
         """Run a turn and return only its final message."""
-        final: FinalMessage | None = None
-        async for event in self.run(prompt, **kwargs):
-            if isinstance(event, FinalMessage):
-                final = event
-        assert final is not None
-        return final
+        return await final_message(self.run(prompt, **kwargs))
 
     def reset(self) -> None:
         """Forget the conversation (what was used so far stays counted)."""

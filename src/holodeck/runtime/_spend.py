@@ -13,26 +13,51 @@ from pydantic_ai.messages import ModelResponse
 from holodeck.runtime._events import Usage
 
 
+_MOST_WAITING = 32  # turns waiting to be priced before they are priced anyway
+
+
 @dataclass
 class Spend:
-    """Tokens used so far and, when every request could be priced, what they cost."""
+    """Tokens used so far and, when every request could be priced, what they cost.
+
+    Turns are priced when a cost is first asked for, not as they finish: a test run,
+    which never asks, does not pay for the price lookups."""
 
     usage: Usage = field(default_factory=Usage)
-    cost: Decimal | None = Decimal(0)
+    priced: Decimal | None = Decimal(0)  # the turns priced so far; None: unknown
     unpriced: str | None = None  # why the cost is unknown
     cancelled: int = 0  # turns interrupted before their answer (not counted)
+    _waiting: list[tuple[Usage, Sequence[ModelResponse]]] = field(default_factory=list, repr=False)
+    _last: Decimal | None = field(default=None, repr=False)
 
-    def add(self, usage: Usage | None, responses: Sequence[ModelResponse]) -> Decimal | None:
-        """Count a finished turn; returns its cost, or None when it cannot be priced."""
-        if usage is None:
-            return None
+    def add(self, usage: Usage, responses: Sequence[ModelResponse]) -> None:
+        """Count a finished turn (its model responses are priced when asked)."""
         self.usage = self.usage + usage
-        cost, why = price(responses, usage)
-        if cost is None:
-            self.cost, self.unpriced = None, self.unpriced or why
-        elif self.cost is not None:
-            self.cost += cost
-        return cost
+        self._waiting.append((usage, responses))
+        if len(self._waiting) >= _MOST_WAITING:  # a long conversation keeps no backlog
+            self._price_waiting()
+
+    @property
+    def cost(self) -> Decimal | None:
+        """The cost so far, or None when some request cannot be priced."""
+        self._price_waiting()
+        return self.priced
+
+    @property
+    def last_turn_cost(self) -> Decimal | None:
+        """The cost of the last turn counted, or None when it cannot be priced."""
+        self._price_waiting()
+        return self._last
+
+    def _price_waiting(self) -> None:
+        for usage, responses in self._waiting:
+            cost, why = price(responses, usage)
+            self._last = cost
+            if cost is None:
+                self.priced, self.unpriced = None, self.unpriced or why
+            elif self.priced is not None:
+                self.priced += cost
+        self._waiting.clear()
 
     def report(self) -> list[str]:
         u = self.usage

@@ -18,12 +18,18 @@ processes).
 
 from holodeck.sessions._memory import MemorySessionStore
 from holodeck.sessions._sqlite import SqliteSessionStore
-from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionBusy, SessionStore
+from holodeck.sessions._store import (
+    DEFAULT_LOCK_WAIT_S,
+    SessionBusy,
+    SessionStore,
+    SessionStoreError,
+)
 
 __all__ = [
     "DEFAULT_LOCK_WAIT_S",
     "MemorySessionStore",
     "SessionBusy",
     "SessionStore",
+    "SessionStoreError",
     "SqliteSessionStore",
 ]

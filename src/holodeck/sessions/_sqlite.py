@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from holodeck.sessions._local_locks import LocalLocks, busy
-from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore
+from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore, SessionStoreError
 
 LEASE_S = 600.0  # a lock outlives a crashed holder by at most this
 _POLL_S = (0.005, 0.2)  # first and longest pause between tries for a lock held elsewhere
@@ -58,14 +58,20 @@ class SqliteSessionStore(SessionStore):
         return await loop.run_in_executor(self._thread, self._with_db, work)
 
     def _with_db(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
-            db.execute("PRAGMA busy_timeout=10000")
-            db.executescript(_SCHEMA)
-            self._db = db
-        return work(self._db)
+        try:
+            if self._db is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+                db.execute("PRAGMA busy_timeout=10000")
+                db.executescript(_SCHEMA)
+                self._db = db
+            return work(self._db)
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionStoreError(
+                f"session store {self.path}: {exc}",
+                hint="give a file in a writable directory (it is created when missing)",
+            ) from exc
 
     async def aclose(self) -> None:
         thread, self._thread = self._thread, None

@@ -17,6 +17,10 @@ class SessionBusy(ExecutionError):
     """A session stayed locked by another turn for longer than the wait allowed."""
 
 
+class SessionStoreError(ExecutionError):
+    """The store cannot be opened, read or written."""
+
+
 class SessionStore(ABC):
     """Sessions as JSON documents by id, with an optional time to live.
 

@@ -14,8 +14,9 @@ Names are imported on first use, so importing a submodule stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from holodeck.spec.agent_spec import AgentSpec as AgentSpec
@@ -37,8 +38,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'holodeck.spec' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

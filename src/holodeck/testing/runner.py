@@ -22,7 +22,6 @@ from holodeck.runtime import (
     ToolCallFinished,
     ToolCallStarted,
     TurnError,
-    with_cassette,
 )
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import Metric
@@ -77,7 +76,7 @@ def agent_for_tests(spec: AgentSpec, options: TestOptions) -> Agent:
     before any case runs, and every case shares its tools (MCP servers start once) in a
     conversation of its own. One cassette for the whole run: every case and every judge
     records into it."""
-    return Agent(spec, with_cassette(options.run.for_agent(spec), spec))
+    return Agent(spec, options.run)
 
 
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:

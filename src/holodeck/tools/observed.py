@@ -48,28 +48,9 @@ class CallObserver(Protocol):
     ) -> None: ...
 
 
-class _Unobserved:
-    def caller(self) -> str:
-        return ""
-
-    def started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        pass
-
-    def finished(
-        self,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        result: Any,
-        error: str | None,
-        duration_ms: float,
-    ) -> None:
-        pass
-
-
 @dataclass
 class ObservedToolset(WrapperToolset[Any]):
-    observer: CallObserver = field(default_factory=_Unobserved)
+    observer: CallObserver
     middleware: Middleware = field(default_factory=Middleware)
     # per-tool limits: a call past its limit fails like any other (the model gets "")
     timeouts: dict[str, float] = field(default_factory=dict)
