@@ -12,7 +12,6 @@ from pydantic_ai.messages import ModelResponse
 
 from holodeck.runtime._events import Usage
 
-
 _MOST_WAITING = 32  # turns waiting to be priced before they are priced anyway
 
 
