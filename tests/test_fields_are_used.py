@@ -66,27 +66,10 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "AgentTool.path": ("subagents",),
 }
 
-_DEPLOY = "issue 11: `holodeck deploy` (the HTTP service) reads it"
-_SESSIONS = "issue 11: `holodeck deploy` keeps sessions in this store"
 _VECTORSTORE = "issue 10: vectorstore tools (until then the runtime refuses the tool)"
 
 NOT_YET_USED: dict[str, str] = {
     "ImageConfig.spec_version": "a format version: the loader accepts 1 and rejects any other",
-    "AgentFile.deployment": _DEPLOY,
-    "Settings.deployment": _DEPLOY,
-    "DeploymentSettings.host": _DEPLOY,
-    "DeploymentSettings.port": _DEPLOY,
-    "DeploymentSettings.rate_limit": _DEPLOY,
-    "RateLimit.requests_per_minute": _DEPLOY,
-    "DeploymentSettings.auth": _DEPLOY,
-    "AuthSettings.type": _DEPLOY,
-    "AuthSettings.api_keys": _DEPLOY,
-    "AgentFile.logging": "issue 11: the served agent's request log",
-    "LoggingSettings.log_level": "issue 11: the served agent's request log",
-    "LoggingSettings.rotation_days": "issue 11: the served agent's request log",
-    "LoggingSettings.retention_days": "issue 11: the served agent's request log",
-    "MemorySettings.store": _SESSIONS,
-    "MemorySettings.url": _SESSIONS,
     "Settings.vectorstores": _VECTORSTORE,
     "VectorstoreEntry.provider": _VECTORSTORE,
     "VectorstoreEntry.connection_string": _VECTORSTORE,
@@ -117,13 +100,7 @@ NOT_YET_USED: dict[str, str] = {
 # Unused fields whose name the check finds read only because an unrelated attribute shares
 # it: where those reads are.
 SAME_NAME_READ_ELSEWHERE: dict[str, str] = {
-    "AgentFile.deployment": "config/settings.py only carries it over when merging files",
-    "Settings.deployment": "config/settings.py only carries it over when merging files",
     "Settings.vectorstores": "config/settings.py only carries it over when merging files",
-    "DeploymentSettings.host": "`.host` of URLs in tools/builtins",
-    "DeploymentSettings.rate_limit": "the --rate-limit option in runtime/models.py",
-    "AuthSettings.type": "`.type` of tools, files and prompt parameters",
-    "MemorySettings.url": "`.url` of MCP servers and fetched pages",
     "VectorstoreEntry.provider": "`.provider` of models and provider entries",
     "DatabaseConnection.provider": "`.provider` of models and provider entries",
     "VectorstoreTool.source": "`.source` of the agent's definition file",

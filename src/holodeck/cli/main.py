@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "schema": ("holodeck.cli.schema", "schema", "Write the JSON Schema of agent.yaml."),
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
     "chat": ("holodeck.cli.chat", "chat", "Chat with an agent in the terminal."),
+    "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
 }
 

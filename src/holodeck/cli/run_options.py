@@ -24,16 +24,19 @@ def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str
     return value
 
 
+model_option = click.option(
+    "--model",
+    callback=_model,
+    help="Use this model for everything (the agent's, its tools' and judges'): "
+    "`test` (offline) or `provider/name`.",
+)
+
+
 def run_options(function: F) -> F:
     """`--model`, `--record` and `--replay`."""
     for option in reversed(
         (
-            click.option(
-                "--model",
-                callback=_model,
-                help="Use this model for everything (the agent's, its tools' and judges'): "
-                "`test` (offline) or `provider/name`.",
-            ),
+            model_option,
             click.option(
                 "--record",
                 type=click.Path(dir_okay=False, path_type=Path),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import ProviderType
@@ -21,7 +21,14 @@ class MemorySettings(Strict):
         default="memory", description="Where sessions live when the agent is served."
     )
     url: SecretStr | None = Field(
-        default=None, description="Connection URL (or file path for sqlite) of the store."
+        default=None,
+        description="Connection URL of a redis or postgres store; for sqlite the database "
+        "file (default .holodeck/sessions.db beside the agent).",
+    )
+    ttl_seconds: Annotated[int, Field(ge=1)] | None = Field(
+        default=86400,
+        description="A served session not used for this long is forgotten; null keeps "
+        "sessions until they are deleted.",
     )
 
     @model_validator(mode="after")
@@ -30,22 +37,55 @@ class MemorySettings(Strict):
             raise ValueError(f"store `{self.store}` needs a `url`")
         if self.store == "memory" and self.url is not None:
             raise ValueError("store `memory` takes no `url`")
+        url = self.url.get_secret_value() if self.url is not None else ""
+        schemes = {
+            "redis": ("redis://", "rediss://", "unix://"),
+            "postgres": ("postgres://", "postgresql://"),
+        }
+        if self.store in schemes and not url.startswith(schemes[self.store]):
+            raise ValueError(
+                f"the `url` of a {self.store} store starts with "
+                + " or ".join(f"`{s}`" for s in schemes[self.store])
+            )
         return self
 
 
 class LoggingSettings(Strict):
     """Request logs of a served agent (~/.holodeck/logs/agent-<name>.log)."""
 
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    rotation_days: Annotated[int, Field(ge=1)] = 1
-    retention_days: Annotated[int, Field(ge=1)] = 7
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO",
+        description="INFO logs every request, WARNING only refused ones (4xx) and failures, "
+        "ERROR only failures; DEBUG adds each tool call's arguments and result.",
+    )
+    rotation_days: Annotated[int, Field(ge=1)] = Field(
+        default=1, description="Days one log file covers before a new one starts."
+    )
+    retention_days: Annotated[int, Field(ge=1)] = Field(
+        default=7, description="Days old log files are kept."
+    )
+    redact_content: bool = Field(
+        default=False,
+        description="Log messages, answers and tool arguments as their length only.",
+    )
+
+    @model_validator(mode="after")
+    def _keeps_a_file(self) -> LoggingSettings:
+        if self.retention_days < self.rotation_days:
+            raise ValueError("`retention_days` must be at least `rotation_days`")
+        return self
 
 
 class RateLimit(Strict):
+    """Requests each API key (or, without keys, each client address) may make."""
+
     requests_per_minute: Annotated[int, Field(ge=1)]
 
 
 class AuthSettings(Strict):
+    """`api_key`: every request but /health, /ready and the chat page's files carries
+    `Authorization: Bearer <one of api_keys>`."""
+
     type: Literal["none", "api_key"] = "none"
     api_keys: list[SecretStr] = Field(default_factory=list)
 
@@ -60,9 +100,35 @@ class DeploymentSettings(Strict):
     """Defaults for `holodeck deploy`; command-line flags override them."""
 
     host: NonEmpty = "127.0.0.1"
-    port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    port: Annotated[int, Field(ge=1, le=65535)] = Field(
+        default=8000, validation_alias=AliasChoices("port", "default_port")
+    )
+    workers: Annotated[int, Field(ge=1, le=64)] = Field(
+        default=1, description="Server processes; more than one needs a shared session store."
+    )
     rate_limit: RateLimit | None = None
     auth: AuthSettings | None = None
+    cors_origins: list[NonEmpty] = Field(
+        default_factory=list, description="Origins browsers may call the API from (`*`: any)."
+    )
+    max_request_bytes: Annotated[int, Field(ge=1024)] = Field(
+        default=16 * 1024 * 1024, description="Larger request bodies are refused (413)."
+    )
+    max_concurrent_turns: Annotated[int, Field(ge=1)] = Field(
+        default=64, description="Turns one process runs at once."
+    )
+    max_queued_turns: Annotated[int, Field(ge=0)] = Field(
+        default=256,
+        description="Turns waiting for a free slot; beyond them requests get 503.",
+    )
+    shutdown_grace_seconds: Annotated[float, Field(ge=0)] = Field(
+        default=30.0, description="How long turns in progress may finish after SIGTERM."
+    )
+    allow_uploads: bool = Field(
+        default=False,
+        description="Accept agent images over POST /v1/agents. Their tools run on this "
+        "server with its rights: enable only behind authentication you trust.",
+    )
 
 
 class ExecutionSettings(Strict):

@@ -1,0 +1,28 @@
+"""The HTTP service behind `holodeck deploy`: agents served over `/v1/chat` (JSON or
+Server-Sent Events), the OpenAI-compatible `/v1/chat/completions`, sessions kept in a
+`SessionStore`, agent images uploaded over HTTP, and a chat page at `/`.
+
+`create_app(ServeOptions(paths=(...,)))` gives the ASGI app (FastAPI); `serve(options)`
+runs it under uvicorn. Its modules are private.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from holodeck._lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from holodeck.server._app import create_app as create_app
+    from holodeck.server._options import ServeOptions as ServeOptions
+    from holodeck.server._serve import serve as serve
+
+_EXPORTS = {
+    "create_app": "holodeck.server._app",
+    "ServeOptions": "holodeck.server._options",
+    "serve": "holodeck.server._serve",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

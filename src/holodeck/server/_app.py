@@ -1,0 +1,76 @@
+"""The FastAPI application: its lifespan opens the agents and their stores and closes
+them (MCP servers, connections) when the server stops."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.resources import files
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
+
+from holodeck._version import __version__
+from holodeck.server import _routes_agents, _routes_chat, _routes_openai, _routes_sessions
+from holodeck.server._errors import install_error_handlers
+from holodeck.server._guards import BodyLimit, KeyGuard, TurnSlots
+from holodeck.server._options import ServeOptions
+from holodeck.server._registry import Registry
+from holodeck.server._request_ids import RequestIds
+from holodeck.server._state import ServerState
+
+
+def create_app(options: ServeOptions) -> FastAPI:
+    """The app serving `options.paths`; agents start when the app's lifespan starts."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        registry = Registry(options)
+        app.state.holodeck = ServerState(
+            options=options,
+            registry=registry,
+            slots=TurnSlots(options.max_concurrent_turns, options.max_queued_turns),
+            keys=KeyGuard(options.api_keys, options.requests_per_minute),
+        )
+        try:
+            await registry.open()
+            yield
+        finally:
+            await registry.aclose()
+
+    app = FastAPI(
+        title="HoloDeck agent server",
+        version=__version__,
+        lifespan=lifespan,
+        description="Chat with HoloDeck agents over HTTP: /v1/chat, the OpenAI-compatible "
+        "/v1/chat/completions, sessions and agent images.",
+    )
+    app.state.started = time.time()
+    install_error_handlers(app)
+
+    if options.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(options.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After"],
+        )
+    app.add_middleware(BodyLimit, limit=options.max_request_bytes)
+    app.add_middleware(RequestIds)  # outermost: even a refused body gets an id
+
+    app.include_router(_routes_agents.service)
+    app.include_router(_routes_agents.router)
+    app.include_router(_routes_chat.router)
+    app.include_router(_routes_openai.router)
+    app.include_router(_routes_sessions.router)
+
+    page = files("holodeck.server").joinpath("static/index.html")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def chat_page() -> HTMLResponse:
+        return HTMLResponse(page.read_text(encoding="utf-8"))
+
+    return app

@@ -1,0 +1,117 @@
+"""Every failure becomes a JSON body `{"error": {type, message, hint}, "request_id"}` with
+a 4xx or 5xx status; a traceback never reaches a client (it goes to the server's log)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from holodeck.errors import HoloDeckError
+
+log = logging.getLogger("holodeck.server")
+
+
+class ApiError(Exception):
+    """A refusal with its status: raised by routes and guards, rendered as JSON."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.hint = status, kind, message, hint
+        self.headers = headers or {}
+
+
+def error_response(
+    request: Request,
+    status: int,
+    kind: str,
+    message: str,
+    hint: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    request_id = getattr(request.state, "request_id", None)
+    body: dict[str, Any] = {"error": {"type": kind, "message": message, "hint": hint}}
+    body["request_id"] = request_id
+    request.state.error = message
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def from_holodeck_error(exc: HoloDeckError) -> ApiError:
+    """The status a runtime failure deserves: the client's fault, a busy session, a model
+    provider that failed, or ours."""
+    from holodeck.llm.errors import ProviderError
+    from holodeck.runtime import SessionError, TurnError
+    from holodeck.sessions import SessionBusy, SessionStoreError
+
+    if isinstance(exc, SessionBusy):
+        return ApiError(409, "session_busy", exc.message, headers={"Retry-After": "1"})
+    if isinstance(exc, SessionStoreError):
+        return ApiError(
+            503, "store_unavailable", exc.message, hint=exc.hint, headers={"Retry-After": "5"}
+        )
+    if isinstance(exc, ProviderError):
+        return ApiError(502, "model_error", str(exc), hint=exc.hint)
+    if isinstance(exc, SessionError):
+        return ApiError(500, "session_damaged", exc.message, hint=exc.hint)
+    if isinstance(exc, TurnError):
+        return ApiError(400, "turn_refused", exc.message, hint=exc.hint)
+    return ApiError(500, "turn_failed", exc.message, hint=exc.hint)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(request, exc.status, exc.kind, exc.message, exc.hint, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
+        return error_response(
+            request,
+            422,
+            "invalid_request",
+            "; ".join(problems) or "the request is not valid",
+            hint="see /openapi.json for the request's schema",
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+        return error_response(
+            request,
+            exc.status_code,
+            kinds.get(exc.status_code, "http_error"),
+            str(exc.detail),
+            headers=dict(exc.headers or {}),
+        )
+
+    @app.exception_handler(HoloDeckError)
+    async def holodeck_error(request: Request, exc: HoloDeckError) -> JSONResponse:
+        return await api_error(request, from_holodeck_error(exc))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("request %s failed", getattr(request.state, "request_id", "?"), exc_info=exc)
+        return error_response(
+            request,
+            500,
+            "internal_error",
+            f"the server failed: {type(exc).__name__}",
+            hint="the server's log has the details; report it with the request_id",
+        )

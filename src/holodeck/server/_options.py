@@ -1,0 +1,77 @@
+"""What one `holodeck deploy` serves and how: the agents' paths, the address, and the
+limits from the `deployment:` block, with command-line flags on top. It travels to
+worker processes as JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from holodeck.spec.settings_models import DeploymentSettings
+
+DEFAULT = DeploymentSettings()
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    paths: tuple[str, ...]
+    host: str = DEFAULT.host
+    port: int = DEFAULT.port
+    workers: int = DEFAULT.workers
+    model: str | None = None  # replaces every agent's model (`test` serves offline)
+    api_keys: tuple[str, ...] = ()
+    requests_per_minute: int | None = None
+    cors_origins: tuple[str, ...] = ()
+    max_request_bytes: int = DEFAULT.max_request_bytes
+    max_concurrent_turns: int = DEFAULT.max_concurrent_turns
+    max_queued_turns: int = DEFAULT.max_queued_turns
+    shutdown_grace_seconds: float = DEFAULT.shutdown_grace_seconds
+    allow_uploads: bool = DEFAULT.allow_uploads
+    state_dir: str = ".holodeck/server"  # uploaded agent images live here
+    log_dir: str | None = None  # None: ~/.holodeck/logs
+    lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
+
+    @classmethod
+    def from_settings(
+        cls, paths: tuple[str, ...], settings: DeploymentSettings | None, **flags: Any
+    ) -> ServeOptions:
+        """Options from a `deployment:` block, then the flags that were given (not None)."""
+        d = settings or DEFAULT
+        auth = d.auth
+        keys = (
+            tuple(k.get_secret_value() for k in auth.api_keys)
+            if auth and auth.type == "api_key"
+            else ()
+        )
+        options = cls(
+            paths=paths,
+            host=d.host,
+            port=d.port,
+            workers=d.workers,
+            api_keys=keys,
+            requests_per_minute=d.rate_limit.requests_per_minute if d.rate_limit else None,
+            cors_origins=tuple(d.cors_origins),
+            max_request_bytes=d.max_request_bytes,
+            max_concurrent_turns=d.max_concurrent_turns,
+            max_queued_turns=d.max_queued_turns,
+            shutdown_grace_seconds=d.shutdown_grace_seconds,
+            allow_uploads=d.allow_uploads,
+        )
+        known = {f.name for f in fields(cls)}
+        return replace(options, **{k: v for k, v in flags.items() if v is not None and k in known})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, data: str) -> ServeOptions:
+        raw = json.loads(data)
+        for name in ("paths", "api_keys", "cors_origins"):
+            raw[name] = tuple(raw[name])
+        return cls(**raw)
+
+    @property
+    def uploads_dir(self) -> Path:
+        return Path(self.state_dir) / "agents"

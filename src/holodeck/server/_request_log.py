@@ -1,0 +1,101 @@
+"""One JSON line per request in `~/.holodeck/logs/agent-<name>.log`: timestamp,
+request_id, session_id, message_input, tool_calls, response, duration_ms, error.
+
+A new file starts every `rotation_days` days and files older than `retention_days` are
+deleted (the standard library's timed rotation). `redact_content` logs the lengths of
+messages, answers and tool arguments instead of their text. Nothing else of a request
+(headers, keys) is ever written."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from logging.handlers import TimedRotatingFileHandler
+from pathlib import Path
+from typing import Any
+
+from holodeck.spec.settings_models import LoggingSettings
+
+_LEVELS = {
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+}
+
+
+def _redacted(value: Any) -> dict[str, int]:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return {"redacted_chars": len(text)}
+
+
+class RequestLog:
+    """The request log of one served agent."""
+
+    def __init__(self, path: Path, settings: LoggingSettings) -> None:
+        self.path = path
+        self.settings = settings
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handler = TimedRotatingFileHandler(
+            path,
+            when="midnight",
+            interval=settings.rotation_days,
+            # files kept besides the current one, each covering rotation_days
+            backupCount=max(1, settings.retention_days // settings.rotation_days),
+            encoding="utf-8",
+            utc=True,
+        )
+        self._handler.setFormatter(logging.Formatter("%(message)s"))
+        self._logger = logging.Logger(f"holodeck.requests.{path.stem}", _LEVELS[settings.log_level])
+        self._logger.propagate = False
+        self._logger.addHandler(self._handler)
+
+    def write(
+        self,
+        *,
+        request_id: str,
+        session_id: str | None,
+        message: Any,
+        tool_calls: list[dict[str, Any]],
+        response: str | None,
+        started: float,
+        status: int,
+        error: str | None,
+        endpoint: str,
+    ) -> None:
+        level = (
+            logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
+        )
+        if not self._logger.isEnabledFor(level):
+            return
+        redact = self.settings.redact_content
+        debug = self._logger.isEnabledFor(logging.DEBUG)
+        calls = []
+        for call in tool_calls:
+            entry: dict[str, Any] = {"name": call["name"], "error": call.get("error")}
+            entry["duration_ms"] = call.get("duration_ms")
+            if call.get("agent"):
+                entry["agent"] = call["agent"]
+            if debug:  # arguments and results only when asked for
+                entry["args"] = _redacted(call.get("args")) if redact else call.get("args")
+                entry["result"] = _redacted(call.get("result")) if redact else call.get("result")
+            calls.append(entry)
+        record = {
+            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "level": logging.getLevelName(level),
+            "request_id": request_id,
+            "session_id": session_id,
+            "endpoint": endpoint,
+            "message_input": _redacted(message) if redact and message is not None else message,
+            "tool_calls": calls,
+            "response": _redacted(response) if redact and response is not None else response,
+            "status": status,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "error": error,
+        }
+        self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))
+
+    def close(self) -> None:
+        self._handler.close()

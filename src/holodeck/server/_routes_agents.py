@@ -1,0 +1,98 @@
+"""`GET /v1/agents`, `POST /v1/agents` (an agent image as a .tar.gz body), and the
+service's own `GET /health` (the process serves) and `GET /ready` (every agent's tools
+and servers are up)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from holodeck.server._errors import ApiError
+from holodeck.server._registry import ServedAgent
+from holodeck.server._state import guard, state_of
+from holodeck.server._wire import (
+    AgentList,
+    AgentStatus,
+    ErrorResponse,
+    HealthResponse,
+    ReadyResponse,
+)
+
+router = APIRouter(dependencies=[Depends(guard)])
+service = APIRouter()
+
+_ARCHIVE_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    s: {"model": ErrorResponse} for s in (401, 403, 409, 413, 415, 422, 429)
+}
+
+
+def status_of(served: ServedAgent) -> AgentStatus:
+    return AgentStatus(
+        name=served.name,
+        description=served.spec.description,
+        status=served.status,
+        error=served.error,
+        uploaded=served.uploaded,
+    )
+
+
+@service.get("/health", response_model=HealthResponse)
+async def health() -> HealthResponse:
+    return HealthResponse()
+
+
+@service.get("/ready", response_model=ReadyResponse, responses={503: {"model": ReadyResponse}})
+async def ready(request: Request) -> Any:
+    agents = [status_of(s) for s in state_of(request).registry.agents.values()]
+    body = ReadyResponse(
+        ready=bool(agents) and all(a.status == "ready" for a in agents), agents=agents
+    )
+    return JSONResponse(body.model_dump(), status_code=200 if body.ready else 503)
+
+
+@router.get("/v1/agents", response_model=AgentList, responses=_ERRORS)
+async def list_agents(request: Request) -> AgentList:
+    agents = state_of(request).registry.agents.values()
+    return AgentList(agents=[status_of(s) for s in sorted(agents, key=lambda s: s.name)])
+
+
+@router.post(
+    "/v1/agents",
+    status_code=201,
+    response_model=AgentStatus,
+    responses=_ERRORS,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+    summary="Serve an agent image (.tar.gz)",
+)
+async def upload_agent(request: Request) -> AgentStatus:
+    state = state_of(request)
+    if not state.options.allow_uploads:
+        raise ApiError(
+            403,
+            "uploads_disabled",
+            "this server does not take agent uploads: an uploaded agent's tools run here",
+            hint="start it with `holodeck deploy --allow-uploads` (or deployment.allow_uploads: "
+            "true), behind API keys",
+        )
+    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    if kind not in _ARCHIVE_TYPES:
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            f"an agent image is sent as a .tar.gz body, not {kind or 'no content type'}",
+            hint="curl --data-binary @agent.tar.gz -H 'Content-Type: application/gzip' "
+            "HOST/v1/agents",
+        )
+    data = await request.body()
+    if not data:
+        raise ApiError(422, "invalid_agent", "the body is empty: send the image's .tar.gz")
+    served = await state.registry.upload(data)
+    return status_of(served)

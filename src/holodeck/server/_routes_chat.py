@@ -1,0 +1,103 @@
+"""`POST /v1/chat`: a message in, the agent's answer out, as JSON or as Server-Sent
+Events (`stream: true`): `session`, `text`, `tool_call_started`, `tool_call_finished`,
+then `final` (the JSON answer) or `error`. A client that goes away cancels the turn and
+the conversation stays as it was before it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from holodeck.runtime import Event, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.server._errors import ApiError
+from holodeck.server._state import guard, request_id_of, state_of
+from holodeck.server._turns import Turn, attachments_from, call_json, jsonable, open_turn
+from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse
+
+router = APIRouter(dependencies=[Depends(guard)])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse} for status in (401, 404, 409, 413, 422, 429, 502, 503)
+}
+_STREAM_DOC = {
+    "description": "The answer; with `stream: true`, Server-Sent Events.",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+@router.post(
+    "/v1/chat",
+    response_model=ChatResponse,
+    responses={**_ERRORS, 200: _STREAM_DOC},
+    summary="Send a message to an agent",
+)
+async def chat(body: ChatRequest, request: Request) -> Any:
+    state = state_of(request)
+    served = await state.registry.get(body.agent)
+    attachments = attachments_from(body.attachments)
+    turn = Turn(
+        served=served,
+        session_id=body.session_id or uuid.uuid4().hex,
+        request_id=request_id_of(request),
+        message=body.message,
+        endpoint="/v1/chat",
+    )
+    request.state.session_id = turn.session_id
+    events = await open_turn(
+        turn,
+        state.slots,
+        attachments=attachments,
+        lock_wait_s=state.options.lock_wait_seconds,
+        stream_text=body.stream,
+    )
+    if not body.stream:
+        async for _ in events:
+            pass
+        return turn.answer_json()
+    return EventSourceResponse(
+        _sse(turn, events),
+        ping=15,
+        shutdown_grace_period=state.options.shutdown_grace_seconds,
+        headers={"X-Request-ID": turn.request_id},
+    )
+
+
+async def _sse(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
+    head = {"session_id": turn.session_id, "agent": turn.served.name, "request_id": turn.request_id}
+    yield _event("session", head)
+    try:
+        async for event in events:
+            sent = sse_of(event)
+            if sent is not None:
+                yield sent
+    except ApiError as exc:
+        error = {"type": exc.kind, "message": exc.message, "hint": exc.hint}
+        yield _event("error", {"error": error, "request_id": turn.request_id})
+        return
+    yield _event("final", turn.answer_json())
+
+
+def sse_of(event: Event) -> ServerSentEvent | None:
+    if isinstance(event, TextDelta):
+        return _event("text", {"text": event.text, "agent": event.agent})
+    if isinstance(event, ToolCallStarted):
+        started = {
+            "id": event.call_id,
+            "name": event.name,
+            "args": jsonable(event.args),
+            "agent": event.agent,
+            "parent_id": event.parent_call_id,
+        }
+        return _event("tool_call_started", started)
+    if isinstance(event, ToolCallFinished):
+        return _event("tool_call_finished", {**call_json(event), "parent_id": event.parent_call_id})
+    return None
+
+
+def _event(name: str, data: dict[str, Any]) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=name)

@@ -1,0 +1,317 @@
+"""The OpenAI-compatible face: `GET /v1/models` lists the served agents as models and
+`POST /v1/chat/completions` answers as one (streamed or not), so the official openai
+SDK and tools built on it talk to an agent unchanged.
+
+The conversation is the request's `messages`, as OpenAI's API has it; the agent's own
+instructions, tools and model settings apply (sampling parameters a client sends are
+accepted and left to the agent's `model:` block). Extensions, in a `holodeck` object:
+`{"tool_calls": true}` adds the turn's tool activity to the answer (and a chunk per
+call to a stream); `{"session_id": "..."}` continues a stored session instead, taking
+only the last user message from `messages`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished
+from holodeck.server._errors import ApiError
+from holodeck.server._state import guard, request_id_of, state_of
+from holodeck.server._turns import Turn, call_json, open_turn
+from holodeck.server._wire import ErrorResponse, SessionId
+
+router = APIRouter(dependencies=[Depends(guard)])
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    s: {"model": ErrorResponse} for s in (400, 401, 404, 409, 413, 422, 429, 502, 503)
+}
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+    image_url: dict[str, Any] | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[ContentPart] | None = None
+
+
+class HoloDeckExtension(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tool_calls: bool = Field(default=False, description="Include the turn's tool activity.")
+    session_id: SessionId | None = Field(
+        default=None, description="Continue this stored session (only the last message is sent)."
+    )
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
+class CompletionRequest(BaseModel):
+    # sampling parameters and other fields clients send are accepted: the agent's own apply
+    model_config = ConfigDict(extra="allow")
+    model: Annotated[str, Field(min_length=1)]
+    messages: Annotated[list[ChatMessage], Field(min_length=1)]
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: Annotated[int, Field(ge=1, le=1)] | None = None
+    holodeck: HoloDeckExtension = Field(default_factory=HoloDeckExtension)
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "holodeck"
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+class CompletionMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: CompletionMessage
+    finish_reason: Literal["stop"] = "stop"
+
+
+class CompletionUsage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class Completion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: CompletionUsage
+    holodeck: dict[str, Any] | None = None
+
+
+@router.get("/v1/models", response_model=ModelList, responses=_ERRORS)
+async def models(request: Request) -> dict[str, Any]:
+    started = int(request.app.state.started)
+    agents = state_of(request).registry.agents
+    return {"object": "list", "data": [{"id": name, "created": started} for name in sorted(agents)]}
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_model=Completion,
+    response_model_exclude_none=True,
+    responses={
+        **_ERRORS,
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    },
+)
+async def completions(body: CompletionRequest, request: Request) -> Any:
+    for name in ("tools", "functions"):
+        if (body.model_extra or {}).get(name):
+            raise ApiError(
+                400,
+                "unsupported",
+                f"`{name}`: an agent's tools are those of its definition",
+                hint="remove `tools` from the request; the agent calls its own tools",
+            )
+    state = state_of(request)
+    served = await state.registry.get(body.model)
+    prompt, attachments, history = _conversation(body.messages)
+    extension = body.holodeck
+    session = None
+    if extension.session_id is None:
+        session = Session(served.agent, messages=_history_messages(history))
+    turn = Turn(
+        served=served,
+        session_id=extension.session_id or (session.id if session else ""),
+        request_id=request_id_of(request),
+        message=prompt,
+        endpoint="/v1/chat/completions",
+    )
+    events = await open_turn(
+        turn,
+        state.slots,
+        attachments=attachments,
+        session=session,
+        lock_wait_s=state.options.lock_wait_seconds,
+        stream_text=body.stream,
+    )
+    completion_id = f"chatcmpl-{turn.request_id}"
+    if body.stream:
+        include_usage = body.stream_options is not None and body.stream_options.include_usage
+        return EventSourceResponse(
+            _chunks(turn, events, completion_id, extension.tool_calls, include_usage),
+            ping=15,
+            shutdown_grace_period=state.options.shutdown_grace_seconds,
+        )
+    async for _ in events:
+        pass
+    answer = turn.answer_json()
+    usage = answer["usage"]
+    return {
+        "id": completion_id,
+        "created": int(time.time()),
+        "model": served.name,
+        "choices": [{"message": {"content": answer["response"]}}],
+        "usage": {
+            "prompt_tokens": usage["input_tokens"],
+            "completion_tokens": usage["output_tokens"],
+            "total_tokens": usage["total_tokens"],
+        },
+        "holodeck": _extension(turn, answer) if extension.tool_calls else None,
+    }
+
+
+def _extension(turn: Turn, answer: dict[str, Any]) -> dict[str, Any]:
+    return {"session_id": turn.session_id, "tool_calls": answer["tool_calls"]}
+
+
+async def _chunks(
+    turn: Turn,
+    events: AsyncIterator[Event],
+    completion_id: str,
+    tool_calls: bool,
+    include_usage: bool,
+) -> AsyncIterator[ServerSentEvent]:
+    created = int(time.time())
+    model = turn.served.name
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> ServerSentEvent:
+        data = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
+        return ServerSentEvent(data=json.dumps(data, ensure_ascii=False))
+
+    yield chunk({"role": "assistant", "content": ""})
+    try:
+        async for event in events:
+            if isinstance(event, TextDelta) and not event.agent:
+                yield chunk({"content": event.text})
+            elif isinstance(event, ToolCallFinished) and tool_calls:
+                call = {**call_json(event), "parent_id": event.parent_call_id}
+                yield chunk({}, holodeck={"tool_call": call})
+    except ApiError as exc:
+        error = {"type": exc.kind, "message": exc.message, "hint": exc.hint}
+        yield ServerSentEvent(data=json.dumps({"error": error}))
+        return
+    yield chunk({}, "stop")
+    if include_usage:
+        usage = turn.answer_json()["usage"]
+        data = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": usage["input_tokens"],
+                "completion_tokens": usage["output_tokens"],
+                "total_tokens": usage["total_tokens"],
+            },
+        }
+        yield ServerSentEvent(data=json.dumps(data))
+    yield ServerSentEvent(data="[DONE]")
+
+
+def _conversation(
+    messages: list[ChatMessage],
+) -> tuple[str, list[Attachment], list[ChatMessage]]:
+    """The prompt (the last message, from the user), its files, and what came before."""
+    last = messages[-1]
+    if last.role != "user":
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"messages: the last message is from `{last.role}`; it must be the user's",
+            hint="end `messages` with the user's question",
+        )
+    text, attachments = _content(last, len(messages) - 1)
+    if not text.strip():
+        raise ApiError(400, "invalid_request", "messages: the last message has no text")
+    return text, attachments, messages[:-1]
+
+
+def _content(message: ChatMessage, index: int) -> tuple[str, list[Attachment]]:
+    if message.content is None:
+        return "", []
+    if isinstance(message.content, str):
+        return message.content, []
+    texts, files = [], []
+    for part in message.content:
+        if part.type == "text" and part.text is not None:
+            texts.append(part.text)
+        elif part.type == "image_url" and part.image_url is not None:
+            files.append(_data_url(str(part.image_url.get("url", "")), index))
+        else:
+            raise ApiError(
+                400,
+                "unsupported",
+                f"messages.{index}: content of type `{part.type}` is not supported",
+                hint="send text parts and images as data: URLs",
+            )
+    return "\n".join(texts), files
+
+
+def _data_url(url: str, index: int) -> Attachment:
+    head, _, data = url.partition(",")
+    if not head.startswith("data:") or not head.endswith(";base64"):
+        raise ApiError(
+            400,
+            "unsupported",
+            f"messages.{index}: images must be data: URLs (base64); this server fetches nothing",
+        )
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(
+            400, "invalid_request", f"messages.{index}: the image is not base64"
+        ) from None
+    return Attachment(raw, head[len("data:") : -len(";base64")] or "application/octet-stream")
+
+
+def _history_messages(history: list[ChatMessage]) -> list[Any]:
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        UserPromptPart,
+    )
+
+    messages: list[Any] = []
+    for index, message in enumerate(history):
+        text, _ = _content(message, index)
+        if message.role in ("system", "developer"):
+            messages.append(ModelRequest(parts=[SystemPromptPart(content=text)]))
+        elif message.role == "user":
+            messages.append(ModelRequest(parts=[UserPromptPart(content=text)]))
+        elif message.role == "assistant" and text:
+            messages.append(ModelResponse(parts=[TextPart(content=text)]))
+        # `tool` messages answer tool calls the client made; an agent's own calls are not sent
+    return messages

@@ -1,0 +1,113 @@
+"""`GET /v1/sessions/{id}` (the conversation so far) and `DELETE /v1/sessions/{id}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+
+from holodeck.runtime import Session
+from holodeck.server._errors import ApiError
+from holodeck.server._registry import ServedAgent
+from holodeck.server._state import guard, state_of
+from holodeck.server._turns import jsonable
+from holodeck.server._wire import AgentName, Deleted, ErrorResponse, SessionId, SessionOut
+
+router = APIRouter(dependencies=[Depends(guard)])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    s: {"model": ErrorResponse} for s in (401, 404, 422, 429, 503)
+}
+SessionPath = Path(description="The session_id a chat answer returned.")
+AgentQuery = Query(default=None, description="The agent; by default every served agent's.")
+
+
+async def _candidates(request: Request, agent: str | None) -> list[ServedAgent]:
+    registry = state_of(request).registry
+    if agent is not None:
+        return [await registry.get(agent)]
+    return list(registry.agents.values())
+
+
+@router.get("/v1/sessions/{session_id}", response_model=SessionOut, responses=_ERRORS)
+async def get_session(
+    request: Request, session_id: SessionId = SessionPath, agent: AgentName | None = AgentQuery
+) -> dict[str, Any]:
+    for served in await _candidates(request, agent):
+        data = await served.store.load(served.key(session_id))
+        if data is not None:
+            session = Session.from_json(served.agent, data, session_id=session_id)
+            return _session_json(served, session)
+    raise _unknown(session_id)
+
+
+@router.delete("/v1/sessions/{session_id}", response_model=Deleted, responses=_ERRORS)
+async def delete_session(
+    request: Request, session_id: SessionId = SessionPath, agent: AgentName | None = AgentQuery
+) -> dict[str, bool]:
+    for served in await _candidates(request, agent):
+        async with served.store.lock(served.key(session_id)):  # not under a running turn
+            if await served.store.delete(served.key(session_id)):
+                return {"deleted": True}
+    raise _unknown(session_id)
+
+
+def _unknown(session_id: str) -> ApiError:
+    return ApiError(
+        404,
+        "unknown_session",
+        f"no session {session_id!r} (never started, deleted, or expired)",
+        hint="start one with POST /v1/chat; its answer carries the session_id",
+    )
+
+
+def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
+    from pydantic_ai.messages import (
+        ModelRequest,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    messages: list[dict[str, Any]] = []
+    for message in session.messages:
+        for part in message.parts:
+            if isinstance(message, ModelRequest):
+                if isinstance(part, UserPromptPart):
+                    messages.append({"role": "user", "content": jsonable(part.content)})
+                elif isinstance(part, SystemPromptPart):
+                    messages.append({"role": "system", "content": part.content})
+                elif isinstance(part, ToolReturnPart):
+                    messages.append(
+                        {
+                            "role": "tool_result",
+                            "name": part.tool_name,
+                            "content": jsonable(part.content),
+                        }
+                    )
+            elif isinstance(part, TextPart):
+                messages.append({"role": "assistant", "content": part.content})
+            elif isinstance(part, ToolCallPart):
+                messages.append(
+                    {
+                        "role": "tool_call",
+                        "name": part.tool_name,
+                        "content": jsonable(part.args_as_dict()),
+                    }
+                )
+    usage = session.spend.usage
+    return {
+        "session_id": session.id,
+        "agent": served.name,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+        "messages": messages,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+            "requests": usage.requests,
+        },
+    }

@@ -1,0 +1,43 @@
+"""Running the app under uvicorn: one process, or `workers` processes sharing the port
+(each builds its app from the options passed in the environment). On SIGTERM uvicorn
+stops accepting, lets turns in progress finish for `shutdown_grace_seconds`, then the
+lifespan closes agents, MCP servers and stores."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+
+from holodeck.server._app import create_app
+from holodeck.server._options import ServeOptions
+
+OPTIONS_VAR = "HOLODECK_SERVE_OPTIONS"
+
+
+def app_from_environment() -> FastAPI:
+    """The app of a worker process (uvicorn's factory)."""
+    return create_app(ServeOptions.from_json(os.environ[OPTIONS_VAR]))
+
+
+def serve(options: ServeOptions) -> None:
+    import uvicorn
+
+    common = {
+        "host": options.host,
+        "port": options.port,
+        # the streams' own grace period ends first; this bounds the whole drain
+        "timeout_graceful_shutdown": int(options.shutdown_grace_seconds) + 5,
+        "log_level": "info",
+        "proxy_headers": False,
+    }
+    if options.workers > 1:
+        os.environ[OPTIONS_VAR] = options.to_json()
+        uvicorn.run(
+            "holodeck.server._serve:app_from_environment",
+            factory=True,
+            workers=options.workers,
+            **common,  # type: ignore[arg-type]
+        )
+    else:
+        uvicorn.run(create_app(options), **common)  # type: ignore[arg-type]

@@ -1,0 +1,212 @@
+"""One turn of a served conversation: admitted (or refused with 503), its session taken
+from the store and held, the agent's events streamed, the session saved, the request
+logged. The JSON answer, the Server-Sent Events and the OpenAI-compatible endpoint all
+read the same events."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from holodeck.errors import HoloDeckError
+from holodeck.runtime import (
+    Attachment,
+    Event,
+    FinalMessage,
+    Session,
+    ToolCallFinished,
+    stored_session,
+)
+from holodeck.server._errors import ApiError, from_holodeck_error
+from holodeck.server._guards import TurnSlots
+from holodeck.server._registry import ServedAgent
+from holodeck.server._wire import AttachmentIn
+
+
+def attachments_from(items: Sequence[AttachmentIn]) -> list[Attachment]:
+    files = []
+    for index, item in enumerate(items):
+        try:
+            data = base64.b64decode(item.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"attachments.{index}.data: not base64",
+                hint="send the file's bytes base64-encoded",
+            ) from None
+        files.append(Attachment(data, item.media_type, item.name))
+    return files
+
+
+def jsonable(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=str)
+
+
+def call_json(call: ToolCallFinished) -> dict[str, Any]:
+    return {
+        "id": call.call_id,
+        "name": call.name,
+        "args": jsonable(call.args),
+        "result": jsonable(call.result),
+        "error": call.error,
+        "duration_ms": round(call.duration_ms, 1),
+        "agent": call.agent,
+    }
+
+
+def call_tree(calls: Sequence[ToolCallFinished]) -> list[dict[str, Any]]:
+    """Calls with those a sub-agent made nested under the call that asked it."""
+    nodes = {call.call_id: {**call_json(call), "calls": []} for call in calls}
+    roots: list[dict[str, Any]] = []
+    for call in calls:
+        parent = nodes.get(call.parent_call_id or "")
+        (parent["calls"] if parent is not None else roots).append(nodes[call.call_id])
+    return roots
+
+
+def usage_json(final: FinalMessage | None) -> dict[str, int]:
+    u = final.usage if final is not None else None
+    return {
+        "input_tokens": u.input_tokens if u else 0,
+        "output_tokens": u.output_tokens if u else 0,
+        "total_tokens": u.total_tokens if u else 0,
+        "requests": u.requests if u else 0,
+    }
+
+
+@dataclass
+class Turn:
+    """A turn being served: what it did, for the answer and the log."""
+
+    served: ServedAgent
+    session_id: str
+    request_id: str
+    message: str
+    endpoint: str
+    started: float = field(default_factory=time.perf_counter)
+    calls: list[ToolCallFinished] = field(default_factory=list)
+    final: FinalMessage | None = None
+    logged: bool = False
+
+    def answer_json(self) -> dict[str, Any]:
+        final = self.final
+        return {
+            "response": final.text if final else "",
+            "output": jsonable(final.output) if final else None,
+            "session_id": self.session_id,
+            "agent": self.served.name,
+            "tool_calls": call_tree(self.calls),
+            "usage": usage_json(final),
+            "request_id": self.request_id,
+        }
+
+    def log(self, status: int, error: str | None = None) -> None:
+        if self.logged:
+            return
+        self.logged = True
+        self.served.log.write(
+            request_id=self.request_id,
+            session_id=self.session_id,
+            message=self.message,
+            tool_calls=[call_json(c) for c in self.calls],
+            response=self.final.text if self.final else None,
+            started=self.started,
+            status=status,
+            error=error,
+            endpoint=self.endpoint,
+        )
+
+
+class Opened:
+    """First item of `open_turn`'s stream: admitted, and the session held."""
+
+
+OPENED = Opened()
+
+
+async def open_turn(
+    turn: Turn,
+    slots: TurnSlots,
+    *,
+    attachments: Sequence[Attachment] = (),
+    session: Session | None = None,
+    lock_wait_s: float,
+    stream_text: bool = True,
+) -> AsyncIterator[Event]:
+    """The turn's events, once it is admitted and holds its session. `session` runs a
+    conversation the request carries whole (the OpenAI-compatible endpoint); otherwise
+    the stored session `turn.session_id` is held for the turn and saved after it.
+
+    Refusals (503 overloaded, 409 busy, a store that fails) raise before the first event,
+    so a streamed answer still gets its status; failures later end the stream."""
+    events = _turn_events(turn, slots, attachments, session, lock_wait_s, stream_text)
+    first = await anext(events)
+    assert first is OPENED
+    return _rest(events)
+
+
+async def _rest(events: AsyncIterator[Event | Opened]) -> AsyncIterator[Event]:
+    async for event in events:
+        assert not isinstance(event, Opened)
+        yield event
+
+
+async def _turn_events(
+    turn: Turn,
+    slots: TurnSlots,
+    attachments: Sequence[Attachment],
+    session: Session | None,
+    lock_wait_s: float,
+    stream_text: bool,
+) -> AsyncIterator[Event | Opened]:
+    try:
+        reservation = slots.reserve()
+    except ApiError as exc:
+        turn.log(exc.status, exc.message)
+        raise
+    try:
+        async with reservation.run():
+            if session is not None:
+                async with session:
+                    yield OPENED
+                    async for event in _events(turn, session, attachments, stream_text):
+                        yield event
+            else:
+                served = turn.served
+                async with stored_session(
+                    served.agent, served.store, served.key(turn.session_id), wait_s=lock_wait_s
+                ) as stored:
+                    yield OPENED
+                    async for event in _events(turn, stored, attachments, stream_text):
+                        yield event
+    except HoloDeckError as exc:
+        error = from_holodeck_error(exc)
+        turn.log(error.status, error.message)
+        raise error from None
+    except ApiError as exc:
+        turn.log(exc.status, exc.message)
+        raise
+    except BaseException as exc:  # a client gone mid-turn (cancelled) is logged as 499
+        turn.log(499 if not isinstance(exc, Exception) else 500, type(exc).__name__)
+        raise
+    finally:
+        reservation.release()
+    turn.log(200)
+
+
+async def _events(
+    turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
+) -> AsyncIterator[Event]:
+    async for event in session.run(turn.message, attachments=attachments, stream_text=stream_text):
+        if isinstance(event, ToolCallFinished):
+            turn.calls.append(event)
+        elif isinstance(event, FinalMessage):
+            turn.final = event
+        yield event

@@ -1,0 +1,125 @@
+"""The HTTP API's request and response bodies. FastAPI builds /openapi.json from them,
+so the schema a client reads is the one the server checks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+# Session ids travel in URLs and store keys: keep them to a safe alphabet.
+SessionId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,128}$"),
+    Field(description="Letters, digits and `._:-`, at most 128 characters."),
+]
+AgentName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AttachmentIn(Body):
+    """A file sent with the message: an image or a document, base64-encoded."""
+
+    media_type: Annotated[str, StringConstraints(pattern=r"^[\w.+-]+/[\w.+-]+$")] = Field(
+        examples=["image/png"]
+    )
+    data: Annotated[str, StringConstraints(min_length=1)] = Field(description="Base64.")
+    name: Annotated[str, StringConstraints(max_length=255)] = ""
+
+
+class ChatRequest(Body):
+    message: Annotated[str, StringConstraints(min_length=1)]
+    session_id: SessionId | None = Field(
+        default=None, description="Continue this conversation; a new one when absent."
+    )
+    agent: AgentName | None = Field(
+        default=None, description="Which agent answers; needed when several are served."
+    )
+    attachments: list[AttachmentIn] = Field(default_factory=list)
+    stream: bool = Field(
+        default=False, description="Answer with Server-Sent Events as the turn runs."
+    )
+
+
+class ToolCallOut(BaseModel):
+    id: str
+    name: str
+    args: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+    duration_ms: float
+    agent: str = Field(default="", description="The sub-agent that made the call; '' = top.")
+    calls: list[ToolCallOut] = Field(
+        default_factory=list, description="Calls a sub-agent made while answering this one."
+    )
+
+
+class UsageOut(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    requests: int
+
+
+class ChatResponse(BaseModel):
+    response: str
+    output: Any = Field(default=None, description="The parsed answer of a response_format.")
+    session_id: str
+    agent: str
+    tool_calls: list[ToolCallOut]
+    usage: UsageOut
+    request_id: str
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+    hint: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+    request_id: str | None = None
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class AgentStatus(BaseModel):
+    name: str
+    description: str | None = None
+    status: Literal["loading", "ready", "failed"]
+    error: str | None = None
+    uploaded: bool = False
+
+
+class ReadyResponse(BaseModel):
+    ready: bool
+    agents: list[AgentStatus]
+
+
+class AgentList(BaseModel):
+    agents: list[AgentStatus]
+
+
+class SessionMessage(BaseModel):
+    role: Literal["user", "assistant", "tool_call", "tool_result", "system"]
+    content: Any
+    name: str | None = Field(default=None, description="The tool, for tool messages.")
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    agent: str
+    created_at: float
+    updated_at: float
+    messages: list[SessionMessage]
+    usage: UsageOut
+
+
+class Deleted(BaseModel):
+    deleted: bool
