@@ -47,7 +47,7 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         message=body.message,
         endpoint="/v1/chat",
     )
-    request.state.session_id = turn.session_id
+    request.state.turn = turn
     events = await open_turn(
         turn,
         state.slots,

@@ -149,6 +149,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         message=prompt,
         endpoint="/v1/chat/completions",
     )
+    request.state.turn = turn
     events = await open_turn(
         turn,
         state.slots,
