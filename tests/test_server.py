@@ -294,7 +294,7 @@ def test_health_answers_at_once_and_ready_waits_for_the_tools(tmp_path: Path) ->
             b'{"message": "hi", "attachments": [{"media_type": "image/png", "data": "!!"}]}',
             422,
             "invalid_request",
-            "not base64",
+            "body.attachments.0.data: String should match pattern",
         ),
         (b"[]", 422, "invalid_request", "body"),
     ],
