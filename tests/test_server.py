@@ -291,10 +291,10 @@ def test_health_answers_at_once_and_ready_waits_for_the_tools(tmp_path: Path) ->
         (b'{"mesage": "hi"}', 422, "invalid_request", "body.mesage: Extra inputs"),
         (b'{"message": "hi", "session_id": "../etc"}', 422, "invalid_request", "session_id"),
         (
-            b'{"message": "hi", "attachments": [{"media_type": "image/png", "data": "!!"}]}',
+            b'{"message": "hi", "attachments": [{"media_type": "image/png", "data": "!!!!"}]}',
             422,
             "invalid_request",
-            "body.attachments.0.data: String should match pattern",
+            "body.attachments.0.data: String should",
         ),
         (b"[]", 422, "invalid_request", "body"),
     ],
