@@ -112,6 +112,7 @@ def served(*paths: Path, state_dir: Path, **options: Any) -> Iterator[Server]:
         host="127.0.0.1",
         port=port,
         log_level="warning",
+        log_config=None,  # uvicorn's handlers would hold pytest's captured streams
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
