@@ -67,7 +67,12 @@ def test_two_servers_share_sessions_and_keep_their_turns_in_order(
         assert sorted(said) == sorted(f"turn {n}" for n in range(10))
         messages = second.get(f"/v1/sessions/{session_id}").json()["messages"]
         # every turn saw the one before it: no turn's messages interleave with another's
-        assert [m["role"] for m in messages] == ["user", "tool_call", "tool_result", "assistant"] * 10
+        assert [m["role"] for m in messages] == [
+            "user",
+            "tool_call",
+            "tool_result",
+            "assistant",
+        ] * 10
 
 
 @pytest.mark.slow

@@ -3,12 +3,23 @@ deployment), and the schema of config.yaml itself (`Settings`: providers, vector
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import ProviderType
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def overlay(base: M | None, top: M | None) -> M | None:
+    """`top`'s fields over `base`'s, field by field: only what `top` sets replaces."""
+    if base is None or top is None:
+        return top or base
+    return type(base).model_validate(
+        {**base.model_dump(exclude_unset=True), **top.model_dump(exclude_unset=True)}
+    )
 
 
 class MemorySettings(Strict):
@@ -48,6 +59,16 @@ class MemorySettings(Strict):
                 + " or ".join(f"`{s}`" for s in schemes[self.store])
             )
         return self
+
+
+def overlay_memory(
+    base: MemorySettings | None, top: MemorySettings | None
+) -> MemorySettings | None:
+    """`overlay` for memory blocks: a `store` that `top` names brings its own `url`."""
+    if base is not None and top is not None and "store" in top.model_fields_set:
+        kept = base.model_dump(exclude_unset=True, exclude={"store", "url"})
+        base = MemorySettings.model_validate(kept)
+    return overlay(base, top)
 
 
 class LoggingSettings(Strict):
