@@ -145,10 +145,11 @@ class DeploymentSettings(Strict):
     shutdown_grace_seconds: Annotated[float, Field(ge=0)] = Field(
         default=30.0, description="How long turns in progress may finish after SIGTERM."
     )
-    allow_uploads: bool = Field(
-        default=False,
+    allow_uploads: bool | None = Field(
+        default=None,
         description="Accept agent images over POST /v1/agents. Their tools run on this "
-        "server with its rights: enable only behind authentication you trust.",
+        "server with its rights. Default: on when the server listens only on a loopback "
+        "address, off otherwise; enable it on a network only behind API keys you trust.",
     )
 
 
