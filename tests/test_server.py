@@ -162,7 +162,7 @@ def test_a_client_that_leaves_mid_stream_cancels_the_turn_and_keeps_the_history(
         (root / "release").write_text("go")
         after = server.chat("second", session_id=session["session_id"]).json()
         assert after["tool_calls"][0]["result"] == "released"
-    logged = log_lines(isolated_home, "slow")
+    logged = [line for line in log_lines(isolated_home, "slow") if line["endpoint"] == "/v1/chat"]
     assert [line["status"] for line in logged] == [499, 200]
     assert logged[0]["error"] == "CancelledError" and logged[0]["message_input"] == "first"
 

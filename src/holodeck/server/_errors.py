@@ -12,13 +12,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from holodeck.errors import HoloDeckError
+from holodeck.errors import ExecutionError, HoloDeckError
 
 log = logging.getLogger("holodeck.server")
 
 
-class ApiError(Exception):
-    """A refusal with its status: raised by routes and guards, rendered as JSON."""
+class ApiError(ExecutionError):
+    """A request refused with its HTTP status: raised by routes and guards, rendered as
+    JSON (and, like every HoloDeck error, with a message and a hint)."""
 
     def __init__(
         self,
@@ -29,8 +30,8 @@ class ApiError(Exception):
         hint: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message, self.hint = status, kind, message, hint
+        super().__init__(message, hint=hint)
+        self.status, self.kind = status, kind
         self.headers = headers or {}
 
 
@@ -82,6 +83,8 @@ def from_holodeck_error(exc: HoloDeckError) -> ApiError:
     from holodeck.runtime import SessionError, TurnError
     from holodeck.sessions import SessionBusy, SessionStoreError
 
+    if isinstance(exc, ApiError):
+        return exc
     if isinstance(exc, SessionBusy):
         return ApiError(409, "session_busy", exc.message, headers={"Retry-After": "1"})
     if isinstance(exc, SessionStoreError):

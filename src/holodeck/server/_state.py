@@ -29,6 +29,7 @@ def request_id_of(request: Request) -> str:
     return request_id
 
 
-def guard(request: Request) -> None:
-    """Dependency of every API route: a valid key, within its rate."""
+async def guard(request: Request) -> None:
+    """Dependency of every API route: a valid key, within its rate. (A coroutine: FastAPI
+    would run a plain function in a thread for every request.)"""
     state_of(request).keys.check(request)

@@ -186,13 +186,13 @@ async def _turn_events(
                     yield OPENED
                     async for event in _events(turn, stored, attachments, stream_text):
                         yield event
+    except ApiError as exc:
+        turn.log(exc.status, exc.message)
+        raise
     except HoloDeckError as exc:
         error = from_holodeck_error(exc)
         turn.log(error.status, error.message)
         raise error from None
-    except ApiError as exc:
-        turn.log(exc.status, exc.message)
-        raise
     except BaseException as exc:  # a client gone mid-turn (cancelled) is logged as 499
         turn.log(499 if not isinstance(exc, Exception) else 500, type(exc).__name__)
         raise
