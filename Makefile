@@ -48,6 +48,7 @@ bench: $(BIN)/holodeck
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
+	$(BIN)/python bench/server_load.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules
