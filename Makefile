@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 NODE_DIR := src/holodeck/tools/node
 
-.PHONY: demo test lint typecheck bench clean node browser
+.PHONY: demo test lint typecheck bench clean node browser services
 
 $(BIN)/holodeck: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,15 @@ browser:
 		{ apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || \
 		echo "chromium not installed: the HTML report's browser test will be skipped"; }
 
+# The Redis and PostgreSQL session stores are tested against real servers, which the tests
+# start themselves (installed when running as root; otherwise those tests are skipped)
+services:
+	@{ command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 || \
+		{ [ "$$(id -u)" = 0 ] && \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq redis-server postgresql >/dev/null; } || \
+		echo "redis-server or PostgreSQL not installed: the Redis and PostgreSQL store tests will be skipped"; }
+
 lint: $(BIN)/holodeck
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -41,7 +50,7 @@ lint: $(BIN)/holodeck
 typecheck: $(BIN)/holodeck
 	$(BIN)/mypy
 
-test: lint typecheck node browser
+test: lint typecheck node browser services
 	$(BIN)/pytest -n 2 -q
 
 bench: $(BIN)/holodeck

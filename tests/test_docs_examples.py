@@ -44,3 +44,16 @@ def test_the_readmes_python_example_runs(
     exec(f"async def example():\n{textwrap.indent(block, '    ')}\n", namespace)
     asyncio.run(namespace["example"]())
     assert "get_weather: city a" in capsys.readouterr().out
+
+
+def test_the_deploy_guides_client_example_runs_against_a_served_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from server_harness import WEATHER, served
+
+    (block,) = python_blocks("docs/deploy.md")
+    with served(WEATHER, state_dir=tmp_path) as server:
+        exec(block, {"server_url": server.url})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("get_weather:")  # the test model answers from the tools
+    assert printed[-1] == "['get_weather', 'get_forecast']"

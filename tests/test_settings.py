@@ -167,3 +167,34 @@ def test_dotenv_beside_the_agent_feeds_substitution(write: Write) -> None:
     agent = MINIMAL_AGENT.replace("name: gpt-4o-mini", "name: ${MODEL_NAME}")
     spec = load_agent(write({"agent.yaml": agent, ".env": "MODEL_NAME=gpt-4.1\n"}))
     assert spec.model is not None and spec.model.name == "gpt-4.1"
+
+
+def test_agent_memory_and_deployment_blocks_lay_over_the_configs_field_by_field(
+    write: Write,
+) -> None:
+    config = (
+        "memory: {store: redis, url: 'redis://cache:6379/0', ttl_seconds: 60}\n"
+        "deployment: {port: 9000, rate_limit: {requests_per_minute: 5}}\n"
+    )
+    kept = load_agent(
+        write({"config.yaml": config, "agent.yaml": MINIMAL_AGENT + "memory: {max_messages: 5}\n"})
+    )
+    assert (kept.memory.store, kept.memory.ttl_seconds, kept.memory.max_messages) == (
+        "redis",
+        60,
+        5,
+    )
+    own = load_agent(
+        write(
+            {
+                "config.yaml": config,
+                "agent.yaml": MINIMAL_AGENT
+                + "memory: {store: sqlite}\ndeployment: {host: 0.0.0.0}\n",
+            }
+        )
+    )
+    # a store the agent names does not take the config's url for another store
+    assert (own.memory.store, own.memory.url, own.memory.ttl_seconds) == ("sqlite", None, 60)
+    assert own.deployment is not None
+    assert (own.deployment.host, own.deployment.port) == ("0.0.0.0", 9000)
+    assert own.deployment.rate_limit is not None

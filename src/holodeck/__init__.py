@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from holodeck.runtime._session import SessionError as SessionError
     from holodeck.runtime._stored_session import stored_session as stored_session
     from holodeck.sessions import MemorySessionStore as MemorySessionStore
+    from holodeck.sessions import PostgresSessionStore as PostgresSessionStore
+    from holodeck.sessions import RedisSessionStore as RedisSessionStore
     from holodeck.sessions import SessionBusy as SessionBusy
     from holodeck.sessions import SessionStore as SessionStore
     from holodeck.sessions import SqliteSessionStore as SqliteSessionStore
@@ -71,6 +73,8 @@ _EXPORTS = {
     "SessionBusy": "holodeck.sessions",
     "MemorySessionStore": "holodeck.sessions",
     "SqliteSessionStore": "holodeck.sessions",
+    "RedisSessionStore": "holodeck.sessions",
+    "PostgresSessionStore": "holodeck.sessions",
 }
 
 __all__ = [

@@ -24,10 +24,10 @@ from holodeck.errors import ConfigurationError
 )
 @model_option
 @click.option(
-    "--allow-uploads",
-    is_flag=True,
+    "--allow-uploads/--no-uploads",
     default=None,
-    help="Accept agent images over POST /v1/agents (their tools run on this server).",
+    help="Accept agent images over POST /v1/agents; their tools run on this server "
+    "[default: deployment.allow_uploads, else only on a loopback --host].",
 )
 def deploy(
     paths: tuple[Path, ...],

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from holodeck.spec.diagnostics import Collector, SpecError
 from holodeck.spec.env_references import substitute
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.settings_models import Settings, overlay, overlay_memory
 from holodeck.spec.validation_errors import diagnostics_from
 from holodeck.spec.yaml_source import read_yaml
 
@@ -87,8 +87,8 @@ def _merge(layers: list[Settings]) -> Settings:
         merged = Settings(
             providers=_merge_entries(merged.providers, layer.providers),
             vectorstores=_merge_entries(merged.vectorstores, layer.vectorstores),
-            deployment=_overlay(merged.deployment, layer.deployment),
-            memory=_overlay(merged.memory, layer.memory),
+            deployment=overlay(merged.deployment, layer.deployment),
+            memory=overlay_memory(merged.memory, layer.memory),
         )
     return merged
 
@@ -96,16 +96,8 @@ def _merge(layers: list[Settings]) -> Settings:
 E = TypeVar("E", bound=BaseModel)
 
 
-def _overlay(base: E | None, top: E | None) -> E | None:
-    if base is None or top is None:
-        return top or base
-    return type(base).model_validate(
-        {**base.model_dump(exclude_unset=True), **top.model_dump(exclude_unset=True)}
-    )
-
-
 def _merge_entries(base: dict[str, E], top: dict[str, E]) -> dict[str, E]:
     merged = dict(base)
     for name, entry in top.items():
-        merged[name] = _overlay(base.get(name), entry) or entry
+        merged[name] = overlay(base.get(name), entry) or entry
     return merged

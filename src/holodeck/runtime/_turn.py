@@ -18,6 +18,9 @@ class Turn:
     parent_call_id: str | None = None
     scope: SessionScope | None = None  # the conversation's own resources
     stream_text: bool = True  # TextDelta events wanted (else whole model responses)
+    # Each model numbers its own calls, so a sub-agent's ids may repeat its parent's:
+    # its events' ids start with the path of calls that led to it ("call_1/call_1").
+    prefix: str = ""
     started: list[str] = field(default_factory=list)  # call ids, in the order made
     finished: dict[str, ToolCallFinished] = field(default_factory=dict)
 
@@ -38,7 +41,8 @@ class Turn:
     def nested(self, agent: str, parent_call_id: str) -> Turn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
-        return Turn(self.queue, path, parent_call_id, self.scope, self.stream_text)
+        parent = self.prefix + parent_call_id
+        return Turn(self.queue, path, parent, self.scope, self.stream_text, prefix=parent + "/")
 
 
 if TYPE_CHECKING:
@@ -57,6 +61,7 @@ class TurnObserver:
     def started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         turn = CURRENT_TURN.get()
         if turn is not None:
+            call_id = turn.prefix + call_id
             turn.started.append(call_id)
             turn.emit(ToolCallStarted(call_id, name, args, turn.agent, turn.parent_call_id))
 
@@ -71,6 +76,7 @@ class TurnObserver:
     ) -> None:
         turn = CURRENT_TURN.get()
         if turn is not None:
+            call_id = turn.prefix + call_id
             event = ToolCallFinished(
                 call_id, name, args, result, error, duration_ms, turn.agent, turn.parent_call_id
             )

@@ -4,6 +4,7 @@ a 4xx or 5xx status; a traceback never reaches a client (it goes to the server's
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -44,8 +45,34 @@ def error_response(
     request_id = getattr(request.state, "request_id", None)
     body: dict[str, Any] = {"error": {"type": kind, "message": message, "hint": hint}}
     body["request_id"] = request_id
-    request.state.error = message
+    _log_refusal(request, status, message)
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _log_refusal(request: Request, status: int, message: str) -> None:
+    """Refused API requests are logged too: in their turn's agent's log, or, before an
+    agent was chosen, in the only agent's (with several, which one is unknown)."""
+    turn = getattr(request.state, "turn", None)
+    if turn is not None:
+        turn.log(status, message)  # once: a turn that failed has logged itself
+        return
+    state = getattr(request.app.state, "holodeck", None)
+    if state is None or not request.url.path.startswith("/v1/"):
+        return
+    agents = state.registry.agents
+    if len(agents) == 1:
+        served = next(iter(agents.values()))
+        served.log.write(
+            request_id=getattr(request.state, "request_id", ""),
+            session_id=None,
+            message=None,
+            tool_calls=[],
+            response=None,
+            started=getattr(request.state, "started", time.perf_counter()),
+            status=status,
+            error=message,
+            endpoint=request.url.path,
+        )
 
 
 def from_holodeck_error(exc: HoloDeckError) -> ApiError:

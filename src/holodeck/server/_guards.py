@@ -33,28 +33,24 @@ class BodyLimit:
         if length is not None and length.isdigit() and int(length) > self.limit:
             await self._refuse(scope, send)
             return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
+        if length is not None:
+            await self.app(scope, receive, send)  # the server stops a body at its length
+            return
+        # no length given (chunked): read it here, up to the limit, then hand it on
+        body = bytearray()
+        more = True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message]), send)
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
                 await self._refuse(scope, send)
+                return
+        whole: Message = {"type": "http.request", "body": bytes(body), "more_body": False}
+        await self.app(scope, _replay([whole], then=receive), send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         error = {
@@ -77,8 +73,18 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+    """A `receive` giving `messages` first, then what `then` gives (a disconnect)."""
+    queue = list(messages)
+
+    async def receive() -> Message:
+        if queue:
+            return queue.pop(0)
+        if then is None:
+            return {"type": "http.disconnect"}
+        return await then()
+
+    return receive
 
 
 class KeyGuard:

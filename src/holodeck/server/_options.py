@@ -4,6 +4,7 @@ worker processes as JSON."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -28,7 +29,7 @@ class ServeOptions:
     max_concurrent_turns: int = DEFAULT.max_concurrent_turns
     max_queued_turns: int = DEFAULT.max_queued_turns
     shutdown_grace_seconds: float = DEFAULT.shutdown_grace_seconds
-    allow_uploads: bool = DEFAULT.allow_uploads
+    allow_uploads: bool = False
     state_dir: str = ".holodeck/server"  # uploaded agent images live here
     log_dir: str | None = None  # None: ~/.holodeck/logs
     lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
@@ -57,10 +58,15 @@ class ServeOptions:
             max_concurrent_turns=d.max_concurrent_turns,
             max_queued_turns=d.max_queued_turns,
             shutdown_grace_seconds=d.shutdown_grace_seconds,
-            allow_uploads=d.allow_uploads,
+            allow_uploads=bool(d.allow_uploads),
         )
         known = {f.name for f in fields(cls)}
-        return replace(options, **{k: v for k, v in flags.items() if v is not None and k in known})
+        given = {k: v for k, v in flags.items() if v is not None and k in known}
+        options = replace(options, **given)
+        if d.allow_uploads is None and "allow_uploads" not in given:
+            # uploaded tools run here: by default only a local user may send them
+            options = replace(options, allow_uploads=_loopback(options.host))
+        return options
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -75,3 +81,10 @@ class ServeOptions:
     @property
     def uploads_dir(self) -> Path:
         return Path(self.state_dir) / "agents"
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

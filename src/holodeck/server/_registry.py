@@ -121,7 +121,9 @@ class Registry:
             spec = await asyncio.to_thread(load_agent, staged, expand_env=False)
         except HoloDeckError as exc:
             staged.unlink(missing_ok=True)
-            raise ApiError(422, "invalid_agent", exc.message, hint=exc.hint) from None
+            # the message names the staged file: say "the upload" instead of this path
+            message = exc.message.replace(str(staged), "the uploaded image")
+            raise ApiError(422, "invalid_agent", message, hint=exc.hint) from None
         current = self.agents.get(spec.name)
         if current is not None and not current.uploaded:
             staged.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ request log, so a client's report can be matched to the log's line."""
 from __future__ import annotations
 
 import re
+import time
 import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,7 +23,8 @@ class RequestIds:
             return
         given = dict(scope["headers"]).get(b"x-request-id", b"")
         request_id = given.decode() if _CLIENT_ID.match(given) else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"], state["started"] = request_id, time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":

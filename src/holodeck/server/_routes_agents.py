@@ -80,7 +80,7 @@ async def upload_agent(request: Request) -> AgentStatus:
             "uploads_disabled",
             "this server does not take agent uploads: an uploaded agent's tools run here",
             hint="start it with `holodeck deploy --allow-uploads` (or deployment.allow_uploads: "
-            "true), behind API keys",
+            "true), behind API keys; a server on a loopback address takes them by default",
         )
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind not in _ARCHIVE_TYPES:

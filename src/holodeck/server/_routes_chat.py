@@ -17,16 +17,17 @@ from holodeck.runtime import Event, TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.server._errors import ApiError
 from holodeck.server._state import guard, request_id_of, state_of
 from holodeck.server._turns import Turn, attachments_from, call_json, jsonable, open_turn
-from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse
+from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse, sse_schema
 
 router = APIRouter(dependencies=[Depends(guard)])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (401, 404, 409, 413, 422, 429, 502, 503)
+    status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 502, 503)
 }
+EVENTS = ["session", "text", "tool_call_started", "tool_call_finished", "final", "error"]
 _STREAM_DOC = {
     "description": "The answer; with `stream: true`, Server-Sent Events.",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
 }
 
 
@@ -47,7 +48,7 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         message=body.message,
         endpoint="/v1/chat",
     )
-    request.state.session_id = turn.session_id
+    request.state.turn = turn
     events = await open_turn(
         turn,
         state.slots,

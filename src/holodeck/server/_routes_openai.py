@@ -26,7 +26,7 @@ from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFini
 from holodeck.server._errors import ApiError
 from holodeck.server._state import guard, request_id_of, state_of
 from holodeck.server._turns import Turn, call_json, open_turn
-from holodeck.server._wire import ErrorResponse, SessionId
+from holodeck.server._wire import ErrorResponse, SessionId, sse_schema
 
 router = APIRouter(dependencies=[Depends(guard)])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -123,7 +123,8 @@ async def models(request: Request) -> dict[str, Any]:
     response_model_exclude_none=True,
     responses={
         **_ERRORS,
-        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+        # chunks are JSON, and the last is `[DONE]`
+        200: {"content": {"text/event-stream": {"schema": sse_schema(None, json_data=False)}}},
     },
 )
 async def completions(body: CompletionRequest, request: Request) -> Any:
@@ -149,6 +150,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         message=prompt,
         endpoint="/v1/chat/completions",
     )
+    request.state.turn = turn
     events = await open_turn(
         turn,
         state.slots,

@@ -6,6 +6,8 @@ lifespan closes agents, MCP servers and stores."""
 from __future__ import annotations
 
 import os
+import signal
+from types import FrameType
 
 from fastapi import FastAPI
 
@@ -15,13 +17,22 @@ from holodeck.server._options import ServeOptions
 OPTIONS_VAR = "HOLODECK_SERVE_OPTIONS"
 
 
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
 def app_from_environment() -> FastAPI:
     """The app of a worker process (uvicorn's factory)."""
     return create_app(ServeOptions.from_json(os.environ[OPTIONS_VAR]))
 
 
 def serve(options: ServeOptions) -> None:
+    """Serve until stopped. SIGTERM is a normal stop (exit 0 once drained); Ctrl+C too."""
     import uvicorn
+
+    # uvicorn re-raises the signal that stopped it once it has drained: make SIGTERM's
+    # end a clean exit rather than death by signal
+    signal.signal(signal.SIGTERM, _stopped)
 
     common = {
         "host": options.host,

@@ -14,6 +14,7 @@ SessionId = Annotated[
     Field(description="Letters, digits and `._:-`, at most 128 characters."),
 ]
 AgentName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 class Body(BaseModel):
@@ -26,7 +27,9 @@ class AttachmentIn(Body):
     media_type: Annotated[str, StringConstraints(pattern=r"^[\w.+-]+/[\w.+-]+$")] = Field(
         examples=["image/png"]
     )
-    data: Annotated[str, StringConstraints(min_length=1)] = Field(description="Base64.")
+    data: Annotated[str, StringConstraints(min_length=4, pattern=BASE64)] = Field(
+        description="The file's bytes, base64-encoded."
+    )
     name: Annotated[str, StringConstraints(max_length=255)] = ""
 
 
@@ -123,3 +126,18 @@ class SessionOut(BaseModel):
 
 class Deleted(BaseModel):
     deleted: bool
+
+
+def sse_schema(events: list[str] | None, json_data: bool) -> dict[str, Any]:
+    """How /openapi.json describes one Server-Sent Event of a streamed answer."""
+    data: dict[str, Any] = {"type": "string"}
+    if json_data:
+        data |= {"contentMediaType": "application/json", "contentSchema": {"type": "object"}}
+    event: dict[str, Any] = {"type": "string"}
+    if events:
+        event["enum"] = events
+    return {
+        "type": "object",
+        "required": ["data"],
+        "properties": {"event": event, "data": data},
+    }

@@ -12,11 +12,16 @@
     b'{"format": "holodeck-session"}'
 
 `MemorySessionStore` lives in the process; `SqliteSessionStore` in a file, so sessions
-survive a restart and several processes on one machine share them (its lock holds across
-processes).
+survive a restart and several processes on one machine share them; `RedisSessionStore`
+and `PostgresSessionStore` on a database server, so processes on many machines share
+them (`pip install 'holodeck[redis]'` or `'holodeck[postgres]'`; the client package is
+imported on first use). The locks of the last three hold across processes: a lease,
+renewed while a turn holds it, that a crashed holder loses when it runs out.
 """
 
 from holodeck.sessions._memory import MemorySessionStore
+from holodeck.sessions._postgres import PostgresSessionStore
+from holodeck.sessions._redis import RedisSessionStore
 from holodeck.sessions._sqlite import SqliteSessionStore
 from holodeck.sessions._store import (
     DEFAULT_LOCK_WAIT_S,
@@ -28,6 +33,8 @@ from holodeck.sessions._store import (
 __all__ = [
     "DEFAULT_LOCK_WAIT_S",
     "MemorySessionStore",
+    "PostgresSessionStore",
+    "RedisSessionStore",
     "SessionBusy",
     "SessionStore",
     "SessionStoreError",

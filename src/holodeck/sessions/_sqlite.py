@@ -1,25 +1,21 @@
 """Sessions in a SQLite file: they survive a restart, and processes on one machine share
-them. The lock is a lease row, so it holds across processes; a process that dies while
-holding one frees it when the lease runs out. Queries run on one thread of the store's
-own, never on the event loop."""
+them. The lock is a lease row, so it holds across processes; it is renewed while held, and
+a process that dies while holding one frees it when the lease runs out. Queries run on one
+thread of the store's own, never on the event loop."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import time
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from holodeck.sessions._local_locks import LocalLocks, busy
-from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore, SessionStoreError
+from holodeck.sessions._leased import LEASE_S, LeasedStore
+from holodeck.sessions._store import SessionStoreError
 
-LEASE_S = 600.0  # a lock outlives a crashed holder by at most this
-_POLL_S = (0.005, 0.2)  # first and longest pause between tries for a lock held elsewhere
 _T = TypeVar("_T")
 
 _SCHEMA = """
@@ -32,7 +28,7 @@ CREATE TABLE IF NOT EXISTS session_locks (
 """
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(LeasedStore):
     def __init__(
         self,
         path: str | Path,
@@ -41,13 +37,10 @@ class SqliteSessionStore(SessionStore):
         lease_s: float = LEASE_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(ttl_s=ttl_s, clock=clock)
+        super().__init__(ttl_s=ttl_s, lease_s=lease_s, clock=clock)
         self.path = Path(path).expanduser()
-        self.lease_s = lease_s
-        self._owner = uuid.uuid4().hex  # this store's name on the locks it holds
         self._db: sqlite3.Connection | None = None
         self._thread: ThreadPoolExecutor | None = None
-        self._locks = LocalLocks()
 
     # -- the thread and the connection
 
@@ -119,26 +112,23 @@ class SqliteSessionStore(SessionStore):
 
         return await self._run(delete)
 
-    # -- locks
+    # -- locks (taken, renewed and given back by `LeasedStore.lock`)
 
-    @asynccontextmanager
-    async def lock(
-        self, session_id: str, *, wait_s: float = DEFAULT_LOCK_WAIT_S
-    ) -> AsyncIterator[None]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_s
-        # turns in this process queue here; only the first competes with other processes
-        async with self._locks.hold(session_id, deadline):
-            pause = _POLL_S[0]
-            while not await self._run(lambda db: self._take(db, session_id)):
-                if loop.time() + pause > deadline:
-                    raise busy(session_id)
-                await asyncio.sleep(pause)  # held by another process: try again shortly
-                pause = min(pause * 2, _POLL_S[1])
-            try:
-                yield
-            finally:
-                await asyncio.shield(self._run(lambda db: self._give(db, session_id)))
+    async def _acquire(self, session_id: str) -> bool:
+        return await self._run(lambda db: self._take(db, session_id))
+
+    async def _renew(self, session_id: str) -> bool:
+        def renew(db: sqlite3.Connection) -> bool:
+            renewed = db.execute(
+                "UPDATE session_locks SET expires_at = ? WHERE id = ? AND owner = ?",
+                (self.clock() + self.lease_s, session_id, self._owner),
+            )
+            return renewed.rowcount > 0
+
+        return await self._run(renew)
+
+    async def _release(self, session_id: str) -> None:
+        await self._run(lambda db: self._give(db, session_id))
 
     def _take(self, db: sqlite3.Connection, session_id: str) -> bool:
         now = self.clock()

@@ -10,7 +10,13 @@ from holodeck.spec.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.references import KnownTools, References
-from holodeck.spec.settings_models import ExecutionSettings, LoggingSettings, MemorySettings
+from holodeck.spec.settings_models import (
+    ExecutionSettings,
+    LoggingSettings,
+    MemorySettings,
+    overlay,
+    overlay_memory,
+)
 from holodeck.spec.skills import load_skill
 from holodeck.spec.structured_files import read_structured
 from holodeck.spec.tools import AgentTool, FunctionTool, McpTool, PromptTool, VectorstoreTool
@@ -72,9 +78,10 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         test_cases=tuple(agent.test_cases),
         execution=agent.execution or ExecutionSettings(),
         middleware=tuple(middleware),
-        memory=agent.memory or ctx.settings.memory or MemorySettings(),
+        # agent.yaml's blocks over the config files', field by field
+        memory=overlay_memory(ctx.settings.memory, agent.memory) or MemorySettings(),
         logging=agent.logging or LoggingSettings(),
-        deployment=agent.deployment or ctx.settings.deployment,
+        deployment=overlay(ctx.settings.deployment, agent.deployment),
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -3,12 +3,23 @@ deployment), and the schema of config.yaml itself (`Settings`: providers, vector
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import ProviderType
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def overlay(base: M | None, top: M | None) -> M | None:
+    """`top`'s fields over `base`'s, field by field: only what `top` sets replaces."""
+    if base is None or top is None:
+        return top or base
+    return type(base).model_validate(
+        {**base.model_dump(exclude_unset=True), **top.model_dump(exclude_unset=True)}
+    )
 
 
 class MemorySettings(Strict):
@@ -48,6 +59,16 @@ class MemorySettings(Strict):
                 + " or ".join(f"`{s}`" for s in schemes[self.store])
             )
         return self
+
+
+def overlay_memory(
+    base: MemorySettings | None, top: MemorySettings | None
+) -> MemorySettings | None:
+    """`overlay` for memory blocks: a `store` that `top` names brings its own `url`."""
+    if base is not None and top is not None and "store" in top.model_fields_set:
+        kept = base.model_dump(exclude_unset=True, exclude={"store", "url"})
+        base = MemorySettings.model_validate(kept)
+    return overlay(base, top)
 
 
 class LoggingSettings(Strict):
@@ -124,10 +145,11 @@ class DeploymentSettings(Strict):
     shutdown_grace_seconds: Annotated[float, Field(ge=0)] = Field(
         default=30.0, description="How long turns in progress may finish after SIGTERM."
     )
-    allow_uploads: bool = Field(
-        default=False,
+    allow_uploads: bool | None = Field(
+        default=None,
         description="Accept agent images over POST /v1/agents. Their tools run on this "
-        "server with its rights: enable only behind authentication you trust.",
+        "server with its rights. Default: on when the server listens only on a loopback "
+        "address, off otherwise; enable it on a network only behind API keys you trust.",
     )
 
 

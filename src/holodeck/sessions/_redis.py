@@ -1,0 +1,153 @@
+"""Sessions in Redis: every server process that reaches it shares them, on one machine or
+many. A session is a hash (its JSON and when it was saved) that Redis expires itself when
+there is a time to live; the lock is a key set only when absent, with a lease, renewed
+while held, and deleted only by its owner. The `redis` package is imported on first use."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from holodeck.sessions._leased import LEASE_S, LeasedStore
+from holodeck.sessions._remote import masked, missing, server_error
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+_T = TypeVar("_T")
+_CONNECT_TIMEOUT_S = 10.0
+_RETRIES = 3  # a dropped connection is tried again this often, quickly, before failing
+_HINT = (
+    "start Redis at that address, or give the store another url (redis://[:password@]host:port/db)"
+)
+
+# Only the owner gives a lock back or extends it: a holder whose lease ran out while it
+# stalled must not free or keep the lock another process has taken since.
+_GIVE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# An expired session goes only if it was not saved again meanwhile.
+_FORGET = """
+if redis.call('hget', KEYS[1], 'saved_at') == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+class RedisSessionStore(LeasedStore):
+    """Sessions under `prefix` in the Redis at `url` (`redis://[:password@]host:port/db`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl_s: float | None = None,
+        lease_s: float = LEASE_S,
+        clock: Callable[[], float] = time.time,
+        prefix: str = "holodeck:",
+    ) -> None:
+        super().__init__(ttl_s=ttl_s, lease_s=lease_s, clock=clock)
+        self.url = url
+        self.prefix = prefix
+        self._redis: Redis | None = None
+
+    def __repr__(self) -> str:
+        return f"RedisSessionStore({masked(self.url)!r})"
+
+    def _session_key(self, session_id: str) -> str:
+        return f"{self.prefix}session:{session_id}"
+
+    def _lock_key(self, session_id: str) -> str:
+        return f"{self.prefix}lock:{session_id}"
+
+    # -- the client
+
+    def _client(self) -> Redis:
+        if self._redis is None:
+            try:
+                from redis.asyncio import Redis
+                from redis.asyncio.retry import Retry
+                from redis.backoff import ExponentialWithJitterBackoff
+            except ImportError:
+                raise missing("redis", "redis") from None
+            try:
+                self._redis = Redis.from_url(
+                    self.url,
+                    socket_connect_timeout=_CONNECT_TIMEOUT_S,
+                    retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.5), _RETRIES),
+                )
+            except ValueError as error:  # an address redis cannot read
+                raise server_error("Redis", self.url, error, _HINT) from None
+        return self._redis
+
+    async def _call(self, work: Callable[[Redis], Awaitable[_T]]) -> _T:
+        """`work` on the client; Redis's failures become `SessionStoreError`."""
+        client = self._client()
+        from redis.exceptions import RedisError
+
+        try:
+            return await work(client)
+        except (RedisError, OSError) as error:
+            raise server_error("Redis", self.url, error, _HINT) from None
+
+    async def aclose(self) -> None:
+        client, self._redis = self._redis, None
+        if client is not None:
+            await client.aclose()  # and its connection pool, which the client owns
+
+    # -- sessions
+
+    async def load(self, session_id: str) -> bytes | None:
+        key = self._session_key(session_id)
+        data, saved = await self._call(lambda r: r.hmget(key, ["data", "saved_at"]))
+        if data is None or saved is None:
+            return None
+        if self.ttl_s is not None and self.clock() - float(saved) > self.ttl_s:
+            await self._call(lambda r: r.eval(_FORGET, 1, key, saved))
+            return None
+        return data.encode() if isinstance(data, str) else data  # bytes: responses are raw
+
+    async def save(self, session_id: str, data: bytes) -> None:
+        key = self._session_key(session_id)
+
+        async def save(client: Redis) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping={"data": bytes(data), "saved_at": repr(self.clock())})
+                if self.ttl_s is None:
+                    pipe.persist(key)  # kept until deleted, even if once saved with a ttl
+                else:  # Redis drops it itself once stale, so nothing piles up
+                    pipe.pexpire(key, math.ceil(self.ttl_s * 1000))
+                await pipe.execute()
+
+        await self._call(save)
+
+    async def delete(self, session_id: str) -> bool:
+        key = self._session_key(session_id)
+        return bool(await self._call(lambda r: r.delete(key)))
+
+    # -- locks (taken, renewed and given back by `LeasedStore.lock`)
+
+    def _lease_ms(self) -> int:
+        return max(1, math.ceil(self.lease_s * 1000))
+
+    async def _acquire(self, session_id: str) -> bool:
+        key = self._lock_key(session_id)
+        taken = await self._call(lambda r: r.set(key, self._owner, nx=True, px=self._lease_ms()))
+        return bool(taken)
+
+    async def _renew(self, session_id: str) -> bool:
+        key = self._lock_key(session_id)
+        renewed = await self._call(lambda r: r.eval(_RENEW, 1, key, self._owner, self._lease_ms()))
+        return bool(renewed)
+
+    async def _release(self, session_id: str) -> None:
+        key = self._lock_key(session_id)
+        await self._call(lambda r: r.eval(_GIVE, 1, key, self._owner))
