@@ -53,7 +53,7 @@ typecheck: $(BIN)/holodeck
 test: lint typecheck node browser services
 	$(BIN)/pytest -n 2 -q
 
-bench: $(BIN)/holodeck
+bench: $(BIN)/holodeck services
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
