@@ -53,10 +53,11 @@ typecheck: $(BIN)/holodeck
 test: lint typecheck node browser services
 	$(BIN)/pytest -n 2 -q
 
-bench: $(BIN)/holodeck
+bench: $(BIN)/holodeck services
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
+	$(BIN)/python bench/server_load.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules
