@@ -5,6 +5,7 @@ order across processes (the lock is in the store)."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -86,3 +87,9 @@ def test_workers_share_a_redis_store(tmp_path: Path, redis_url: str) -> None:
             assert httpx.post(url + "/v1/chat", json=body, timeout=60).status_code == 200
         with httpx.Client(base_url=url, timeout=60) as client:
             assert users(client, session_id) == ["one", "two", "three", "four"]
+            # answers on a kept-alive connection are not held back by Nagle's algorithm
+            # (each would wait ~40 ms for the client's delayed ACK: 30 take over 1.2 s)
+            started = time.perf_counter()
+            for _ in range(30):
+                client.get("/health")
+            assert time.perf_counter() - started < 1.2

@@ -43,12 +43,17 @@ def serve(options: ServeOptions) -> None:
         "proxy_headers": False,
     }
     if options.workers > 1:
+        from uvicorn.supervisors import Multiprocess
+
+        from holodeck.server._tcp import TcpConfig
+
         os.environ[OPTIONS_VAR] = options.to_json()
-        uvicorn.run(
+        config = TcpConfig(
             "holodeck.server._serve:app_from_environment",
             factory=True,
             workers=options.workers,
             **common,  # type: ignore[arg-type]
         )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
         uvicorn.run(create_app(options), **common)  # type: ignore[arg-type]
