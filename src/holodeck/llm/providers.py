@@ -80,6 +80,9 @@ def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
 
     from pydantic_ai.models.openai import OpenAIChatModel
 
+    from holodeck.llm.openai_requests import use_lean_chat_requests
+
+    use_lean_chat_requests()
     if kind is ProviderType.AZURE_OPENAI:
         from pydantic_ai.providers.azure import AzureProvider
 
