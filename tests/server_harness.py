@@ -162,7 +162,7 @@ def deploy_process(
             return False
 
     try:
-        until(up, timeout=30, what="holodeck deploy to serve")
+        until(up, timeout=90, what="holodeck deploy to serve")
         yield process, url
     finally:
         if process.poll() is None:

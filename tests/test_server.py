@@ -342,3 +342,46 @@ def test_the_chat_page_is_served(weather: Server) -> None:
 def test_parse_sse_reads_multi_line_events() -> None:
     lines = iter(["event: a", 'data: {"x":', "data: 1}", "", ": ping", "event: b", "data: {}", ""])
     assert parse_sse(lines) == [("a", {"x": 1}), ("b", {})]
+
+
+def test_a_served_sessions_own_mcp_server_lives_across_its_turns(
+    tmp_path: Path, serve: Serve
+) -> None:
+    import sys
+
+    pids = tmp_path / "pids"
+    demo = Path(__file__).parent / "mcp_servers" / "demo.py"
+    server_entry = {
+        "type": "mcp",
+        "name": "demo",
+        "command": sys.executable,
+        "args": [str(demo)],
+        "env": {"DEMO_PID_FILE": str(pids)},
+        "tools": ["whoami"],
+        "scope": "session",
+    }
+    root = agent_dir(tmp_path / "own", "own", tools=[server_entry])
+
+    def started() -> int:
+        return len(pids.read_text().split()) if pids.exists() else 0
+
+    with serve(root) as server:
+        first = server.chat("who?", session_id="a").json()["tool_calls"][0]["result"]
+        second = server.chat("again?", session_id="a").json()["tool_calls"][0]["result"]
+        assert first["pid"] == second["pid"] and started() == 1  # one server, still running
+        other = server.chat("who?", session_id="b").json()["tool_calls"][0]["result"]
+        assert other["pid"] != first["pid"] and started() == 2
+        server.client.delete("/v1/sessions/a")
+        renewed = server.chat("new start", session_id="a").json()["tool_calls"][0]["result"]
+        assert renewed["pid"] != first["pid"]  # a deleted conversation starts afresh
+    until(lambda: all(not _alive(int(p)) for p in pids.read_text().split()), what="servers stopped")
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -18,6 +18,7 @@ from holodeck.errors import HoloDeckError
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent
 from holodeck.server._errors import ApiError
+from holodeck.server._live_sessions import LiveSessions
 from holodeck.server._options import ServeOptions
 from holodeck.server._request_log import RequestLog
 from holodeck.server._stores import StoreIdentity, open_store, store_identity
@@ -36,6 +37,7 @@ class ServedAgent:
     agent: Agent
     store: SessionStore
     log: RequestLog
+    live: LiveSessions  # this process's conversations between their turns
     uploaded: bool = False
     status: Literal["loading", "ready", "failed"] = "loading"
     error: str | None = None
@@ -65,6 +67,7 @@ class Registry:
         self.options = options
         self.agents: dict[str, ServedAgent] = {}
         self._stores: dict[StoreIdentity, SessionStore] = {}
+        self.live = LiveSessions()
         self._starting: set[asyncio.Task[None]] = set()
 
     # -- loading
@@ -95,6 +98,7 @@ class Registry:
             agent=Agent(spec, RunOptions(model=self.options.model)),
             store=store,
             log=RequestLog(self._log_path(spec.name), spec.logging),
+            live=self.live,
             uploaded=uploaded,
         )
         self.agents[spec.name] = served
@@ -207,6 +211,7 @@ class Registry:
         for task in list(self._starting):
             task.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
+        await self.live.aclose()  # the sessions' own servers, before their agents'
         await asyncio.gather(
             *(self._close(s) for s in self.agents.values()), return_exceptions=True
         )

@@ -21,7 +21,6 @@ from holodeck.runtime import (
     FinalMessage,
     Session,
     ToolCallFinished,
-    stored_session,
 )
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
@@ -180,8 +179,12 @@ async def _turn_events(
                         yield event
             else:
                 served = turn.served
-                async with stored_session(
-                    served.agent, served.store, served.key(turn.session_id), wait_s=lock_wait_s
+                async with served.live.turn(
+                    served.agent,
+                    served.store,
+                    served.key(turn.session_id),
+                    turn.session_id,
+                    wait_s=lock_wait_s,
                 ) as stored:
                     yield OPENED
                     async for event in _events(turn, stored, attachments, stream_text):
