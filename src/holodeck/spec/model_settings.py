@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -54,6 +54,13 @@ class ModelSettings(Strict):
         default=None, description="Prefer ${VAR} or config.yaml over a literal key."
     )
     api_version: NonEmpty | None = Field(default=None, description="Azure OpenAI API version.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auth_provider(cls, data: Any) -> Any:
+        from holodeck.spec.compat_model import drop_auth_provider
+
+        return drop_auth_provider(data)
 
     @model_validator(mode="after")
     def _name_required(self) -> ModelSettings:
