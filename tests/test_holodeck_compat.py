@@ -299,6 +299,21 @@ def test_backend_block_settings_without_one_are_refused(write: Write) -> None:
     root = write({"agent.yaml": agent(claude={"max_turns": 7, "web_search": True})})
     message = refusal(root)
     assert "`claude:`" in message and "`web_search`: add a search MCP server" in message
+    assert "`max_turns`" not in message.split("carry over.")[1]  # it carried over
+
+    message = refusal(write({"agent.yaml": agent(openai={"effort": "max"})}))
+    assert (
+        "`openai:`" in message and "the highest here is `model.reasoning_effort: high`" in message
+    )
+
+
+def test_auth_provider_in_a_config_yaml_entry_is_refused_there(write: Write) -> None:
+    entry = {"provider": "anthropic", "name": "claude-sonnet-4-6", "auth_provider": "bedrock"}
+    root = write({"agent.yaml": agent(), "config.yaml": dump({"providers": {"anthropic": entry}})})
+    message = refusal(root)
+    assert (
+        "config.yaml" in message and "Claude through AWS Bedrock is not a provider here" in message
+    )
 
 
 # --- deployment: the container form -----------------------------------------------------

@@ -48,6 +48,7 @@ _BACKEND_INSTEAD: dict[str, str] = {
     "working_directory": "paths in agent.yaml are relative to its directory",
     "agents": "sub-agents are tools here: `{type: agent, name: ..., path: other/agent.yaml}`",
     "extended_thinking": "write `model.reasoning_effort: low|medium|high`",
+    "effort": "the highest here is `model.reasoning_effort: high`",
     "fallback_model": "there is no fallback model; remove it",
     "max_budget_usd": "there is no spending cap; `holodeck test` reports the cost",
     "session_memory_estimate_mib": "`deployment.max_concurrent_turns` sets the turns at once",
@@ -121,6 +122,8 @@ def translate_backend_blocks(data: Any) -> Any:
             target = out.get(section, {})
             if key not in left or not isinstance(target, dict):
                 continue
+            if key == "effort" and left[key] not in ("low", "medium", "high"):
+                continue  # `max` has no equal here: refused with the block's message
             if field in target:
                 raise ValueError(
                     f"give `{section}.{field}` or `{block_name}.{key}`, not both "
