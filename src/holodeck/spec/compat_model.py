@@ -150,6 +150,8 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
 
 
 def _auth_provider(value: Any) -> tuple[str, str]:
+    if not isinstance(value, str):  # never echo a mapping, nor look one up
+        value = ""
     if value in _AUTH_INSTEAD:
         return _AUTH_INSTEAD[value]
     if value in _CLOUD_AUTH:
@@ -159,7 +161,8 @@ def _auth_provider(value: Any) -> tuple[str, str]:
             "speaks the OpenAI API: `provider: openai-compatible` with `endpoint`",
         )
     return (
-        f"`auth_provider: {value}` is not a setting here; an API key authenticates",
+        f"`auth_provider{': ' + value if value else ''}` is not a setting here; "
+        "an API key authenticates",
         "remove it and give `api_key` (or set the provider's key variable)",
     )
 
