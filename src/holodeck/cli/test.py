@@ -38,7 +38,7 @@ RUNS_DIR = Path(".holodeck") / "runs"
     "--concurrency",
     type=click.IntRange(1, 256),
     default=None,
-    help="Cases run at once.  [default: 8]",
+    help="Cases run at once.  [default: execution.parallel_test_cases, 8]",
 )
 @click.option(
     "--rate-limit",
@@ -133,7 +133,6 @@ def test(
         from holodeck.llm.rate_limit import RateLimiter
         from holodeck.llm.run_options import RunOptions
         from holodeck.testing.runner import (
-            DEFAULT_CONCURRENCY,
             TestOptions,
             agent_for_tests,
             select_cases,
@@ -158,7 +157,7 @@ def test(
         ),
         names=names,
         keyword=keyword,
-        concurrency=concurrency or DEFAULT_CONCURRENCY,
+        concurrency=concurrency,
         repeat=repeat,
     )
 

@@ -89,6 +89,7 @@ def _merge(layers: list[Settings]) -> Settings:
             vectorstores=_merge_entries(merged.vectorstores, layer.vectorstores),
             deployment=overlay(merged.deployment, layer.deployment),
             memory=overlay_memory(merged.memory, layer.memory),
+            execution=overlay(merged.execution, layer.execution),
         )
     return merged
 

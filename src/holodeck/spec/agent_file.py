@@ -58,3 +58,10 @@ class AgentFile(Strict):
     memory: MemorySettings | None = None
     logging: LoggingSettings | None = None
     deployment: DeploymentSettings | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _backend_blocks(cls, data: Any) -> Any:
+        from holodeck.spec.compat_model import translate_backend_blocks
+
+        return translate_backend_blocks(data)

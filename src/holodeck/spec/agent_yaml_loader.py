@@ -7,7 +7,9 @@ from typing import Any
 
 from holodeck.spec.agent_file import AgentFile
 from holodeck.spec.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.compat_model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
+from holodeck.spec.function_parameters import check_parameters
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.settings_models import (
@@ -38,7 +40,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
                 )
             ]
         )
-    data = ctx.expand(doc)
+    data = with_provider_defaults(ctx.expand(doc), ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector)
     if agent is None:
         ctx.collector.raise_if_errors()
@@ -76,7 +78,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         subagents=subagents,
         evaluations=agent.evaluations,
         test_cases=tuple(agent.test_cases),
-        execution=agent.execution or ExecutionSettings(),
+        execution=overlay(ctx.settings.execution, agent.execution) or ExecutionSettings(),
         middleware=tuple(middleware),
         # agent.yaml's blocks over the config files', field by field
         memory=overlay_memory(ctx.settings.memory, agent.memory) or MemorySettings(),
@@ -151,7 +153,9 @@ class _Checks(References):
                 )
             first.setdefault(tool.name, index)
             if isinstance(tool, FunctionTool):
-                self.function(tool.file, tool.function, where)
+                found = self.function(tool.file, tool.function, where)
+                if found is not None and tool.parameters is not None:
+                    check_parameters(self, tool.parameters, found, (*where, "parameters"))
             elif isinstance(tool, PromptTool):
                 if tool.file is not None:
                     self.path((*where, "file"), tool.file, "prompt file")

@@ -14,7 +14,7 @@ from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
-from holodeck.spec.settings_models import MemorySettings
+from holodeck.spec.settings_models import ExecutionSettings, MemorySettings
 from holodeck.spec.skills import load_skill
 from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.typescript_tools import exported_functions
@@ -93,6 +93,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ),
         evaluations=evaluations,
         test_cases=test_cases,
+        execution=ctx.settings.execution or ExecutionSettings(),
         memory=ctx.settings.memory or MemorySettings(),
         deployment=ctx.settings.deployment,
         warnings=tuple(ctx.collector.warnings),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -39,7 +39,9 @@ class ModelSettings(Strict):
         examples=list(PROVIDER_TYPES),
     )
     name: NonEmpty | None = Field(
-        default=None, description="Model name, e.g. gpt-4o or claude-sonnet-4-5."
+        default=None,
+        description="Model name, e.g. gpt-4o or claude-sonnet-4-5; default: the `name` of "
+        "the config.yaml provider entry `provider` names.",
     )
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = Field(
@@ -55,8 +57,18 @@ class ModelSettings(Strict):
     )
     api_version: NonEmpty | None = Field(default=None, description="Azure OpenAI API version.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _auth_provider(cls, data: Any) -> Any:
+        from holodeck.spec.compat_model import drop_auth_provider
+
+        return drop_auth_provider(data)
+
     @model_validator(mode="after")
     def _name_required(self) -> ModelSettings:
         if self.name is None and self.provider != ProviderType.TEST.value:
-            raise ValueError("`name` is required: which model should the provider run?")
+            raise ValueError(
+                "`name` is required: which model should the provider run? (here, or as "
+                "`name` of the config.yaml provider entry `provider` names)"
+            )
         return self

@@ -24,6 +24,17 @@ class FoundFunction:
     name: str
     line: int
     docstring: str | None
+    arguments: tuple[tuple[str, bool], ...] = ()  # (name, has a default), in order
+    any_keyword: bool = False  # takes **kwargs
+
+
+def _arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str, bool], ...]:
+    spec = node.args
+    positional = [*spec.posonlyargs, *spec.args]
+    first_default = len(positional) - len(spec.defaults)
+    out = [(a.arg, i >= first_default) for i, a in enumerate(positional)]
+    out += [(a.arg, d is not None) for a, d in zip(spec.kwonlyargs, spec.kw_defaults, strict=True)]
+    return tuple(out)
 
 
 def public_functions(path: Path) -> tuple[list[FoundFunction], list[Diagnostic]]:
@@ -44,7 +55,13 @@ def public_functions(path: Path) -> tuple[list[FoundFunction], list[Diagnostic]]
             )
         ]
     found = [
-        FoundFunction(node.name, node.lineno, ast.get_docstring(node))
+        FoundFunction(
+            node.name,
+            node.lineno,
+            ast.get_docstring(node),
+            _arguments(node),
+            node.args.kwarg is not None,
+        )
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and not node.name.startswith("_")

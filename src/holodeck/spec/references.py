@@ -15,7 +15,7 @@ from holodeck.spec.diagnostics import FieldPath, did_you_mean
 from holodeck.spec.evaluations import CodeMetric, Metric
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings
-from holodeck.spec.python_tools import public_functions
+from holodeck.spec.python_tools import FoundFunction, public_functions
 from holodeck.spec.test_cases import TestCase, expected_name
 from holodeck.spec.yaml_source import YamlDocument
 
@@ -76,14 +76,14 @@ class References:
                 did_you_mean(model.provider, known) or "known: " + ", ".join(known),
             )
 
-    def function(self, file: str, function: str, where: FieldPath) -> None:
+    def function(self, file: str, function: str, where: FieldPath) -> FoundFunction | None:
         found = self.path((*where, "file"), file, "Python file")
         if found is None:
-            return
+            return None
         functions, problems = public_functions(found)
         self.ctx.collector.extend(problems)
         if problems:
-            return
+            return None
         names = [f.name for f in functions]
         if function not in names:
             self.error(
@@ -91,6 +91,8 @@ class References:
                 f"{found.name} defines no public function `{function}`",
                 did_you_mean(function, names) or "defined: " + (", ".join(names) or "none"),
             )
+            return None
+        return functions[names.index(function)]
 
     def metrics(self, metrics: Iterable[Metric], where: FieldPath) -> None:
         for index, metric in enumerate(metrics):

@@ -3,7 +3,7 @@ deployment), and the schema of config.yaml itself (`Settings`: providers, vector
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 
@@ -152,6 +152,13 @@ class DeploymentSettings(Strict):
         "address, off otherwise; enable it on a network only behind API keys you trust.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_container_form(cls, data: Any) -> Any:
+        from holodeck.spec.compat_execution import refuse_container_deployment
+
+        return refuse_container_deployment(data)
+
 
 class ExecutionSettings(Strict):
     """How turns run: limits, timeouts, retries, and recording of model exchanges."""
@@ -171,6 +178,17 @@ class ExecutionSettings(Strict):
     replay: NonEmpty | None = Field(
         default=None, description="Cassette file to replay model exchanges from, offline."
     )
+    parallel_test_cases: Annotated[int, Field(ge=1, le=256)] | None = Field(
+        default=None,
+        description="Test cases `holodeck test` runs at once (default 8); --concurrency wins.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, data: Any) -> Any:
+        from holodeck.spec.compat_execution import translate_execution
+
+        return translate_execution(data)
 
     @model_validator(mode="after")
     def _one_cassette(self) -> ExecutionSettings:
@@ -181,12 +199,26 @@ class ExecutionSettings(Strict):
 
 class ProviderEntry(Strict):
     """Credentials and endpoint of a provider. The key names it; `provider` gives its
-    type when the key is a custom name (e.g. `local-llama: {provider: ollama}`)."""
+    type when the key is a custom name (e.g. `local-llama: {provider: ollama}`).
+
+    `name`, `temperature`, `max_tokens` and `top_p` are defaults for the models that
+    name this entry: agent.yaml's own `model:` values win, field by field."""
 
     provider: ProviderType | None = None
     api_key: SecretStr | None = None
     endpoint: NonEmpty | None = None
     api_version: NonEmpty | None = None
+    name: NonEmpty | None = Field(default=None, description="Default model name.")
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    top_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auth_provider(cls, data: Any) -> Any:
+        from holodeck.spec.compat_model import drop_auth_provider
+
+        return drop_auth_provider(data)
 
 
 class VectorstoreEntry(Strict):
@@ -199,6 +231,7 @@ class Settings(Strict):
     vectorstores: dict[str, VectorstoreEntry] = Field(default_factory=dict)
     deployment: DeploymentSettings | None = None
     memory: MemorySettings | None = None
+    execution: ExecutionSettings | None = None
 
     def provider_type(self, name: str) -> ProviderType | None:
         """The type behind a provider name: a built-in type or a configured entry."""

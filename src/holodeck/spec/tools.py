@@ -11,7 +11,8 @@ from holodeck.spec.model_settings import ModelSettings
 
 
 class FunctionTool(Strict):
-    """A Python function; its schema comes from type hints and the docstring."""
+    """A Python function; its schema comes from type hints and the docstring, or from
+    `parameters`."""
 
     type: Literal["function"] = "function"
     name: ToolName
@@ -21,6 +22,12 @@ class FunctionTool(Strict):
     file: NonEmpty = Field(description="Python file, relative to the agent's directory.")
     function: NonEmpty = Field(description="Function defined in `file`.")
     timeout: PositiveFloat | None = Field(default=None, description="Seconds per call.")
+    parameters: dict[NonEmpty, dict[str, Any]] | None = Field(
+        default=None,
+        description="JSON Schema of each argument, by name: what the model is offered "
+        "instead of the schema from type hints. An argument is required unless the "
+        "function gives it a default (or its schema says `required: false`).",
+    )
 
 
 class TypeScriptTool(Strict):
@@ -161,6 +168,13 @@ class McpTool(Strict):
         description="agent: one server serves every conversation; session: each "
         "conversation gets its own (for servers that keep state per connection).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, data: Any) -> Any:
+        from holodeck.spec.compat_execution import translate_mcp
+
+        return translate_mcp(data)
 
     @model_validator(mode="after")
     def _one_target(self) -> McpTool:

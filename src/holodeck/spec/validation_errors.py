@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from holodeck.spec._base import TOOL_NAME_PATTERN
+from holodeck.spec.compat_model import refused
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
 from holodeck.spec.image_files import SKILL_NAME_PATTERN
 from holodeck.spec.yaml_source import YamlDocument
@@ -225,6 +226,10 @@ def _describe(item: _Located) -> tuple[str, str | None]:
     given = err.get("input")
     if kind == "extra_forbidden":
         key = str(path[-1]) if path else "?"
+        models = {m.__name__ for m in _members(item.container) if _is_model(m)}
+        known_elsewhere = refused(models, key, given)
+        if known_elsewhere is not None:
+            return known_elsewhere
         fields = _fields(item.container)
         hint = did_you_mean(key, fields) or (
             "allowed here: " + ", ".join(sorted(fields)) if fields else None

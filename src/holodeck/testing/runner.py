@@ -53,7 +53,8 @@ class TestOptions:
     run: RunOptions = field(default_factory=RunOptions)
     names: Sequence[str] = ()  # --case: exact names
     keyword: str | None = None  # -k: a substring of the name or input
-    concurrency: int = DEFAULT_CONCURRENCY
+    # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
+    concurrency: int | None = None
     repeat: int = 1
     on_case: Callable[[CaseResult], None] | None = None  # called as each case finishes
 
@@ -69,6 +70,12 @@ def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestC
             continue
         chosen.append((name, case))
     return chosen
+
+
+def concurrency_for(spec: AgentSpec, options: TestOptions) -> int:
+    """Cases at once: --concurrency, else the agent's (or config.yaml's) setting."""
+    chosen = options.concurrency or spec.execution.parallel_test_cases or DEFAULT_CONCURRENCY
+    return max(1, chosen)
 
 
 def agent_for_tests(spec: AgentSpec, options: TestOptions) -> Agent:
@@ -93,7 +100,8 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     judges = JudgeFactory(spec, spec.evaluations, run_options)
     cases = select_cases(spec, options)
     started, clock = datetime.now(UTC), time.perf_counter()
-    gate = asyncio.Semaphore(max(1, options.concurrency))
+    concurrency = concurrency_for(spec, options)
+    gate = asyncio.Semaphore(concurrency)
     results: dict[str, CaseResult] = {}
 
     async def one_case(name: str, case: TestCase) -> None:
@@ -124,7 +132,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         source=str(spec.source),
         model=_model_label(spec, run_options),
         started_at=started,
-        concurrency=options.concurrency,
+        concurrency=concurrency,
         repeat=options.repeat,
         interrupted=interrupted,
         cases=ordered,

@@ -5,6 +5,7 @@ value is serialised for the model."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic_ai import Tool
 
+from holodeck.spec.function_parameters import parameters_schema
 from holodeck.spec.tools import FunctionTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.python_modules import load_module
@@ -29,12 +31,41 @@ def function_tool(tool: FunctionTool, root: Path, params: Mapping[str, Any]) -> 
         raise ToolLoadError(f"defines no function `{tool.function}`", path)
     if not inspect.iscoroutinefunction(function):  # never blocks the loop nor Ctrl+C
         function = threaded(function)
-    return Tool(
-        with_params(function, params),
+    callable_ = with_params(function, params)
+    built = Tool(
+        callable_,
         name=tool.name,
         description=tool.description,
         takes_ctx=False,
         docstring_format="auto",
+    )
+    if tool.parameters is not None:
+        offer_schema(built, tool.parameters, callable_, path)
+    return built
+
+
+def offer_schema(
+    built: Tool[Any],
+    parameters: Mapping[str, Mapping[str, Any]],
+    function: Callable[..., Any],
+    path: Path,
+) -> None:
+    """Offer the model `parameters` instead of the schema from type hints. The arguments
+    it sends are still validated against the type hints before the call."""
+    if built.function_schema.single_arg_name is not None:
+        # pydantic-ai then offers that one argument's fields at the top level
+        raise ToolLoadError(
+            f"`parameters` cannot describe `{built.name}`: its one argument is a model "
+            "whose fields are the schema; remove `parameters`",
+            path,
+        )
+    optional = {
+        name
+        for name, p in inspect.signature(function).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    built.function_schema = dataclasses.replace(
+        built.function_schema, json_schema=parameters_schema(parameters, optional)
     )
 
 

@@ -1,0 +1,180 @@
+"""Model settings written the shipped HoloDeck's way: provider entries in config.yaml
+that carry the model and its sampling settings, `auth_provider`, and the `claude:` /
+`openai:` blocks that configured its other agent backends.
+
+What means something here is translated before validation; what does not is left in
+place, so validation reports it at its own line with `refused()`'s message instead of
+a "did you mean" guess."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from holodeck.spec.compat_execution import EXECUTION_REFUSED
+from holodeck.spec.settings_models import Settings
+
+# Fields a config.yaml provider entry lends to the models that name it.
+MODEL_DEFAULTS = ("name", "temperature", "max_tokens", "top_p")
+
+_AUTH_INSTEAD: dict[str, tuple[str, str]] = {
+    "oauth_token": (
+        "a Claude subscription token authenticates the shipped HoloDeck's Claude Agent "
+        "SDK backend; models here are called over the Anthropic API",
+        "remove it and write `api_key: ${ANTHROPIC_API_KEY}` (or set ANTHROPIC_API_KEY)",
+    ),
+    "custom": (
+        "`custom` sent ANTHROPIC_AUTH_TOKEN to a third-party endpoint",
+        "remove it and write `endpoint: <the server's URL>` and `api_key: ${ANTHROPIC_AUTH_TOKEN}`",
+    ),
+}
+_CLOUD_AUTH = {
+    "bedrock": "AWS Bedrock",
+    "vertex": "Google Vertex AI",
+    "foundry": "Azure AI Foundry",
+}
+
+# claude:/openai: keys with a setting here: key -> (section, field).
+BACKEND_MAPPED: dict[str, tuple[str, str]] = {
+    "max_turns": ("execution", "max_tool_iterations"),
+    "effort": ("model", "reasoning_effort"),
+    "max_concurrent_sessions": ("deployment", "max_concurrent_turns"),
+}
+_TOOLS_AS_DECLARED = "tools run as declared under `tools:`; an MCP server's `tools:` list limits it"
+_BACKEND_INSTEAD: dict[str, str] = {
+    "web_search": "add a search MCP server under `tools:`, or use an agent image's "
+    "`builtins: [web_search]`",
+    "bash": "give the agent a function tool or an MCP server under `tools:`",
+    "file_system": "add an MCP server such as @modelcontextprotocol/server-filesystem",
+    "working_directory": "paths in agent.yaml are relative to its directory",
+    "agents": "sub-agents are tools here: `{type: agent, name: ..., path: other/agent.yaml}`",
+    "extended_thinking": "write `model.reasoning_effort: low|medium|high`",
+    "effort": "the highest here is `model.reasoning_effort: high`",
+    "fallback_model": "there is no fallback model; remove it",
+    "max_budget_usd": "there is no spending cap; `holodeck test` reports the cost",
+    "session_memory_estimate_mib": "`deployment.max_concurrent_turns` sets the turns at once",
+    "permission_mode": _TOOLS_AS_DECLARED,
+    "i_understand_this_is_unsafe": _TOOLS_AS_DECLARED,
+    "allowed_tools": _TOOLS_AS_DECLARED,
+    "disallowed_tools": _TOOLS_AS_DECLARED,
+    "permissions": _TOOLS_AS_DECLARED,
+    "setting_sources": "no Claude Code settings are read here; remove it",
+    "disable_default_hooks": "hooks here are the files under `middleware:`",
+    "disable_subprocess_env_scrub": "an MCP server gets only the `env:` it is given",
+}
+
+
+def drop_auth_provider(data: Any) -> Any:
+    """`auth_provider: api_key` says what happens here anyway (the key authenticates), so
+    it is dropped; any other value stays, to be refused at its line."""
+    if isinstance(data, dict) and data.get("auth_provider") == "api_key":
+        return {k: v for k, v in data.items() if k != "auth_provider"}
+    return data
+
+
+def with_provider_defaults(data: Any, settings: Settings) -> Any:
+    """agent.yaml's models with the defaults of the config.yaml entry their `provider`
+    names filled in (agent.yaml's own values win): the shipped HoloDeck's documents
+    often leave `model.name` to that entry."""
+    if not isinstance(data, dict) or not settings.providers:
+        return data
+    out = dict(data)
+    out["model"] = _filled(out.get("model"), settings)
+    evaluations = out.get("evaluations")
+    if isinstance(evaluations, dict) and "model" in evaluations:
+        out["evaluations"] = {**evaluations, "model": _filled(evaluations["model"], settings)}
+    tools = out.get("tools")
+    if isinstance(tools, list):
+        out["tools"] = [
+            {**t, "model": _filled(t["model"], settings)}
+            if isinstance(t, dict) and "model" in t
+            else t
+            for t in tools
+        ]
+    return out
+
+
+def _filled(model: Any, settings: Settings) -> Any:
+    if not isinstance(model, dict) or not isinstance(model.get("provider"), str):
+        return model
+    entry = settings.providers.get(model["provider"])
+    if entry is None:
+        return model
+    defaults = {
+        name: getattr(entry, name)
+        for name in MODEL_DEFAULTS
+        if getattr(entry, name) is not None and name not in model
+    }
+    return {**model, **defaults}
+
+
+def translate_backend_blocks(data: Any) -> Any:
+    """`claude:` and `openai:` settings that mean something here, moved where they live
+    here; what is left stays in the block and is refused."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for block_name in ("claude", "openai"):
+        block = out.get(block_name)
+        if not isinstance(block, dict):
+            continue
+        left = dict(block)
+        for key, (section, field) in BACKEND_MAPPED.items():
+            target = out.get(section, {})
+            if key not in left or not isinstance(target, dict):
+                continue
+            if key == "effort" and left[key] not in ("low", "medium", "high"):
+                continue  # `max` has no equal here: refused with the block's message
+            if field in target:
+                raise ValueError(
+                    f"give `{section}.{field}` or `{block_name}.{key}`, not both "
+                    f"(`{block_name}.{key}` is `{section}.{field}` here)"
+                )
+            out[section] = {**target, field: left.pop(key)}
+        if left:
+            out[block_name] = left
+        else:
+            del out[block_name]
+    return out
+
+
+def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | None:
+    """The message for a key the shipped HoloDeck accepts and nothing here acts on, or
+    None when `key` is simply unknown."""
+    if key == "auth_provider" and models & {"ModelSettings", "ProviderEntry"}:
+        return _auth_provider(value)
+    if key in EXECUTION_REFUSED and "ExecutionSettings" in models:
+        return EXECUTION_REFUSED[key]
+    if key in ("claude", "openai") and "AgentFile" in models and isinstance(value, dict):
+        return _backend_block(key, value)
+    return None
+
+
+def _auth_provider(value: Any) -> tuple[str, str]:
+    if not isinstance(value, str):  # never echo a mapping, nor look one up
+        value = ""
+    if value in _AUTH_INSTEAD:
+        return _AUTH_INSTEAD[value]
+    if value in _CLOUD_AUTH:
+        return (
+            f"Claude through {_CLOUD_AUTH[value]} is not a provider here",
+            "remove it and use `provider: anthropic` with `api_key`, or a gateway that "
+            "speaks the OpenAI API: `provider: openai-compatible` with `endpoint`",
+        )
+    return (
+        f"`auth_provider{': ' + value if value else ''}` is not a setting here; "
+        "an API key authenticates",
+        "remove it and give `api_key` (or set the provider's key variable)",
+    )
+
+
+def _backend_block(block_name: str, block: dict[str, Any]) -> tuple[str, str]:
+    backend = "Claude Agent SDK" if block_name == "claude" else "OpenAI Agents SDK"
+    mapped = ", ".join(f"`{k}` (is `{s}.{f}`)" for k, (s, f) in BACKEND_MAPPED.items())
+    problems = "; ".join(
+        f"`{key}`: {_BACKEND_INSTEAD.get(key, 'no equivalent; remove it')}" for key in block
+    )
+    return (
+        f"`{block_name}:` configured the shipped HoloDeck's {backend} backend; every "
+        f"provider runs in one runtime here. Only {mapped} carry over. {problems}",
+        f"remove the keys listed from `{block_name}:`",
+    )
