@@ -277,7 +277,8 @@ def test_errors_in_sub_agents_name_their_file(write: Write) -> None:
 def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     root = write(
         {
-            "config.yaml": CONFIG + "compaction: {recent_window: 3}\nguardrails: []\ntools:\n  timout: 3\n",
+            "config.yaml": CONFIG
+            + "compaction: {recent_window: 3}\nguardrails: []\ntools:\n  timout: 3\n",
             "tools/mcp/m.yaml": "name: m\ntransport: http\nurl: http://x\nauth: oauth\n",
         }
     )

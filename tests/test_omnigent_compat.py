@@ -91,6 +91,11 @@ def test_prompt_and_instructions_together_are_refused(write: Write) -> None:
     assert "keep one of them" in text
 
 
+def test_without_instructions_claude_md_is_read_as_omnigent_does(write: Write) -> None:
+    root = write({"config.yaml": HEAD, "CLAUDE.md": "From CLAUDE.md.\n", ".cursorrules": "no"})
+    assert load_agent(root).instructions == "From CLAUDE.md.\n"
+
+
 # 2. `executor:` is a model source
 
 
@@ -234,6 +239,17 @@ def test_skill_name_may_differ_from_its_directory(write: Write) -> None:
         }
     )
     assert [s.name for s in load_agent(root).skills] == ["deep-search"]
+
+
+def test_skills_grouped_one_level_deep_are_found(write: Write) -> None:
+    root = write(
+        {
+            "config.yaml": HEAD,
+            "skills/writing/changelog/SKILL.md": SKILL.format(name="changelog", description="C."),
+            "skills/writing/api-docs/SKILL.md": SKILL.format(name="api-docs", description="A."),
+        }
+    )
+    assert [s.name for s in load_agent(root).skills] == ["api-docs", "changelog"]
 
 
 def test_two_skills_with_one_name_are_an_error(write: Write) -> None:

@@ -27,6 +27,7 @@ from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import YamlDocument, read_yaml
 
 PROVIDER_ALIASES = {"azure": ProviderType.AZURE_OPENAI.value}
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 
 
 def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
@@ -213,7 +214,10 @@ class _Image:
     def instructions_from(
         self, value: str | None, key: FieldPath
     ) -> tuple[str | None, Path | None]:
-        candidate = self.root / (value if value is not None else "AGENTS.md")
+        if value is None:
+            # Omnigent reads the first of these context files that exists.
+            found = next((n for n in CONTEXT_FILES if (self.root / n).is_file()), "AGENTS.md")
+        candidate = self.root / (value if value is not None else found)
         if value is not None and ("\n" in value or len(value) > 255):
             return value, None  # clearly inline text, never a path
         try:
@@ -241,7 +245,7 @@ class _Image:
         if not base.is_dir():
             return ()
         loaded: list[SkillSpec] = []
-        for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        for directory in _skill_directories(base):
             skill = load_skill(directory, self.ctx.collector, strict=self.ctx.strict)
             if skill is None:
                 continue
@@ -249,8 +253,9 @@ class _Image:
             if first is not None:
                 self.ctx.collector.add(
                     Diagnostic(
-                        f"two skills are named `{skill.name}`: skills/{first.directory.name}/ "
-                        f"and skills/{directory.name}/",
+                        f"two skills are named `{skill.name}`: "
+                        f"skills/{first.directory.relative_to(base).as_posix()}/ "
+                        f"and skills/{directory.relative_to(base).as_posix()}/",
                         file=directory / "SKILL.md",
                         hint="give each skill its own `name:` in SKILL.md",
                     )
@@ -488,6 +493,19 @@ class _Image:
 
     def _warn(self, path: Path, message: str) -> None:
         self.ctx.collector.add(Diagnostic(message, file=path, severity=Severity.WARNING))
+
+
+def _skill_directories(base: Path) -> list[Path]:
+    """skills/<skill>/, and skills/<group>/<skill>/ for a directory without SKILL.md
+    that holds skills (Omnigent groups skills one level deep)."""
+    found: list[Path] = []
+    for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        grouped = sorted(p for p in directory.iterdir() if (p / "SKILL.md").is_file())
+        if (directory / "SKILL.md").is_file() or not grouped:
+            found.append(directory)  # a skill, or reported as one without SKILL.md
+        else:
+            found.extend(grouped)
+    return found
 
 
 def _files(directory: Path, suffix: str) -> list[Path]:
