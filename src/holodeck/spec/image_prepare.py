@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holodeck.spec.diagnostics import Collector, FieldPath
-from holodeck.spec.image_executor import ExecutorModel, read_executor
+from holodeck.spec.image_executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image_inline_tools import InlineTool, split_tools
 from holodeck.spec.server_builtins import server_only
 from holodeck.spec.yaml_source import YamlDocument
@@ -21,7 +21,7 @@ class Prepared:
     inline: list[InlineTool] = field(default_factory=list)
 
 
-def reporter(doc: YamlDocument, collector: Collector) -> Any:
+def reporter(doc: YamlDocument, collector: Collector) -> Report:
     def report(path: FieldPath, message: str, hint: str | None) -> None:
         collector.add(doc.diagnostic(path, message, hint=hint))
 
@@ -57,7 +57,7 @@ def prepare(data: Any, doc: YamlDocument, collector: Collector) -> Prepared:
     return Prepared(data, executor, inline)
 
 
-def _without_server_builtins(entries: list[Any], report: Any) -> list[Any]:
+def _without_server_builtins(entries: list[Any], report: Report) -> list[Any]:
     kept: list[Any] = []
     for index, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else entry
