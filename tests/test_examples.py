@@ -362,9 +362,9 @@ def test_agent_image_doc_strict_output_is_real(
     config = scout / "config.yaml"
     lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("  reasoning_effort:"))
-    lines.insert(at + 1, "  temperature: 0.2\n")
+    lines.insert(at + 1, "  fallback_models: []\n")
     at = next(i for i, line in enumerate(lines) if line.startswith("spec_version:"))
-    lines.insert(at + 1, "executor: llm\n")
+    lines.insert(at + 1, "compaction: {recent_window: 5}\n")
     config.write_text("".join(lines), encoding="utf-8")
     (block,) = [b for b in fenced("agent-image.md", "text") if "--strict scout" in b]
     runs: list[tuple[list[str], list[str]]] = []
@@ -435,11 +435,11 @@ def test_configuration_doc_project_agent_uses_named_entries(
 def test_unknown_image_keys_warn_unless_strict(tmp_path: Path) -> None:
     root = write(
         tmp_path / "image",
-        {"config.yaml": "spec_version: 1\nexecutor: llm\nllm:\n  model: openai/gpt-4o\n"},
+        {"config.yaml": "spec_version: 1\ncompaction: {}\nllm:\n  model: openai/gpt-4o\n"},
     )
     spec = load_agent(root)
     (warning,) = spec.warnings
-    assert warning.message == "ignored: `executor` is not part of spec_version 1"
+    assert warning.message == "ignored: `compaction` is not part of spec_version 1"
     assert warning.line == 2
     (error,) = diagnostics_of(root, strict=True)
     assert error.severity == "error" and error.line == 2

@@ -57,6 +57,7 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "ImageConfig.llm": ("model",),
     "LlmConfig.model": ("provider", "name"),
     "LlmConfig.max_completion_tokens": ("max_tokens",),
+    "ImageConfig.prompt": ("instructions",),
     "Interaction.modalities": ("input_modalities", "output_modalities"),
     "Modalities.input": ("input_modalities",),
     "Modalities.output": ("output_modalities",),

@@ -169,7 +169,6 @@ def test_web_search_without_config_is_fine_on_openai(write: Write) -> None:
 @pytest.mark.parametrize(
     ("directory", "front", "words"),
     [
-        ("deep-search", "name: deep-serch\ndescription: d", "must match its directory"),
         ("Deep", "name: Deep\ndescription: d", "not a valid name"),
         ("deep_search", "name: deep_search\ndescription: d", "not a valid name"),
         ("a" * 65, f"name: {'a' * 65}\ndescription: d", "not a valid name"),
@@ -278,7 +277,8 @@ def test_errors_in_sub_agents_name_their_file(write: Write) -> None:
 def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     root = write(
         {
-            "config.yaml": CONFIG + "executor: {type: llm}\nguardrails: []\ntools:\n  timout: 3\n",
+            "config.yaml": CONFIG
+            + "compaction: {recent_window: 3}\nguardrails: []\ntools:\n  timout: 3\n",
             "tools/mcp/m.yaml": "name: m\ntransport: http\nurl: http://x\nauth: oauth\n",
         }
     )
@@ -286,7 +286,7 @@ def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     rendered = sorted(w.render() for w in spec.warnings)
     assert all("warning" in r and "not part of spec_version 1" in r for r in rendered)
     config = str((root / "config.yaml").resolve())
-    assert f"{config}:5:1: warning: executor:" in rendered[0]
+    assert f"{config}:5:1: warning: compaction:" in rendered[0]
     assert f"{config}:6:1: warning: guardrails:" in rendered[1]
     assert "did you mean `timeout`?" in rendered[2]
     assert "auth" in rendered[3]

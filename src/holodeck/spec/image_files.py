@@ -22,6 +22,18 @@ class LlmConfig(Strict):
     model: NonEmpty = Field(description="provider/model, e.g. openai/gpt-4o.")
     max_completion_tokens: Annotated[int, Field(gt=0)] | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
+    # Omnigent passes other llm keys to the model call; these are the ones that exist here.
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
+    top_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = Field(
+        default=None, description="The older name of max_completion_tokens."
+    )
+
+    @model_validator(mode="after")
+    def _one_token_limit(self) -> LlmConfig:
+        if self.max_tokens is not None and self.max_completion_tokens is not None:
+            raise ValueError("give `max_completion_tokens` or `max_tokens`, not both")
+        return self
 
 
 class Modalities(Strict):
@@ -73,6 +85,7 @@ class ImageConfig(Strict):
     name: NonEmpty | None = None
     description: str | None = None
     instructions: str | None = None
+    prompt: str | None = Field(default=None, description="The older name of `instructions`.")
     llm: LlmConfig | None = None
     interaction: Interaction = Field(default_factory=Interaction)
     tools: ToolsBlock = Field(default_factory=ToolsBlock)
@@ -92,6 +105,9 @@ class McpFile(Strict):
     env: dict[str, str] = Field(default_factory=dict)
     timeout: PositiveFloat | None = None
     retry: RetryPolicy | None = None
+    tools: list[NonEmpty] | None = Field(
+        default=None, description="Only these of the server's tools are exposed."
+    )
     scope: Literal["agent", "session"] = "agent"  # a HoloDeck extension, as in agent.yaml
 
     @model_validator(mode="after")

@@ -5,16 +5,21 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from holodeck.spec.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
+from holodeck.spec.image_executor import ExecutorModel
 from holodeck.spec.image_files import BuiltinConfig, ImageConfig, McpFile
+from holodeck.spec.image_inline_agents import build_inline_agent
+from holodeck.spec.image_inline_tools import InlineTool, mcp_file_data
+from holodeck.spec.image_prepare import prepare
 from holodeck.spec.image_tests import load_image_tests
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
-from holodeck.spec.settings_models import ExecutionSettings, MemorySettings
+from holodeck.spec.settings_models import ExecutionSettings, MemorySettings, overlay
 from holodeck.spec.skills import load_skill
 from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.typescript_tools import exported_functions
@@ -22,6 +27,7 @@ from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import YamlDocument, read_yaml
 
 PROVIDER_ALIASES = {"azure": ProviderType.AZURE_OPENAI.value}
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 
 
 def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
@@ -43,7 +49,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         raise SpecError(
             [doc.diagnostic((), "config.yaml must be a mapping with `spec_version: 1`")]
         )
-    data = ctx.expand(doc)
+    prepared = prepare(ctx.expand(doc), doc, ctx.collector)
+    data = prepared.data
     config = validate(ImageConfig, data, doc, ctx.collector, lenient=True, strict=ctx.strict)
     if isinstance(data, dict) and "llm" in data and data["llm"] is None:
         ctx.collector.add(
@@ -56,12 +63,20 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
     if config is None:
         ctx.collector.raise_if_errors()
         raise AssertionError("validation failed without a diagnostic")
-    image = _Image(root, doc, ctx, config)
+    image = _Image(root, doc, ctx, config, prepared.executor)
     model = image.model()
     instructions, instructions_file = image.instructions()
     skills = image.skills()
     tools = image.local_tools()
     subagents = image.subagents()
+    for entry in prepared.inline:
+        if entry.kind == "mcp":
+            mcp = image.inline_mcp(entry)
+            tools.extend([mcp] if mcp is not None else [])
+        else:
+            sub = image.inline_agent(entry, model)
+            if sub is not None:
+                subagents[entry.name] = sub
     builtins = image.builtins(model)
     image.check_unique_tools()
     known = KnownTools(
@@ -93,7 +108,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ),
         evaluations=evaluations,
         test_cases=test_cases,
-        execution=ctx.settings.execution or ExecutionSettings(),
+        # the image's executor over the config files' execution block
+        execution=overlay(ctx.settings.execution, image.execution()) or ExecutionSettings(),
         memory=ctx.settings.memory or MemorySettings(),
         deployment=ctx.settings.deployment,
         warnings=tuple(ctx.collector.warnings),
@@ -101,8 +117,16 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
 
 
 class _Image:
-    def __init__(self, root: Path, doc: YamlDocument, ctx: LoadContext, config: ImageConfig):
+    def __init__(
+        self,
+        root: Path,
+        doc: YamlDocument,
+        ctx: LoadContext,
+        config: ImageConfig,
+        executor: ExecutorModel | None,
+    ):
         self.root, self.doc, self.ctx, self.config = root, doc, ctx, config
+        self.executor = executor
         # every tool name the model will see -> where it was first defined
         self.origins: dict[str, Diagnostic] = {}
         self.repeats: list[tuple[str, Diagnostic]] = []
@@ -118,14 +142,46 @@ class _Image:
         self.ctx.collector.add(self.doc.diagnostic(path, message, hint=hint))
 
     def model(self) -> ModelSettings | None:
-        llm = self.config.llm
-        if llm is None:
+        """From `executor.model` (Omnigent's name for it) or `llm.model`."""
+        llm, executor = self.config.llm, self.executor or ExecutorModel()
+        text, where = executor.model, ("executor", "model")
+        if llm is not None and text is not None and llm.model != text:
+            self.error(
+                where,
+                f"executor.model `{text}` and llm.model `{llm.model}` disagree",
+                "keep `executor.model` only",
+            )
             return None
-        provider, slash, name = llm.model.partition("/")
+        if text is None and llm is not None:
+            text, where = llm.model, ("llm", "model")
+        if text is None:
+            return None
+        effort = executor.reasoning_effort or (llm.reasoning_effort if llm else None)
+        if llm is not None and llm.reasoning_effort not in (None, effort):
+            self.error(
+                ("executor", "reasoning_effort"),
+                "executor.reasoning_effort and llm.reasoning_effort disagree",
+                "keep `executor.reasoning_effort` only",
+            )
+        return self.model_settings(
+            text,
+            where,
+            executor,
+            max_tokens=(llm.max_completion_tokens or llm.max_tokens) if llm else None,
+            temperature=llm.temperature if llm else None,
+            top_p=llm.top_p if llm else None,
+            reasoning_effort=effort,
+        )
+
+    def model_settings(
+        self, text: str, where: FieldPath, executor: ExecutorModel, **settings: Any
+    ) -> ModelSettings | None:
+        """`provider/model` text, with credentials from the executor's connection or auth."""
+        provider, slash, name = text.partition("/")
         if not slash or not provider or not name:
             self.error(
-                ("llm", "model"),
-                f"`{llm.model}` is not `provider/model`",
+                where,
+                f"`{text}` is not `provider/model`",
                 "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3.2",
             )
             return None
@@ -133,21 +189,36 @@ class _Image:
         if self.ctx.settings.provider_type(provider) is None:
             known = [p for p in PROVIDER_TYPES if p != "test"] + list(self.ctx.settings.providers)
             self.error(
-                ("llm", "model"),
+                where,
                 f"provider `{provider}` is not supported",
                 did_you_mean(provider, known) or "supported: " + ", ".join(known),
             )
             return None
-        return ModelSettings(
-            provider=provider,
-            name=name,
-            max_tokens=llm.max_completion_tokens,
-            reasoning_effort=llm.reasoning_effort,
-        )
+        if executor.api_key is not None:
+            settings["api_key"] = executor.api_key
+        if executor.endpoint is not None:
+            settings["endpoint"] = executor.endpoint
+        return ModelSettings(provider=provider, name=name, **settings)
+
+    def execution(self) -> ExecutionSettings | None:
+        """`executor.max_iterations` is the rounds a turn may take, as here."""
+        if self.executor is None or self.executor.max_iterations is None:
+            return None
+        return ExecutionSettings(max_tool_iterations=self.executor.max_iterations)
 
     def instructions(self) -> tuple[str | None, Path | None]:
-        value = self.config.instructions
-        candidate = self.root / (value if value is not None else "AGENTS.md")
+        """`instructions`, or `prompt` (its older name), or AGENTS.md."""
+        if self.config.instructions is None and self.config.prompt is not None:
+            return self.instructions_from(self.config.prompt, ("prompt",))
+        return self.instructions_from(self.config.instructions, ("instructions",))
+
+    def instructions_from(
+        self, value: str | None, key: FieldPath
+    ) -> tuple[str | None, Path | None]:
+        if value is None:
+            # Omnigent reads the first of these context files that exists.
+            found = next((n for n in CONTEXT_FILES if (self.root / n).is_file()), "AGENTS.md")
+        candidate = self.root / (value if value is not None else found)
         if value is not None and ("\n" in value or len(value) > 255):
             return value, None  # clearly inline text, never a path
         try:
@@ -158,7 +229,7 @@ class _Image:
         if is_file:
             if not resolved.is_relative_to(self.root):
                 self.error(
-                    ("instructions",),
+                    key,
                     f"instructions file {resolved} is outside the image",
                     "keep instruction files inside the image directory",
                 )
@@ -166,7 +237,7 @@ class _Image:
             try:
                 return resolved.read_text(encoding="utf-8"), resolved
             except (OSError, UnicodeDecodeError) as exc:
-                self.error(("instructions",), f"cannot read {resolved}: {exc}")
+                self.error(key, f"cannot read {resolved}: {exc}")
                 return None, None
         return value, None  # inline text, or no instructions at all
 
@@ -175,13 +246,20 @@ class _Image:
         if not base.is_dir():
             return ()
         loaded: list[SkillSpec] = []
-        for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        for directory in _skill_directories(base):
             skill = load_skill(directory, self.ctx.collector, strict=self.ctx.strict)
             if skill is None:
                 continue
-            if any(s.name == skill.name for s in loaded):
+            first = next((s for s in loaded if s.name == skill.name), None)
+            if first is not None:
                 self.ctx.collector.add(
-                    Diagnostic(f"duplicate skill name `{skill.name}`", file=directory / "SKILL.md")
+                    Diagnostic(
+                        f"two skills are named `{skill.name}`: "
+                        f"skills/{first.directory.relative_to(base).as_posix()}/ "
+                        f"and skills/{directory.relative_to(base).as_posix()}/",
+                        file=directory / "SKILL.md",
+                        hint="give each skill its own `name:` in SKILL.md",
+                    )
                 )
                 continue
             loaded.append(skill)
@@ -246,6 +324,9 @@ class _Image:
             return None
         pos = doc.position(("name",))
         self._name(declared.name, Diagnostic("", file=path, line=pos.line if pos else None))
+        return self._mcp_tool(declared)
+
+    def _mcp_tool(self, declared: McpFile) -> McpTool:
         return McpTool(
             name=declared.name,
             description=declared.description,
@@ -257,31 +338,45 @@ class _Image:
             env=declared.env,
             timeout=declared.timeout or self.config.tools.timeout,
             retry=declared.retry or self.config.tools.retry,
+            tools=declared.tools,
             scope=declared.scope,
         )
 
+    def inline_mcp(self, entry: InlineTool, register: bool = True) -> McpTool | None:
+        """`tools.<name>: {type: mcp, ...}`, read as tools/mcp/<name>.yaml would be."""
+        data, refused = mcp_file_data(entry)
+        for key, hint in refused:
+            self.error(
+                (*entry.path, key), f"`{key}` of an inline MCP server is not supported", hint
+            )
+        declared = validate(McpFile, data, self.doc, self.ctx.collector, base=entry.path)
+        if declared is None or refused:
+            return None
+        if register:
+            self._name(entry.name, self.doc.diagnostic(entry.path, ""))
+        return self._mcp_tool(declared)
+
+    def inline_agent(
+        self, entry: InlineTool, inherited: ModelSettings | None, register: bool = True
+    ) -> AgentSpec | None:
+        """`tools.<name>: {type: agent, ...}`: a sub-agent defined in place. Without an
+        `executor` it runs on the calling agent's model."""
+        return build_inline_agent(self, entry, inherited, register)
+
     def subagents(self) -> dict[str, AgentSpec]:
+        """Listed sub-agents, each found by its directory name or by the `name:` its
+        config.yaml declares (Omnigent matches the declared name)."""
         from holodeck.spec.loader import load_definition
 
         listed = self.config.tools.agents
         for name, count in Counter(listed).items():
             if count > 1:
                 self.error(("tools", "agents"), f"sub-agent `{name}` is listed twice")
-        agents_dir = self.root / "agents"
+        declared = self._declared_agent_names()
         found: dict[str, AgentSpec] = {}
         for index, name in enumerate(dict.fromkeys(listed)):
-            directory = agents_dir / name
-            if not (directory / "config.yaml").is_file():
-                present = (
-                    [p.name for p in agents_dir.iterdir() if p.is_dir()]
-                    if agents_dir.is_dir()
-                    else []
-                )
-                self.error(
-                    ("tools", "agents", index),
-                    f"sub-agent `{name}` has no directory agents/{name}/ with a config.yaml",
-                    did_you_mean(name, present) or f"create {directory}/config.yaml",
-                )
+            directory = self._find_subagent(name, index, declared)
+            if directory is None:
                 continue
             if self.ctx.is_loading(directory):
                 self.error(("tools", "agents", index), f"sub-agent `{name}` calls itself")
@@ -294,15 +389,59 @@ class _Image:
                 found[name] = load_definition(directory, self.ctx.nested(self.root))
             except SpecError as exc:
                 self.ctx.collector.extend(exc.diagnostics)
-        if agents_dir.is_dir():
-            for directory in sorted(p for p in agents_dir.iterdir() if p.is_dir()):
-                if directory.name not in listed:
-                    self._warn(
-                        directory,
-                        f"sub-agent `{directory.name}` is not listed in tools.agents; "
-                        "it cannot be called",
-                    )
+        for directory, own in declared.items():
+            if directory.name not in listed and own not in listed:
+                self._warn(
+                    directory,
+                    f"sub-agent `{own or directory.name}` is not listed in tools.agents; "
+                    "it cannot be called",
+                )
         return found
+
+    def _declared_agent_names(self) -> dict[Path, str | None]:
+        """agents/<dir>/ -> the `name:` its config.yaml declares, if any."""
+        agents_dir = self.root / "agents"
+        if not agents_dir.is_dir():
+            return {}
+        names: dict[Path, str | None] = {}
+        for directory in sorted(p for p in agents_dir.iterdir() if p.is_dir()):
+            config = directory / "config.yaml"
+            if not config.is_file():
+                continue
+            try:
+                data = read_yaml(config).data
+            except SpecError:
+                data = None  # reported when the sub-agent is loaded
+            own = data.get("name") if isinstance(data, dict) else None
+            names[directory] = own if isinstance(own, str) else None
+        return names
+
+    def _find_subagent(
+        self, name: str, index: int, declared: dict[Path, str | None]
+    ) -> Path | None:
+        matches = [d for d, own in declared.items() if name in (d.name, own)]
+        where: FieldPath = ("tools", "agents", index)
+        if len(matches) > 1:
+            self.error(
+                where,
+                f"sub-agent `{name}` is ambiguous: "
+                + " and ".join(
+                    f"agents/{d.name}/ ({'its directory' if d.name == name else 'its name:'})"
+                    for d in matches
+                ),
+                "give each sub-agent its own `name:` in its config.yaml",
+            )
+            return None
+        if not matches:
+            present = [own or d.name for d, own in declared.items()]
+            self.error(
+                where,
+                f"no sub-agent `{name}`: no agents/{name}/ with a config.yaml, and no "
+                f"sub-agent declares `name: {name}`",
+                did_you_mean(name, present) or f"create {self.root / 'agents' / name}/config.yaml",
+            )
+            return None
+        return matches[0]
 
     def builtins(self, model: ModelSettings | None) -> list[BuiltinConfig]:
         out: list[BuiltinConfig] = []
@@ -355,6 +494,19 @@ class _Image:
 
     def _warn(self, path: Path, message: str) -> None:
         self.ctx.collector.add(Diagnostic(message, file=path, severity=Severity.WARNING))
+
+
+def _skill_directories(base: Path) -> list[Path]:
+    """skills/<skill>/, and skills/<group>/<skill>/ for a directory without SKILL.md
+    that holds skills (Omnigent groups skills one level deep)."""
+    found: list[Path] = []
+    for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        grouped = sorted(p for p in directory.iterdir() if (p / "SKILL.md").is_file())
+        if (directory / "SKILL.md").is_file() or not grouped:
+            found.append(directory)  # a skill, or reported as one without SKILL.md
+        else:
+            found.extend(grouped)
+    return found
 
 
 def _files(directory: Path, suffix: str) -> list[Path]:

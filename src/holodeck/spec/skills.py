@@ -55,18 +55,8 @@ def load_skill(directory: Path, collector: Collector, *, strict: bool = False) -
     collector.extend(_shift(d, 1) for d in local.diagnostics)
     if front_model is None:
         return None
-    if front_model.name != directory.name:
-        collector.add(
-            _shift(
-                doc.diagnostic(
-                    ("name",),
-                    f"skill name `{front_model.name}` must match its directory `{directory.name}`",
-                    hint=f"rename the directory or set `name: {directory.name}`",
-                ),
-                1,
-            )
-        )
-        return None
+    # The frontmatter `name` is the skill's name; Omnigent images may keep a skill in a
+    # directory named otherwise (e.g. grouped or renamed), so the directory is not checked.
     return SkillSpec(
         name=front_model.name,
         description=front_model.description,

@@ -1,0 +1,171 @@
+"""The `executor:` block of an Omnigent-style config.yaml, read as a model source.
+
+Omnigent images name their model in `executor.model` (the older `llm.model` is lifted
+into it there) and choose a harness that runs the agent loop. HoloDeck runs the loop
+itself, so what carries over is the model, its settings and its credentials; a harness
+that is an agent product of its own (Claude Agent SDK, Codex, Cursor...) brings tools
+and behaviour that do not exist here, so it is refused with what to write instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from holodeck.spec.diagnostics import FieldPath
+
+Report = Callable[[FieldPath, str, str | None], None]
+
+# Harnesses that are a plain model-and-tools loop, which is what HoloDeck runs.
+PLAIN_LOOP_HARNESSES = frozenset({"openai-agents", "openai-agents-sdk", "open-responses"})
+PLAIN_LOOP_TYPES = frozenset({"omnigent", "agents_sdk"})
+REASONING_EFFORTS = ("low", "medium", "high")
+MAX_ITERATIONS = 100  # ExecutionSettings.max_tool_iterations allows at most this
+_INSTEAD_OF_HARNESS = (
+    "remove it and set `executor.model: provider/model` (e.g. anthropic/claude-sonnet-4-5); "
+    "HoloDeck runs the model loop itself. For the harness's file and shell tools, add an "
+    "MCP server such as @modelcontextprotocol/server-filesystem under tools/mcp/"
+)
+_CONNECTION_KEYS = {"api_key": "api_key", "base_url": "endpoint", "api_base": "endpoint"}
+
+
+@dataclass(frozen=True)
+class ExecutorModel:
+    """What the executor block contributes; each value also says where it was written."""
+
+    model: str | None = None
+    reasoning_effort: str | None = None
+    max_iterations: int | None = None
+    api_key: str | None = None
+    endpoint: str | None = None
+
+
+def read_executor(raw: Any, report: Report, base: FieldPath = ()) -> ExecutorModel | None:
+    """Map `executor:` (at `base`) to model settings; what has no meaning here is reported."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):  # the single-file Omnigent shorthand: `executor: MODEL`
+        return ExecutorModel(model=raw)
+    if not isinstance(raw, dict):
+        report((*base, "executor"), "`executor` must be a mapping", "e.g. `executor: {model: ...}`")
+        return None
+    found: dict[str, Any] = {}
+    for key, value in raw.items():
+        where: FieldPath = (*base, "executor", str(key))
+        reader = _READERS.get(str(key))
+        if reader is None:
+            report(where, *_refusal(str(key)))
+            continue
+        reader(value, where, found, report)
+    return ExecutorModel(**found)
+
+
+def _model(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if not isinstance(value, str) or not value.strip():
+        report(where, "`executor.model` must be a `provider/model` string", None)
+        return
+    found["model"] = value
+
+
+def _effort(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if value not in REASONING_EFFORTS:
+        report(where, f"reasoning_effort `{value}` is not supported", "use low, medium or high")
+        return
+    found["reasoning_effort"] = value
+
+
+def _iterations(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        report(where, "`max_iterations` must be a positive integer", None)
+    elif value > MAX_ITERATIONS:
+        report(
+            where,
+            f"max_iterations {value} is more than the {MAX_ITERATIONS} model-and-tools "
+            "rounds a turn may take here",
+            f"set `max_iterations: {MAX_ITERATIONS}` or less",
+        )
+    else:
+        found["max_iterations"] = value
+
+
+def _type(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if value in PLAIN_LOOP_TYPES:
+        return  # the model-and-tools loop HoloDeck runs
+    if value == "claude_sdk":
+        report(where, "executor type `claude_sdk` runs the Claude Agent SDK", _INSTEAD_OF_HARNESS)
+    else:
+        report(where, f"unknown executor type `{value}`", "use `omnigent`, or remove `type`")
+
+
+def _config(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if not isinstance(value, dict):
+        report(where, "`executor.config` must be a mapping", None)
+        return
+    for key, item in value.items():
+        at: FieldPath = (*where, str(key))
+        if key != "harness":
+            report(at, *_refusal(f"config.{key}"))
+        elif item not in PLAIN_LOOP_HARNESSES:
+            report(
+                at,
+                f"harness `{item}` runs the agent inside another agent product, "
+                "with its own tools; it is not available here",
+                _INSTEAD_OF_HARNESS,
+            )
+
+
+def _connection(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if not isinstance(value, dict):
+        report(where, f"`{where[-1]}` must be a mapping", None)
+        return
+    for key, item in value.items():
+        at: FieldPath = (*where, str(key))
+        if key == "type" and where[-1] == "auth":
+            if item != "api_key":
+                report(
+                    at,
+                    f"auth type `{item}` uses credentials an Omnigent server keeps "
+                    "(a Databricks profile or a named Omnigent provider)",
+                    "use `auth: {type: api_key, api_key: ${KEY}, base_url: ...}`, or declare "
+                    "the provider in HoloDeck's config.yaml `providers:`",
+                )
+            continue
+        target = _CONNECTION_KEYS.get(str(key))
+        if target is None or not isinstance(item, str):
+            report(at, f"`{key}` has no meaning here", "give only `api_key` and `base_url`")
+            continue
+        found[target] = item
+
+
+def _refusal(key: str) -> tuple[str, str | None]:
+    reasons = {
+        "profile": "names a Databricks credentials profile, which HoloDeck does not read",
+        "config.profile": "names a Databricks credentials profile, which HoloDeck does not read",
+        "timeout": "limits a whole Omnigent run; HoloDeck has no such limit",
+        "context_window": "sizes Omnigent's history compaction, which HoloDeck does not do",
+        "variant": "selects an Omnigent model variant, which HoloDeck does not have",
+    }
+    hints = {
+        "profile": "remove it; put the key in config.yaml `providers:` or `auth.api_key`",
+        "config.profile": "remove it; put the key in config.yaml `providers:` or `auth.api_key`",
+        "timeout": "remove it (a single model request is limited by its provider's timeout)",
+        "context_window": "remove it; chat and the server keep `memory.max_messages` messages",
+        "variant": "remove it and name the exact model in `executor.model`",
+    }
+    reason = reasons.get(key, "is not an executor setting HoloDeck knows")
+    return f"`executor.{key}` {reason}", hints.get(
+        key, "executor takes model, reasoning_effort, max_iterations, connection and auth"
+    )
+
+
+_Reader = Callable[[Any, FieldPath, dict[str, Any], Report], None]
+_READERS: dict[str, _Reader] = {
+    "model": _model,
+    "reasoning_effort": _effort,
+    "max_iterations": _iterations,
+    "type": _type,
+    "config": _config,
+    "connection": _connection,
+    "auth": _connection,
+}

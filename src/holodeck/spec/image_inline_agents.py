@@ -1,0 +1,134 @@
+"""Sub-agents defined inline in config.yaml (`tools.<name>: {type: agent, ...}`), the form
+Omnigent's single-file agents use: a description, a `prompt`, an `executor` (its model),
+and `tools` of its own (inline `mcp` or `agent` entries)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from holodeck.spec.agent_spec import AgentSpec, Tool
+from holodeck.spec.diagnostics import Severity
+from holodeck.spec.image_executor import ExecutorModel, read_executor
+from holodeck.spec.image_inline_tools import AGENT_REFUSED, InlineTool, split_tools
+from holodeck.spec.image_prepare import reporter
+from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.python_tools import is_valid_tool_name
+
+if TYPE_CHECKING:
+    from holodeck.spec.image_loader import _Image
+
+AGENT_KEYS = frozenset({"type", "description", "prompt", "instructions", "executor", "tools"})
+
+
+def build_inline_agent(
+    image: _Image, entry: InlineTool, inherited: ModelSettings | None, register: bool
+) -> AgentSpec | None:
+    data, path = entry.data, entry.path
+    before = _errors(image)
+    if not is_valid_tool_name(entry.name):
+        image.error(
+            path,
+            f"tool name `{entry.name}` is not valid for model providers",
+            "use letters, digits, `_` or `-` (at most 64 characters)",
+        )
+    for key in data:
+        if key in AGENT_REFUSED:
+            image.error(
+                (*path, key), f"`{key}` of an inline agent is not supported", AGENT_REFUSED[key]
+            )
+        elif key not in AGENT_KEYS:
+            image.error(
+                (*path, key),
+                f"`{key}` is not a setting of an inline agent",
+                "an inline agent takes description, prompt, executor and tools",
+            )
+    if data.get("prompt") is not None and data.get("instructions") is not None:
+        image.error(
+            (*path, "prompt"),
+            "`prompt` and `instructions` both give the instructions",
+            "`prompt` is the older name of `instructions`: keep one of them",
+        )
+    key = "instructions" if data.get("instructions") is not None else "prompt"
+    text = data.get(key)
+    if text is not None and not isinstance(text, str):
+        image.error((*path, key), f"`{key}` must be text", None)
+        text = None
+    instructions, instructions_file = (
+        image.instructions_from(text, (*path, key)) if text is not None else (None, None)
+    )
+    description = data.get("description")
+    executor = read_executor(data.get("executor"), reporter(image.doc, image.ctx.collector), path)
+    model = _model(image, entry, executor, inherited)
+    tools, subagents = _tools(image, entry, model)
+    if _errors(image) > before:
+        return None
+    if register:
+        image._name(entry.name, image.doc.diagnostic(path, ""))
+    return AgentSpec(
+        format="image",
+        root=image.root,
+        source=image.doc.file or image.root / "config.yaml",
+        name=entry.name,
+        description=str(description) if description is not None else None,
+        model=model,
+        instructions=instructions,
+        instructions_file=instructions_file,
+        tools=tuple(tools),
+        subagents=subagents,
+    )
+
+
+def _errors(image: _Image) -> int:
+    return sum(d.severity is Severity.ERROR for d in image.ctx.collector.diagnostics)
+
+
+def _model(
+    image: _Image,
+    entry: InlineTool,
+    executor: ExecutorModel | None,
+    inherited: ModelSettings | None,
+) -> ModelSettings | None:
+    if executor is None:
+        return inherited
+    if executor.model is None:
+        if inherited is None:
+            return None
+        update = (
+            {"reasoning_effort": executor.reasoning_effort} if executor.reasoning_effort else {}
+        )
+        return inherited.model_copy(update=update)
+    return image.model_settings(
+        executor.model,
+        (*entry.path, "executor", "model"),
+        executor,
+        reasoning_effort=executor.reasoning_effort,
+    )
+
+
+def _tools(
+    image: _Image, entry: InlineTool, model: ModelSettings | None
+) -> tuple[list[Tool], dict[str, AgentSpec]]:
+    raw = entry.data.get("tools") or {}
+    block, inline, unknown = split_tools(raw, (*entry.path, "tools"))
+    for where in [*unknown, *((*entry.path, "tools", k) for k in (block or {}))]:
+        image.error(
+            where,
+            "an inline agent's tools are inline `type: mcp` or `type: agent` entries",
+            "e.g. `tools: {files: {type: mcp, command: npx, args: [...]}}`",
+        )
+    tools: list[Tool] = []
+    subagents: dict[str, AgentSpec] = {}
+    names: set[str] = set()
+    for sub in inline:
+        if sub.name in names:
+            image.error(sub.path, f"duplicate tool name `{sub.name}`", None)
+            continue
+        names.add(sub.name)
+        if sub.kind == "mcp":
+            mcp = image.inline_mcp(sub, register=False)
+            tools.extend([mcp] if mcp is not None else [])
+        else:
+            agent = image.inline_agent(sub, model, register=False)
+            if agent is not None:
+                subagents[sub.name] = agent
+    return tools, subagents

@@ -1,0 +1,69 @@
+"""Before config.yaml is validated, take out the Omnigent forms the schema does not hold:
+the `executor:` block, inline tools, and builtins only an Omnigent server provides.
+Each is either read into something that works here or reported with what to write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from holodeck.spec.diagnostics import Collector, FieldPath
+from holodeck.spec.image_executor import ExecutorModel, Report, read_executor
+from holodeck.spec.image_inline_tools import InlineTool, split_tools
+from holodeck.spec.server_builtins import server_only
+from holodeck.spec.yaml_source import YamlDocument
+
+
+@dataclass
+class Prepared:
+    data: Any
+    executor: ExecutorModel | None = None
+    inline: list[InlineTool] = field(default_factory=list)
+
+
+def reporter(doc: YamlDocument, collector: Collector) -> Report:
+    def report(path: FieldPath, message: str, hint: str | None) -> None:
+        collector.add(doc.diagnostic(path, message, hint=hint))
+
+    return report
+
+
+def prepare(data: Any, doc: YamlDocument, collector: Collector) -> Prepared:
+    if not isinstance(data, dict):
+        return Prepared(data)
+    report = reporter(doc, collector)
+    data = dict(data)  # the document's own data stays as it was read
+    executor = read_executor(data.pop("executor", None), report)
+    if data.get("prompt") is not None and data.get("instructions") is not None:
+        report(
+            ("prompt",),
+            "`prompt` and `instructions` both give the agent's instructions",
+            "`prompt` is the older name of `instructions`: keep one of them",
+        )
+    if "tools" not in data:
+        return Prepared(data, executor)
+    block, inline, unknown = split_tools(data["tools"])
+    for path in unknown:
+        kind = data["tools"][path[-1]].get("type")
+        report(
+            path,
+            f"inline tools of type `{kind}` are not supported in config.yaml",
+            "inline tools are `type: mcp` or `type: agent`; put Python functions in "
+            "tools/python/ and TypeScript ones in tools/typescript/",
+        )
+    if isinstance(block, dict) and isinstance(block.get("builtins"), list):
+        block["builtins"] = _without_server_builtins(block["builtins"], report)
+    data["tools"] = block
+    return Prepared(data, executor, inline)
+
+
+def _without_server_builtins(entries: list[Any], report: Report) -> list[Any]:
+    kept: list[Any] = []
+    for index, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, dict) else entry
+        refusal = server_only(name) if isinstance(name, str) else None
+        if refusal is None:
+            kept.append(entry)
+        else:
+            report(("tools", "builtins", index), *refusal)
+    return kept
