@@ -42,6 +42,8 @@ RAG_METRICS = (
 )
 METRIC_ALIASES = {"f1": "f1_score", "rouge_l": "rougeL", "rouge_1": "rouge1", "rouge_2": "rouge2"}
 STANDARD_METRICS = AI_METRICS + NLP_METRICS
+# scores are 0 or 1: without a threshold they pass only on 1
+CHECKS = ("exact_match", "equality", "contains", "regex", "numeric")
 # Names earlier releases offered that cannot work here, with what to write instead.
 REFUSED_METRICS = {
     "meteor": "METEOR needs the WordNet corpus, which is not available offline; "
@@ -117,6 +119,15 @@ class StandardMetric(_MetricBase):
     timeout_ms: Annotated[int, Field(gt=0)] | None = None
     custom_prompt: NonEmpty | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _checks_pass_or_fail(cls, data: Any) -> Any:
+        """A 0-or-1 check passes only on 1 unless it has a threshold, as in earlier
+        releases (where `equality` and `numeric` failed a case without one)."""
+        if isinstance(data, dict) and "threshold" not in data and data.get("metric") in CHECKS:
+            return {**data, "threshold": 1.0}
+        return data
+
     @field_validator("metric")
     @classmethod
     def _known(cls, value: str) -> str:
@@ -154,9 +165,28 @@ class StandardMetric(_MetricBase):
                 "levels; write `scale: 5` to get scores 0-1 (the judgement divided by 5), or "
                 "leave it out to get 1-5"
             )
+        self._threshold_fits_scale()
         if self.tolerance is not None and self.absolute_tolerance is not None:
             raise ValueError("give `tolerance` or `absolute_tolerance` (the same thing), not both")
         return self
+
+    def _threshold_fits_scale(self) -> None:
+        """Earlier releases scored the AI metrics 0-1; here they score 1-5 unless `scale: 5`.
+        A threshold on the other scale would pass or fail everything, so it is refused."""
+        if self.metric not in AI_METRICS or self.threshold is None:
+            return
+        if self.scale is None and self.threshold < 1:
+            raise ValueError(
+                f"threshold {self.threshold:g} is below the 1-5 scale of `{self.metric}`, so "
+                "every answer would pass: write a threshold from 1 to 5 (e.g. 4), or add "
+                "`scale: 5` to score 0-1 as earlier HoloDeck releases did"
+            )
+        if self.scale is not None and self.threshold > 1:
+            raise ValueError(
+                f"threshold {self.threshold:g} is above 1, but `scale: 5` scores "
+                f"`{self.metric}` 0-1: write a threshold from 0 to 1 (e.g. 0.8), or remove "
+                "`scale` to score 1-5"
+            )
 
 
 def standard_name(value: str) -> str:
