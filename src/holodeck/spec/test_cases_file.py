@@ -29,7 +29,7 @@ from holodeck.spec.load_context import LoadContext
 from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_source import parse_yaml, read_yaml
+from holodeck.spec.yaml_source import parse_yaml
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "TestCasesFile", "load_test_cases_file"]
 
@@ -64,15 +64,18 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
 
     Problems go to `ctx.collector`; a file that cannot be read at all raises `SpecError`."""
     suffix = path.suffix.lower()
+    text = _text(path)
     if suffix in (".yaml", ".yml"):
-        doc = _rekeyed(read_yaml(path))
+        doc = _rekeyed(parse_yaml(text, path))
     elif suffix == ".json":
-        doc = _json(path)
+        doc = _json(text, path)
     elif suffix == ".jsonl":
-        doc = _jsonl(path)
+        doc = _jsonl(text, path)
     else:
-        doc = _csv(path)
-    parsed = validate(TestCasesFile, ctx.expand(doc), doc, ctx.collector)
+        doc = _csv(text, path)
+    # walking 10,000 cases for `${` costs more than parsing them: skip it when there is none
+    data = ctx.expand(doc) if "${" in text else doc.data
+    parsed = validate(TestCasesFile, data, doc, ctx.collector)
     return (list(parsed.test_cases) if parsed else []), doc
 
 
@@ -95,8 +98,7 @@ def _rekeyed(doc: YamlDocument) -> YamlDocument:
     return YamlDocument({KEY: doc.data}, doc.file, positions)
 
 
-def _json(path: Path) -> YamlDocument:
-    text = _text(path)
+def _json(text: str, path: Path) -> YamlDocument:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -111,11 +113,11 @@ def _json(path: Path) -> YamlDocument:
     return _rekeyed(YamlDocument(data, path, doc.positions))
 
 
-def _jsonl(path: Path) -> YamlDocument:
+def _jsonl(text: str, path: Path) -> YamlDocument:
     cases: list[Any] = []
     positions: dict[tuple[str | int, ...], Position] = {}
     problems: list[Diagnostic] = []
-    for number, line in enumerate(_text(path).splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -138,8 +140,8 @@ def _jsonl(path: Path) -> YamlDocument:
     return YamlDocument({KEY: cases}, path, positions)
 
 
-def _csv(path: Path) -> YamlDocument:
-    reader = csv.reader(_text(path).splitlines(keepends=True))
+def _csv(text: str, path: Path) -> YamlDocument:
+    reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
     if header is None:
         return YamlDocument({KEY: []}, path)
@@ -160,15 +162,19 @@ def _csv(path: Path) -> YamlDocument:
         )
     if problems:
         raise SpecError(problems)
+    kinds = [CSV_COLUMNS[column] for column in columns]
     cases: list[dict[str, Any]] = []
     positions: dict[tuple[str | int, ...], Position] = {}
     line = reader.line_num + 1
     for row in reader:
         if any(cell.strip() for cell in row):
             case: dict[str, Any] = {}
-            for column, cell in zip(columns, row, strict=False):
-                if cell.strip():
-                    case[column] = _cell(cell, CSV_COLUMNS[column], column, path, line)
+            for column, kind, cell in zip(columns, kinds, row, strict=False):
+                if kind == "text":
+                    if cell and not cell.isspace():
+                        case[column] = cell
+                elif cell.strip():
+                    case[column] = _cell(cell, kind, column, path, line)
             positions[(KEY, len(cases))] = Position(line, 1)
             cases.append(case)
         line = reader.line_num + 1  # a quoted cell may span lines
@@ -176,8 +182,6 @@ def _csv(path: Path) -> YamlDocument:
 
 
 def _cell(cell: str, kind: str, column: str, path: Path, line: int) -> Any:
-    if kind == "text":
-        return cell
     stripped = cell.strip()
     if kind == "list" and not stripped.startswith("["):
         items = [item.strip() for item in stripped.split(";") if item.strip()]
