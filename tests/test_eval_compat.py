@@ -378,3 +378,44 @@ def test_env_references_in_a_cases_file_are_expanded(
         )
     )
     assert spec.test_cases[0].input == "Weather in Lyon?"
+
+
+def test_an_earlier_releases_evaluations_block_loads_as_written(write: Write) -> None:
+    body = """\
+evaluations:
+  model: {provider: test, temperature: 0.0}
+  metrics:
+    - {type: rag, metric_type: faithfulness, threshold: 0.8, include_reason: true}
+    - {type: rag, metric_type: answer_relevancy, threshold: 0.75}
+    - type: geval
+      name: Helpfulness
+      criteria: Does the answer help?
+      evaluation_steps: [Is the question answered?]
+      evaluation_params: [input, actual_output]
+      threshold: 0.8
+    - {type: standard, metric: f1_score, threshold: 0.7}
+    - {metric: relevance, scale: 5, threshold: 0.75, enabled: true}
+    - rouge
+test_cases:
+  - name: Weather - Paris
+    input: Weather in Paris?
+    ground_truth: Sunny in Paris
+    expected_tools: [get_weather]
+    evaluations: [bleu, {type: standard, metric: equality, strip_whitespace: true}]
+"""
+    spec = load_agent(agent(write, body))
+    assert spec.evaluations is not None and len(spec.evaluations.metrics) == 6
+    (case,) = spec.test_cases
+    assert case.evaluations is not None
+    assert [getattr(m, "metric", None) for m in case.evaluations] == ["bleu", "equality"]
+
+
+def test_holodeck_test_runs_the_cases_of_the_file(
+    write: Write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = agent(write, "test_cases_file: cases.csv\n", **{"cases.csv": CSV})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["test", str(root), "--model", "test", "-o", "r.json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(Path("r.json").read_text())
+    assert [c["name"] for c in report["cases"]] == ["paris", "rome"]
