@@ -419,3 +419,12 @@ def test_holodeck_test_runs_the_cases_of_the_file(
     assert result.exit_code == 0, result.output
     report = json.loads(Path("r.json").read_text())
     assert [c["name"] for c in report["cases"]] == ["paris", "rome"]
+
+
+def test_a_cases_file_that_is_not_a_list_is_refused_and_an_empty_one_has_no_cases(
+    write: Write,
+) -> None:
+    message = refused(agent(write, "test_cases_file: c.yaml\n", **{"c.yaml": "just text\n"}))
+    assert "c.yaml:1" in message and "a test cases file holds a list of test cases" in message
+    spec = load_agent(agent(write, "test_cases_file: c.yaml\n", **{"c.yaml": "# none yet\n"}))
+    assert spec.test_cases == ()

@@ -73,6 +73,18 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
         doc = _jsonl(text, path)
     else:
         doc = _csv(text, path)
+    if not isinstance(doc.data, dict | list):
+        if doc.data is None:  # an empty file: no cases
+            return [], doc
+        raise SpecError(
+            [
+                doc.diagnostic(
+                    (),
+                    "a test cases file holds a list of test cases",
+                    hint="write `- input: ...` items, or `test_cases: [...]`",
+                )
+            ]
+        )
     # walking 10,000 cases for `${` costs more than parsing them: skip it when there is none
     data = ctx.expand(doc) if "${" in text else doc.data
     parsed = validate(TestCasesFile, data, doc, ctx.collector)
