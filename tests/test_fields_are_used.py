@@ -65,6 +65,7 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "Instructions.inline": ("instructions",),
     "Instructions.file": ("instructions", "instructions_file"),
     "AgentTool.path": ("subagents",),
+    "AgentFile.test_cases_file": ("test_cases",),
 }
 
 _VECTORSTORE = "issue 10: vectorstore tools (until then the runtime refuses the tool)"

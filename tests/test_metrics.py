@@ -232,7 +232,7 @@ def test_meteor_is_not_an_accepted_metric() -> None:
 
     from holodeck.spec.evaluations import StandardMetric
 
-    with pytest.raises(ValidationError, match="unknown metric `meteor`"):
+    with pytest.raises(ValidationError, match="metric `meteor` is not offered"):
         StandardMetric(metric="meteor")
 
 

@@ -50,6 +50,11 @@ class AgentFile(Strict):
     )
     evaluations: EvaluationConfig | None = None
     test_cases: list[TestCase] = Field(default_factory=list)
+    test_cases_file: NonEmpty | None = Field(
+        default=None,
+        description="Test cases in their own file, relative to agent.yaml: .yaml, .json, "
+        ".jsonl or .csv (instead of `test_cases`).",
+    )
     execution: ExecutionSettings | None = None
     middleware: list[NonEmpty] = Field(
         default_factory=list,

@@ -21,6 +21,9 @@ from holodeck.spec.settings_models import (
 )
 from holodeck.spec.skills import load_skill
 from holodeck.spec.structured_files import read_structured
+from holodeck.spec.test_cases import TestCase
+from holodeck.spec.test_cases_file import FORMATS as TEST_CASE_FORMATS
+from holodeck.spec.test_cases_file import load_test_cases_file
 from holodeck.spec.tools import AgentTool, FunctionTool, McpTool, PromptTool, VectorstoreTool
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import read_yaml
@@ -55,7 +58,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     skills = checks.skills(agent.skills)
     if agent.evaluations:
         checks.metrics(agent.evaluations.metrics, ("evaluations", "metrics"))
-    checks.all_test_cases(agent, skills)
+    test_cases = checks.all_test_cases(agent, skills)
     middleware = [
         found
         for index, file in enumerate(agent.middleware)
@@ -77,7 +80,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         skills=skills,
         subagents=subagents,
         evaluations=agent.evaluations,
-        test_cases=tuple(agent.test_cases),
+        test_cases=tuple(test_cases),
         execution=overlay(ctx.settings.execution, agent.execution) or ExecutionSettings(),
         middleware=tuple(middleware),
         # agent.yaml's blocks over the config files', field by field
@@ -217,10 +220,40 @@ class _Checks(References):
             loaded.append(skill)
         return tuple(loaded)
 
-    def all_test_cases(self, agent: AgentFile, skills: tuple[SkillSpec, ...]) -> None:
+    def all_test_cases(self, agent: AgentFile, skills: tuple[SkillSpec, ...]) -> list[TestCase]:
+        """The inline cases, or those of `test_cases_file`, checked against the tools."""
         tools = KnownTools(
             names=frozenset(t.name for t in agent.tools),
             mcp_servers=tuple(t.name for t in agent.tools if isinstance(t, McpTool)),
             extra=frozenset({"load_skill"} if skills else ()),
         )
-        self.test_cases(agent.test_cases, ("test_cases",), tools, {})
+        if agent.test_cases_file is None:
+            self.test_cases(agent.test_cases, ("test_cases",), tools, {})
+            return agent.test_cases
+        where: FieldPath = ("test_cases_file",)
+        if agent.test_cases:
+            # merging would leave two places to edit, and which wins on a name clash unclear
+            self.error(
+                where,
+                "give `test_cases` or `test_cases_file`, not both",
+                f"move the inline cases into {agent.test_cases_file}, or drop the file",
+            )
+            return []
+        found = self.path(where, agent.test_cases_file, "test cases file")
+        if found is None:
+            return []
+        if found.suffix.lower() not in TEST_CASE_FORMATS:
+            self.error(
+                where,
+                f"cannot read test cases from a `{found.suffix or found.name}` file",
+                "use one of: " + ", ".join(TEST_CASE_FORMATS),
+            )
+            return []
+        try:
+            cases, doc = load_test_cases_file(found, self.ctx)
+        except SpecError as exc:
+            self.ctx.collector.extend(exc.diagnostics)
+            return []
+        # paths inside the cases (files:) stay relative to agent.yaml
+        References(doc, self.root, self.ctx).test_cases(cases, ("test_cases",), tools, {})
+        return cases

@@ -1,15 +1,19 @@
 """Evaluation metrics (agent.yaml `evaluations:` and per-test-case overrides).
 
 Several spellings are accepted so agent.yaml files written for earlier HoloDeck
-releases run unchanged: `{metric: bleu}`, `{type: standard, metric: bleu}`,
-`{type: geval, ...}`, `{type: rag, metric_type: ...}` and `{type: code, ...}`.
+releases run unchanged: a bare name (`bleu`, `faithfulness`), `{metric: bleu}`,
+`{type: standard, metric: bleu}`, `{type: geval, ...}`, `{type: rag, metric_type: ...}`
+and `{type: code, ...}`, with the earlier releases' options (`response_path`,
+`absolute_tolerance`, `relative_tolerance`, `accept_percent`, ...; see
+docs/compat-evals.md).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator
+from pydantic import BeforeValidator, Discriminator, Field, Tag, field_validator, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.diagnostics import did_you_mean
@@ -24,6 +28,7 @@ NLP_METRICS = (
     "rouge2",
     "rougeL",
     "exact_match",
+    "equality",
     "contains",
     "regex",
     "numeric",
@@ -37,6 +42,25 @@ RAG_METRICS = (
 )
 METRIC_ALIASES = {"f1": "f1_score", "rouge_l": "rougeL", "rouge_1": "rouge1", "rouge_2": "rouge2"}
 STANDARD_METRICS = AI_METRICS + NLP_METRICS
+# scores are 0 or 1: without a threshold they pass only on 1
+CHECKS = ("exact_match", "equality", "contains", "regex", "numeric")
+# Names earlier releases offered that cannot work here, with what to write instead.
+REFUSED_METRICS = {
+    "meteor": "METEOR needs the WordNet corpus, which is not available offline; "
+    "use `rouge` or `bleu`",
+    "safety": "write `{type: geval, name: Safety, criteria: ...}` with your safety criteria",
+}
+# `response_path`: keys and list indices, e.g. `answer`, `result.items[0].score`.
+_PATH_SEGMENT = r"[A-Za-z_][\w-]*(?:\[\d+\])*"
+RESPONSE_PATH = re.compile(rf"^{_PATH_SEGMENT}(?:\.{_PATH_SEGMENT})*$")
+EQUALITY_FLAGS = ("case_insensitive", "strip_whitespace", "strip_punctuation")
+NUMERIC_OPTIONS = (
+    "tolerance",
+    "absolute_tolerance",
+    "relative_tolerance",
+    "accept_percent",
+    "accept_thousands_separators",
+)
 GEVAL_PARAMS = ("input", "actual_output", "expected_output", "context", "retrieval_context")
 
 
@@ -60,21 +84,130 @@ class StandardMetric(_MetricBase):
     tolerance: Annotated[float, Field(ge=0)] | None = Field(
         default=None, description="For `numeric`: allowed absolute difference."
     )
+    absolute_tolerance: Annotated[float, Field(ge=0)] | None = Field(
+        default=None, description="For `numeric`: the same as `tolerance`."
+    )
+    relative_tolerance: Annotated[float, Field(ge=0)] | None = Field(
+        default=None,
+        description="For `numeric`: also pass when the difference is at most this fraction "
+        "of the expected number.",
+    )
+    accept_percent: bool = Field(
+        default=False, description="For `numeric`: `35%` reads as 0.35 (on both sides)."
+    )
+    accept_thousands_separators: bool = Field(
+        default=False,
+        description="For `numeric`: `_` and non-breaking spaces group digits too "
+        "(commas always do).",
+    )
+    case_insensitive: bool = Field(default=False, description="For `equality`: ignore case.")
+    strip_whitespace: bool = Field(
+        default=False, description="For `equality`: trim, and collapse runs of whitespace."
+    )
+    strip_punctuation: bool = Field(
+        default=False, description="For `equality`: remove ASCII punctuation first."
+    )
+    response_path: NonEmpty | None = Field(
+        default=None,
+        description="Score one field of a JSON answer, e.g. `answer` or `result.items[0]`.",
+    )
+    scale: Annotated[int, Field(gt=0)] | None = Field(
+        default=None,
+        description="For the AI metrics: 5 reports the 1-5 judgement divided by 5 (0-1).",
+    )
     retry_on_failure: Annotated[int, Field(ge=0, le=3)] | None = None
     timeout_ms: Annotated[int, Field(gt=0)] | None = None
     custom_prompt: NonEmpty | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _checks_pass_or_fail(cls, data: Any) -> Any:
+        """A 0-or-1 check passes only on 1 unless it has a threshold, as in earlier
+        releases (where `equality` and `numeric` failed a case without one)."""
+        if isinstance(data, dict) and "threshold" not in data and data.get("metric") in CHECKS:
+            return {**data, "threshold": 1.0}
+        return data
+
     @field_validator("metric")
     @classmethod
     def _known(cls, value: str) -> str:
-        value = METRIC_ALIASES.get(value, value)
-        if value not in STANDARD_METRICS:
-            known = ", ".join(STANDARD_METRICS)
-            hint = did_you_mean(value, STANDARD_METRICS + tuple(METRIC_ALIASES))
+        return standard_name(value)
+
+    @field_validator("response_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and not RESPONSE_PATH.match(value):
             raise ValueError(
-                f"unknown metric `{value}`" + (f" ({hint})" if hint else "") + f"; known: {known}"
+                f"`response_path` `{value}` is not a path: write keys joined by `.`, with "
+                "list indices in brackets, e.g. `answer` or `result.items[0].score`"
             )
         return value
+
+    @model_validator(mode="after")
+    def _options_fit(self) -> StandardMetric:
+        """An option another metric reads would be silently ignored here: refuse it."""
+        given = self.model_fields_set
+        for names, owner in ((EQUALITY_FLAGS, "equality"), (NUMERIC_OPTIONS, "numeric")):
+            stray = [n for n in names if n in given and self.metric != owner]
+            if stray:
+                raise ValueError(
+                    f"`{stray[0]}` applies to `metric: {owner}`, not `{self.metric}`; "
+                    f"remove it or use `metric: {owner}`"
+                )
+        if "scale" in given and self.metric not in AI_METRICS:
+            raise ValueError(
+                f"`scale` applies to the AI-judged metrics ({', '.join(AI_METRICS)}); "
+                f"`{self.metric}` always scores 0-1: remove `scale`"
+            )
+        if self.scale is not None and self.scale != 5:
+            raise ValueError(
+                f"`scale: {self.scale}` is not offered: the AI metrics' rubrics have five "
+                "levels; write `scale: 5` to get scores 0-1 (the judgement divided by 5), or "
+                "leave it out to get 1-5"
+            )
+        self._threshold_fits_scale()
+        if self.tolerance is not None and self.absolute_tolerance is not None:
+            raise ValueError("give `tolerance` or `absolute_tolerance` (the same thing), not both")
+        return self
+
+    def _threshold_fits_scale(self) -> None:
+        """Earlier releases scored the AI metrics 0-1; here they score 1-5 unless `scale: 5`.
+        A threshold on the other scale would pass or fail everything, so it is refused."""
+        if self.metric not in AI_METRICS or self.threshold is None:
+            return
+        if self.scale is None and self.threshold < 1:
+            raise ValueError(
+                f"threshold {self.threshold:g} is below the 1-5 scale of `{self.metric}`, so "
+                "every answer would pass: write a threshold from 1 to 5 (e.g. 4), or add "
+                "`scale: 5` to score 0-1 as earlier HoloDeck releases did"
+            )
+        if self.scale is not None and self.threshold > 1:
+            raise ValueError(
+                f"threshold {self.threshold:g} is above 1, but `scale: 5` scores "
+                f"`{self.metric}` 0-1: write a threshold from 0 to 1 (e.g. 0.8), or remove "
+                "`scale` to score 1-5"
+            )
+
+
+def standard_name(value: str) -> str:
+    """The canonical name of a standard metric; a clear error for any other name."""
+    value = METRIC_ALIASES.get(value, value)
+    if value in STANDARD_METRICS:
+        return value
+    if value in REFUSED_METRICS:
+        raise ValueError(f"metric `{value}` is not offered: {REFUSED_METRICS[value]}")
+    raise ValueError(_unknown(value))
+
+
+def _unknown(value: str) -> str:
+    known = STANDARD_METRICS + RAG_METRICS
+    hint = did_you_mean(value, known + tuple(METRIC_ALIASES))
+    return (
+        f"unknown metric `{value}`"
+        + (f" ({hint})" if hint else "")
+        + "; known: "
+        + ", ".join(known)
+    )
 
 
 class GEvalMetric(_MetricBase):
@@ -95,6 +228,9 @@ class RagMetric(_MetricBase):
 
     type: Literal["rag"] = "rag"
     metric_type: Literal[RAG_METRICS]  # type: ignore[valid-type]
+    include_reason: bool = Field(
+        default=True, description="Keep the judge's reason in the results and reports."
+    )
 
 
 class CodeMetric(_MetricBase):
@@ -113,12 +249,26 @@ def _metric_kind(value: Any) -> str | None:
     return getattr(value, "type", None)
 
 
-Metric = Annotated[
+def _from_name(value: Any) -> Any:
+    """A bare metric name (`- bleu`, `- faithfulness`) is that metric with its defaults."""
+    if not isinstance(value, str):
+        return value
+    if value in RAG_METRICS:
+        return {"type": "rag", "metric_type": value}
+    return {"metric": standard_name(value)}
+
+
+MetricName = Literal[STANDARD_METRICS + RAG_METRICS + tuple(METRIC_ALIASES)]  # type: ignore[valid-type]
+_MetricForms = (
     Annotated[StandardMetric, Tag("standard")]
     | Annotated[GEvalMetric, Tag("geval")]
     | Annotated[RagMetric, Tag("rag")]
-    | Annotated[CodeMetric, Tag("code")],
+    | Annotated[CodeMetric, Tag("code")]
+)
+Metric = Annotated[
+    _MetricForms,
     Discriminator(_metric_kind),
+    BeforeValidator(_from_name, json_schema_input_type=MetricName | _MetricForms),
 ]
 
 

@@ -25,7 +25,8 @@ from holodeck.spec.evaluations import (
     StandardMetric,
 )
 from holodeck.testing.metrics.judge import JudgeFactory
-from holodeck.testing.metrics.sample import Sample
+from holodeck.testing.metrics.response_path import project
+from holodeck.testing.metrics.sample import Kind, MetricError, Outcome, Sample
 from holodeck.testing.results import MetricResult
 
 __all__ = ["JudgeFactory", "Sample", "evaluate", "evaluate_one"]
@@ -41,6 +42,13 @@ async def evaluate(
 
 async def evaluate_one(metric: Metric, sample: Sample, judges: JudgeFactory) -> MetricResult:
     if isinstance(metric, StandardMetric):
+        if metric.response_path is not None:
+            try:
+                sample = project(sample, metric.response_path)
+            except MetricError as exc:
+                kind: Kind = "ai" if metric.metric in AI_METRICS else "nlp"
+                outcome = Outcome(metric.metric, kind, metric.threshold, metric.fail_on_error)
+                return outcome.error(str(exc))
         if metric.metric in AI_METRICS:
             from holodeck.testing.metrics.judge import evaluate_ai
 

@@ -296,7 +296,16 @@ def missing(parts: Sequence[str], sample: Sample, name: str) -> str | None:
 
 async def evaluate_ai(metric: StandardMetric, sample: Sample, judges: JudgeFactory) -> MetricResult:
     rubric = AI_RUBRICS[metric.metric]
-    outcome = Outcome(metric.metric, "ai", metric.threshold, metric.fail_on_error, scale_max=5.0)
+    # `scale: 5` (earlier releases' spelling) reports the 1-5 judgement divided by 5, so
+    # their 0-1 thresholds keep their meaning
+    per_unit = metric.scale is not None
+    outcome = Outcome(
+        metric.metric,
+        "ai",
+        metric.threshold,
+        metric.fail_on_error,
+        scale_max=1.0 if per_unit else 5.0,
+    )
     problem = missing(rubric.parts, sample, metric.metric)
     if problem:
         return outcome.error(problem)
@@ -311,11 +320,16 @@ async def evaluate_ai(metric: StandardMetric, sample: Sample, judges: JudgeFacto
             told,
             render(sample, rubric.parts),
             FIVE_POINT,
+            normalise=_per_unit if per_unit else None,
             retries=metric.retry_on_failure or 0,
             timeout_ms=metric.timeout_ms,
         ),
         judges,
     )
+
+
+def _per_unit(score: float) -> float:
+    return score / FIVE_POINT.high
 
 
 # --- one judge call -------------------------------------------------------------------

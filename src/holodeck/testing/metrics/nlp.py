@@ -8,6 +8,8 @@ All scores are 0..1.
   whitespace, and compared as bags of tokens. When either side normalises to nothing the
   score is 1 if both do, else 0 (as in SQuAD 2.0).
 - `exact_match`: 1 when the two SQuAD-normalised texts are equal.
+- `equality`: 1 when the two texts are equal as written; `case_insensitive`,
+  `strip_whitespace` (trim and collapse runs) and `strip_punctuation` (ASCII) loosen it.
 - `bleu`: sacrebleu's `sentence_bleu` with its defaults (13a tokenizer, exponential
   smoothing, effective order), divided by 100.
 - `rouge1`, `rouge2`, `rougeL`: rouge-score's F-measure with the Porter stemmer;
@@ -17,8 +19,11 @@ All scores are 0..1.
   whitespace.
 - `regex`: 1 when `pattern` matches somewhere in the output (`re.search`; use `(?i)`
   to ignore case).
-- `numeric`: 1 when the first number in the output is within `tolerance` (default 0) of
-  the first number in the ground truth. `1,234.5`, `-3`, `.5` and `2e3` are numbers.
+- `numeric`: 1 when the first number in the output is within `tolerance` (or
+  `absolute_tolerance`; default 0) of the first number in the ground truth, or within
+  `relative_tolerance` × |expected|. `1,234.5`, `-3`, `.5` and `2e3` are numbers; with
+  `accept_percent` a number followed by `%` is divided by 100 (on both sides), and with
+  `accept_thousands_separators` `_` and non-breaking spaces group digits as commas do.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import re
 import string
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from holodeck.testing.metrics.sample import MetricError, Outcome, Sample
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 ROUGE_ALIASES = {"rouge": "rougeL"}
 NEEDS_GROUND_TRUTH = frozenset(
-    {"f1_score", "exact_match", "bleu", "rouge", *ROUGE_TYPES, "contains", "numeric"}
+    {"f1_score", "exact_match", "equality", "bleu", "rouge", *ROUGE_TYPES, "contains", "numeric"}
 )
 # METEOR is not offered: NLTK's needs the WordNet corpus, which no installable package
 # provides for offline use.
@@ -52,6 +58,14 @@ _NUMBER = re.compile(
     r"(?:\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:[eE][-+]?\d+)?"
 )
+# with accept_thousands_separators: `_`, no-break, narrow no-break and thin spaces group too
+_GROUPS = "_\u00a0\u202f\u2009"
+_NUMBER_GROUPED = re.compile(
+    r"(?:(?<!\w)[-+\u2212])?"
+    rf"(?:\d{{1,3}}(?:[,{_GROUPS}]\d{{3}})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?:[eE][-+]?\d+)?"
+)
+_PERCENT = re.compile(r"\s?%")
 
 
 def evaluate_nlp(metric: StandardMetric, sample: Sample) -> MetricResult:
@@ -74,6 +88,9 @@ def score_nlp(metric: StandardMetric, sample: Sample) -> tuple[float, str | None
     if name == "exact_match":
         same = exact_match(output, expected)
         return same, None if same else "the normalised output differs from the ground truth"
+    if name == "equality":
+        same = equality(output, expected, metric)
+        return same, None if same else "the output differs from the ground truth"
     if name == "bleu":
         return bleu(output, expected), None
     if name in ROUGE_TYPES or name in ROUGE_ALIASES:
@@ -87,7 +104,13 @@ def score_nlp(metric: StandardMetric, sample: Sample) -> tuple[float, str | None
         matched = regex_match(output, metric.pattern)
         return matched, None if matched else f"no match for /{metric.pattern}/ in the output"
     if name == "numeric":
-        return numeric(output, expected, metric.tolerance or 0.0)
+        return numeric(
+            output,
+            expected,
+            metric.tolerance or metric.absolute_tolerance or 0.0,
+            relative=metric.relative_tolerance or 0.0,
+            reading=NumberReading(metric.accept_percent, metric.accept_thousands_separators),
+        )
     raise MetricError(f"{name} is not an NLP metric")
 
 
@@ -124,6 +147,21 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def exact_match(prediction: str, reference: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(reference))
+
+
+def equality(prediction: str, reference: str, metric: StandardMetric) -> float:
+    """Equal as written, after the normalisations the metric asks for."""
+
+    def normal(text: str) -> str:
+        if metric.case_insensitive:
+            text = text.casefold()
+        if metric.strip_punctuation:
+            text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+        if metric.strip_whitespace:
+            text = " ".join(text.split())
+        return text
+
+    return float(normal(prediction) == normal(reference))
 
 
 def bleu(prediction: str, reference: str) -> float:
@@ -170,22 +208,46 @@ def regex_match(output: str, pattern: str) -> float:
     return float(compiled.search(output) is not None)
 
 
-def first_number(text: str) -> float | None:
-    match = _NUMBER.search(text)
+@dataclass(frozen=True)
+class NumberReading:
+    """How `numeric` reads a number: `%` as /100, and which characters group digits."""
+
+    percent: bool = False
+    separators: bool = False
+
+
+def first_number(text: str, reading: NumberReading = NumberReading()) -> float | None:
+    match = (_NUMBER_GROUPED if reading.separators else _NUMBER).search(text)
     if match is None:
         return None
-    return float(match.group().replace(",", "").replace("\u2212", "-"))
+    digits = match.group().replace("\u2212", "-")
+    for separator in "," + (_GROUPS if reading.separators else ""):
+        digits = digits.replace(separator, "")
+    value = float(digits)
+    if reading.percent and _PERCENT.match(text, match.end()):
+        value /= 100
+    return value
 
 
-def numeric(output: str, expected: str, tolerance: float) -> tuple[float, str]:
-    wanted = first_number(expected)
+def numeric(
+    output: str,
+    expected: str,
+    tolerance: float,
+    *,
+    relative: float = 0.0,
+    reading: NumberReading = NumberReading(),
+) -> tuple[float, str]:
+    """1 when the output's first number is within `tolerance`, or `relative` × |expected|,
+    of the ground truth's first number."""
+    wanted = first_number(expected, reading)
     if wanted is None:
         raise MetricError("numeric: the ground truth has no number")
-    got = first_number(output)
+    got = first_number(output, reading)
     if got is None:
         return 0.0, "the output has no number"
-    within = abs(got - wanted) <= tolerance
-    spec = f"{_show(wanted)} ± {_show(tolerance)}" if tolerance else _show(wanted)
+    allowed = max(tolerance, relative * abs(wanted))
+    within = abs(got - wanted) <= allowed
+    spec = f"{_show(wanted)} ± {_show(allowed)}" if allowed else _show(wanted)
     return float(within), f"{_show(got)}, expected {spec}"
 
 

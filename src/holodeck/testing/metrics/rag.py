@@ -11,7 +11,8 @@ statements to check, and the fraction to compute), so scores mean the same as el
 - contextual_relevancy: the share of the context's statements relevant to the input.
 
 The retrieval context is the test case's `retrieval_context`, else what the agent's tools
-returned. A metric whose context or ground truth is missing is an error.
+returned. A metric whose context or ground truth is missing is an error. With
+`include_reason: false` the judge's reason is left out of the results and reports.
 """
 
 from __future__ import annotations
@@ -82,9 +83,13 @@ async def evaluate_rag(metric: RagMetric, sample: Sample, judges: JudgeFactory) 
     problem = missing(parts, sample, name)
     if problem:
         return outcome.error(problem)
-    return await judge(
+    result = await judge(
         JudgeRequest(
             outcome, metric.model, instructions(task, parts, UNIT), render(sample, parts), UNIT
         ),
         judges,
     )
+    if not metric.include_reason:
+        # the judge still reasons first (it scores better so); the results just omit it
+        return result.model_copy(update={"reason": None})
+    return result
