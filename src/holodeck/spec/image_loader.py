@@ -293,6 +293,9 @@ class _Image:
                 found[name] = load_definition(directory, self.ctx.nested(self.root))
             except SpecError as exc:
                 self.ctx.collector.extend(exc.diagnostics)
+                continue
+            # its warnings are the parent's too: `--strict` would fail on them
+            self.ctx.collector.extend(found[name].warnings)
         if agents_dir.is_dir():
             for directory in sorted(p for p in agents_dir.iterdir() if p.is_dir()):
                 if directory.name not in listed:

@@ -312,13 +312,47 @@ def _describe(item: _Located) -> tuple[str, str | None]:
     return msg, None
 
 
+def salvaged(model: type[M], data: Any, error: ValidationError, *, rounds: int = 4) -> M | None:
+    """`data` validated with the parts that failed left out, or None.
+
+    Each round drops the value at every error's path (or, for a missing field, the
+    mapping that lacks it), so the rest of a broken file still takes effect and
+    errors elsewhere are not hidden behind it. Problems are reported by the caller.
+    """
+    for _ in range(rounds):
+        paths = []
+        for err in error.errors(include_url=False):
+            path = _locate(model, err, ()).path
+            if err["type"] == "missing":
+                path = path[:-1]
+            while path and isinstance(path[-1], int):
+                path = path[:-1]  # a bad list entry: the list goes (indexes would shift)
+            if not path:
+                return None  # the document itself is wrong: nothing to keep
+            paths.append(path)
+        data = _without(data, paths)
+        try:
+            return model.model_validate(data)
+        except ValidationError as again:
+            error = again
+    return None
+
+
 def _without(data: Any, paths: list[FieldPath]) -> Any:
     """A copy of `data` with the keys at `paths` removed."""
     pruned = copy.deepcopy(data)
     for path in paths:
         node = pruned
         for part in path[:-1]:
-            node = node[part]
-        if isinstance(node, dict):
+            node = _entry(node, part)
+        if isinstance(node, dict):  # else an enclosing value was removed already
             node.pop(path[-1], None)
     return pruned
+
+
+def _entry(node: Any, part: str | int) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return None
