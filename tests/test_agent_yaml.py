@@ -72,7 +72,7 @@ def test_all_errors_are_reported_at_once_with_lines_and_hints(write: Write) -> N
     assert (typo.line, typo.hint) == (5, "did you mean `temperature`?")
     assert typo.file == root / "agent.yaml"
     assert one(errors, "model.top_p").line == 6
-    assert "less than or equal to 1" in one(errors, "model.top_p").message
+    assert "must be at most 1" in one(errors, "model.top_p").message
     assert one(errors, "model.max_tokens").line == 7
     bad_type = one(errors, "tools[0]")
     assert (bad_type.line, bad_type.hint) == (11, "did you mean `vectorstore`?")
@@ -84,7 +84,7 @@ def test_all_errors_are_reported_at_once_with_lines_and_hints(write: Write) -> N
 @pytest.mark.parametrize(
     ("patch", "field", "words"),
     [
-        ({"name": None}, "name", "expected a valid string"),
+        ({"name": None}, "name", "expected text, not an empty value"),
         ({"model": None}, "model", "required field is missing"),
         ({"model": "gpt-4o"}, "model", "expected a mapping"),
         ({"instructions": {"file": "a.md", "inline": "x"}}, "instructions", "exactly one"),
@@ -98,7 +98,7 @@ def test_all_errors_are_reported_at_once_with_lines_and_hints(write: Write) -> N
         (
             {"model": {"provider": "openai", "name": "m", "reasoning_effort": "max"}},
             "model.reasoning_effort",
-            "expected 'low', 'medium' or 'high'",
+            "expected `low`, `medium` or `high`",
         ),
         (
             {"tools": [{"type": "function", "name": "has space", "file": "t.py", "function": "f"}]},
@@ -148,7 +148,7 @@ def test_all_errors_are_reported_at_once_with_lines_and_hints(write: Write) -> N
             "tools[0]",
             "exactly one of `template` or `file`",
         ),
-        ({"evaluations": {"metrics": []}}, "evaluations.metrics", "at least 1"),
+        ({"evaluations": {"metrics": []}}, "evaluations.metrics", "must not be empty"),
         (
             {"evaluations": {"metrics": [{"metric": "grounded"}]}},
             "evaluations.metrics[0].metric",

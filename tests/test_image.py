@@ -125,7 +125,7 @@ def test_instructions_file_outside_the_image_is_refused(write: Write) -> None:
     ("config", "field", "words"),
     [
         ("name: x\n", "spec_version", "required field is missing"),
-        ("spec_version: 2\n", "spec_version", "expected 1"),
+        ("spec_version: 2\n", "spec_version", "expected `1`"),
         ("spec_version: 1\nllm: {max_completion_tokens: 10}\n", "llm.model", "missing"),
         ("spec_version: 1\nllm: {model: gpt-4o}\n", "llm.model", "not `provider/model`"),
         ("spec_version: 1\nllm: {model: gogle/gemini}\n", "llm.model", "not supported"),
@@ -202,8 +202,8 @@ def test_skill_without_frontmatter_or_file(write: Write) -> None:
     [
         ("name: m\nurl: http://localhost/mcp\n", "`transport` is required"),
         ("name: m\ntransport: http\n", "needs a non-empty `url`"),
-        ("name: m\ntransport: http\nurl: ''\n", "at least 1 character"),
-        ("name: m\ntransport: websocket\nurl: ws://x\n", "expected 'http', 'sse' or 'stdio'"),
+        ("name: m\ntransport: http\nurl: ''\n", "must not be empty"),
+        ("name: m\ntransport: websocket\nurl: ws://x\n", "expected `http`, `sse` or `stdio`"),
         ("name: m\ntransport: stdio\n", "needs a `command`"),
         ("transport: http\nurl: http://x\n", "required field is missing"),
     ],

@@ -80,6 +80,7 @@ def _as_json(result: dict[str, object]) -> dict[str, object]:
         {
             "severity": d.severity.value,
             "file": str(d.file) if d.file else None,
+            "member": d.member,  # the file inside an image archive `file`
             "line": d.line,
             "column": d.column,
             "field": d.field or None,

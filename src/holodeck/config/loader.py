@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from holodeck.config.env_vars import environment_for
-from holodeck.config.settings import holodeck_home, load_settings
+from holodeck.config.settings import holodeck_home, settings_and_problems
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.diagnostics import Diagnostic, Severity, SpecError
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.loader import load_definition, unpacked
+from holodeck.spec.loader import load_archive, load_definition, unpacked
 from holodeck.spec.settings_models import Settings
 
 
@@ -36,15 +37,28 @@ def load_agent(
     target = Path(path).expanduser()
     base_env = dict(os.environ if environ is None else environ)
     cache_dir = holodeck_home(base_env) / "cache" / "images"
-    target = unpacked(target, cache_dir)
+    archive, target = target, unpacked(target, cache_dir)
     project_dir = _project_dir(target)
     env = environment_for(project_dir, base_env) if expand_env else None
+    problems: list[Diagnostic] = []
     if settings is None:
-        settings = load_settings(
+        # A broken config.yaml must not hide the agent's own errors: the agent is
+        # loaded with what could be read, and both files' problems come out together.
+        loaded, problems = settings_and_problems(
             project_dir if _is_agent_yaml_project(target) else None, env or base_env
-        ).settings
+        )
+        settings = loaded.settings
     context = LoadContext(env=env, settings=settings, cache_dir=cache_dir, strict=strict)
-    return load_definition(target, context)
+    try:
+        if archive != target:
+            spec = load_archive(archive, context, target)
+        else:
+            spec = load_definition(target, context)
+    except SpecError as exc:
+        raise SpecError([*problems, *exc.diagnostics]) from None
+    if any(d.severity is Severity.ERROR for d in problems):
+        raise SpecError([*problems, *spec.warnings])
+    return spec
 
 
 def _project_dir(target: Path) -> Path:

@@ -14,10 +14,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from holodeck.spec.diagnostics import Collector, SpecError
+from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
 from holodeck.spec.settings_models import Settings, overlay, overlay_memory
-from holodeck.spec.validation_errors import diagnostics_from
+from holodeck.spec.validation_errors import diagnostics_from, salvaged
 from holodeck.spec.yaml_source import read_yaml
 
 
@@ -42,6 +42,20 @@ def load_settings(project_dir: Path | None, env: Mapping[str, str] | None = None
 
     Raises `SpecError` listing every problem in either file.
     """
+    loaded, problems = settings_and_problems(project_dir, env)
+    if any(d.severity is Severity.ERROR for d in problems):
+        raise SpecError(problems)
+    return loaded
+
+
+def settings_and_problems(
+    project_dir: Path | None, env: Mapping[str, str] | None = None
+) -> tuple[LoadedSettings, list[Diagnostic]]:
+    """The settings that could be read, and every problem of either file.
+
+    A broken entry is left out and the rest kept, so an agent loaded with these
+    settings reports its own errors beside the config file's in one pass.
+    """
     env = dict(os.environ) if env is None else env
     candidates = [global_config_path(env)]
     if project_dir is not None:
@@ -57,8 +71,7 @@ def load_settings(project_dir: Path | None, env: Mapping[str, str] | None = None
             layers.append(_read(path, env, collector))
         except SpecError as exc:
             collector.extend(exc.diagnostics)
-    collector.raise_if_errors()
-    return LoadedSettings(_merge(layers), tuple(files))
+    return LoadedSettings(_merge(layers), tuple(files)), collector.diagnostics
 
 
 def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
@@ -74,7 +87,7 @@ def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         local.extend(diagnostics_from(exc, doc, Settings))
-        settings = Settings()
+        settings = salvaged(Settings, data, exc) or Settings()
     collector.extend(local.diagnostics)
     return settings
 

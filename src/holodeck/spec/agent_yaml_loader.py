@@ -197,13 +197,16 @@ class _Checks(References):
             self.error((*where, "path"), f"sub-agents nest deeper than {MAX_DEPTH}")
             return None
         try:
-            return load_definition(found, self.ctx.nested(self.doc.file or found))
+            sub = load_definition(found, self.ctx.nested(self.doc.file or found))
         except RecursionError:
             self.error((*where, "path"), "agents call each other too deeply")
             return None
         except SpecError as exc:
             self.ctx.collector.extend(exc.diagnostics)
             return None
+        # its warnings are the parent's too: `--strict` would fail on them
+        self.ctx.collector.extend(sub.warnings)
+        return sub
 
     def skills(self, directories: list[str]) -> tuple[SkillSpec, ...]:
         loaded: list[SkillSpec] = []

@@ -33,10 +33,14 @@ class Diagnostic:
     path: FieldPath = ()
     hint: str | None = None
     severity: Severity = Severity.ERROR
+    # set when `file` is an image archive: the member inside it (`config.yaml`)
+    member: str | None = None
 
     @property
     def location(self) -> str:
-        where = _display(self.file) if self.file else "<input>"
+        where = display_path(self.file) if self.file else "<input>"
+        if self.member is not None:
+            where += f"!/{self.member}"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
@@ -58,7 +62,7 @@ class Diagnostic:
         return text
 
 
-def _display(file: Path) -> str:
+def display_path(file: Path) -> str:
     """Paths under the working directory are shown relative to it, others as they are."""
     if file.is_absolute():
         try:
@@ -71,10 +75,12 @@ def _display(file: Path) -> str:
 def in_reading_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Grouped by file (in the order files were first reported), then by line."""
     diagnostics = list(diagnostics)
-    order: dict[str, int] = {}
+    order: dict[tuple[str, str | None], int] = {}
     for d in diagnostics:
-        order.setdefault(str(d.file), len(order))
-    return sorted(diagnostics, key=lambda d: (order[str(d.file)], d.line or 0, d.column or 0))
+        order.setdefault((str(d.file), d.member), len(order))
+    return sorted(
+        diagnostics, key=lambda d: (order[(str(d.file), d.member)], d.line or 0, d.column or 0)
+    )
 
 
 def format_path(path: FieldPath) -> str:
@@ -130,7 +136,9 @@ class Collector:
 
     @property
     def warnings(self) -> list[Diagnostic]:
-        return in_reading_order(d for d in self.diagnostics if d.severity is Severity.WARNING)
+        # a sub-agent called by two tools passes its warnings up twice: said once
+        warnings = dict.fromkeys(d for d in self.diagnostics if d.severity is Severity.WARNING)
+        return in_reading_order(warnings)
 
     def raise_if_errors(self) -> None:
         if self.has_errors:

@@ -389,6 +389,9 @@ class _Image:
                 found[name] = load_definition(directory, self.ctx.nested(self.root))
             except SpecError as exc:
                 self.ctx.collector.extend(exc.diagnostics)
+                continue
+            # its warnings are the parent's too: `--strict` would fail on them
+            self.ctx.collector.extend(found[name].warnings)
         for directory, own in declared.items():
             if directory.name not in listed and own not in listed:
                 self._warn(

@@ -33,7 +33,7 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
             ]
         )
     if target.name.endswith(ARCHIVE_SUFFIXES):
-        return load_definition(unpacked(target, ctx.cache_dir), ctx)
+        return load_archive(target, ctx)
     if target.is_file():
         if target.name == "config.yaml" and not (target.parent / "agent.yaml").is_file():
             return load_image(target.parent, ctx)
@@ -47,6 +47,20 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
             )
         ]
     )
+
+
+def load_archive(archive: Path, ctx: LoadContext, root: Path | None = None) -> AgentSpec:
+    """The image in `archive` (unpacked at `root`, if done already), with every problem
+    located in the archive (`support.tar.gz!/config.yaml:3:1`), not in the cache."""
+    from holodeck.spec.archive_locations import cache_entry, in_archive
+
+    root = unpacked(archive, ctx.cache_dir) if root is None else root
+    entry = cache_entry(root, ctx.cache_dir)
+    try:
+        spec = load_definition(root, ctx)
+    except SpecError as exc:
+        raise SpecError(in_archive(exc.diagnostics, archive, entry)) from None
+    return spec.model_copy(update={"warnings": tuple(in_archive(spec.warnings, archive, entry))})
 
 
 def unpacked(target: Path, cache_dir: Path) -> Path:

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from holodeck.spec import error_phrases as phrases
 from holodeck.spec._base import TOOL_NAME_PATTERN
 from holodeck.spec.compat_model import refused
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
@@ -28,7 +29,6 @@ _NAME_RULES = {
     SKILL_NAME_PATTERN: "skill names use lowercase letters, digits and `-` (at most 64)",
 }
 _QUOTED = re.compile(r"'([^']*)'")
-_SHOULD_BE = "Input should be "
 # Errors saying only "this union member has the wrong type": noise when another
 # member of the same union got further and reported the real problem.
 _TYPE_MISMATCH = frozenset(
@@ -48,7 +48,6 @@ _TYPE_MISMATCH = frozenset(
         "model_attributes_type",
     }
 )
-_EXPECTED_MAPPING = re.compile(r"a valid dictionary( or instance of \w+)?")
 
 M = typing.TypeVar("M", bound=BaseModel)
 
@@ -58,6 +57,7 @@ class _Located:
     error: Any
     path: FieldPath  # data path, without tags and labels
     container: Any  # annotation of the object that holds the last element
+    annotation: Any = None  # annotation of the last element itself
 
 
 def diagnostics_from(
@@ -65,25 +65,80 @@ def diagnostics_from(
 ) -> list[Diagnostic]:
     """One diagnostic per problem; alternatives of a union on one field are merged."""
     located = [_locate(model, err, base) for err in error.errors(include_url=False)]
-    merged: dict[tuple[FieldPath, str], list[str]] = {}
-    hints: dict[tuple[FieldPath, str], str | None] = {}
+    groups: dict[tuple[FieldPath, str], list[_Located]] = {}
     for item in located:
         if _superseded(item, located):
             continue
-        message, hint = _describe(item)
-        key = (item.path, "extra" if item.error["type"] == "extra_forbidden" else "value")
-        message = _EXPECTED_MAPPING.sub("a mapping", message)
-        if message not in merged.setdefault(key, []):
-            merged[key].append(message)
-        hints.setdefault(key, hint)
+        kind = "extra" if item.error["type"] == "extra_forbidden" else "value"
+        groups.setdefault((item.path, kind), []).append(item)
     out = []
-    for (path, _kind), messages in merged.items():
-        if all(m.startswith(_SHOULD_BE) for m in messages):
-            text = "expected " + " or ".join(m[len(_SHOULD_BE) :] for m in messages)
-        else:
-            text = "; ".join(messages)
-        out.append(doc.diagnostic(path, text, hint=hints[(path, _kind)]))
+    for (path, _kind), items in groups.items():
+        message, hint = _merged(items)
+        out.append(doc.diagnostic(path, message, hint=hint))
     return out
+
+
+def _merged(items: list[_Located]) -> tuple[str, str | None]:
+    """One sentence for the errors on one field. When each says only "wrong type" (the
+    members of a union), the sentence names every accepted form: "expected `web_search`,
+    `web_fetch` or a mapping" rather than one pydantic message per member."""
+    wanted = [_wanted(item) for item in items]
+    if any(w is None for w in wanted) or _quoted_number(items):
+        messages: list[str] = []
+        hint = None
+        for item in items:
+            message, item_hint = _describe(item)
+            if message not in messages:
+                messages.append(message)
+            hint = hint or item_hint
+        return "; ".join(messages), hint
+    given = items[0].error.get("input")
+    joined = phrases.join_or(list(dict.fromkeys(f for forms in wanted for f in forms or ())))
+    literals = [c for item in items for c in phrases.choices(item.error)]
+    if literals and isinstance(given, str | int | float) and not isinstance(given, bool):
+        message = f"{phrases.shown(given)} is not allowed; expected {joined}"
+    else:
+        message = f"expected {joined}, not {phrases.shown(given)}"
+    hint = _closest(given, literals) if isinstance(given, str) else None
+    return message, hint or _form_hint(items)
+
+
+def _closest(given: str, choices: list[str]) -> str | None:
+    """`debug` for `DEBUG` is a near miss too, though difflib scores case apart."""
+    same = [c for c in choices if c.lower() == given.lower()]
+    return f"did you mean `{same[0]}`?" if same else did_you_mean(given, choices)
+
+
+def _wanted(item: _Located) -> list[str] | None:
+    """The forms `item` accepts; a mapping of a known model names its required keys."""
+    forms = phrases.expected(item.error)
+    if forms is None or not phrases.is_mapping_error(item.error) or not _is_model(item.annotation):
+        return forms
+    fields = {n: f for n, f in item.annotation.model_fields.items() if n != "type"}
+    required = [f"`{name}`" for name, info in fields.items() if info.is_required()]
+    if required:
+        return [f"a mapping with {phrases.join_and(required)}"]
+    if len(fields) <= 2:  # e.g. instructions: `file` or `inline`
+        return [f"a mapping with {phrases.join_or([f'`{name}`' for name in fields])}"]
+    return forms
+
+
+def _quoted_number(items: list[_Located]) -> bool:
+    """A literal number written in quotes (`"1"` for `1`): said on its own, with its fix."""
+    return any(
+        item.error["type"] in ("literal_error", "enum")
+        and isinstance(item.error.get("input"), str)
+        and item.error["input"] in str((item.error.get("ctx") or {}).get("expected", "")).split()
+        for item in items
+    )
+
+
+def _form_hint(items: list[_Located]) -> str | None:
+    """For a non-mapping where a tagged mapping belongs (a tool, a metric): its types."""
+    if not any(phrases.is_mapping_error(item.error) for item in items):
+        return None
+    tags = _tags(items[0].annotation)
+    return "write a mapping whose `type` is one of: " + ", ".join(tags) if tags else None
 
 
 def _superseded(item: _Located, located: list[_Located]) -> bool:
@@ -159,7 +214,7 @@ def _locate(model: type[BaseModel], err: Any, base: FieldPath) -> _Located:
         container = annotation
         path.append(elem)
         annotation = _child(members[0] if members else None, elem)
-    return _Located(err, tuple(path), container)
+    return _Located(err, tuple(path), container, annotation)
 
 
 def _union_member(members: list[Any], label: str) -> Any:
@@ -245,22 +300,47 @@ def _describe(item: _Located) -> tuple[str, str | None]:
         expected = _QUOTED.findall(str(ctx.get("expected_tags", "")))
         hint = did_you_mean(tag, expected) or "expected one of: " + ", ".join(expected)
         return f"unknown type `{tag}`", hint
-    if kind in ("literal_error", "enum"):
-        expected = _QUOTED.findall(str(ctx.get("expected", "")))
-        if not isinstance(given, str | int | float | bool):
-            return f"expected {ctx.get('expected')}", None  # never echo a whole mapping
-        if isinstance(given, str) and given in str(ctx.get("expected", "")).split():
-            return f"`{given}` must be a number", "write it without quotes"
-        return f"`{given}` is not allowed; expected {ctx.get('expected')}", did_you_mean(
-            str(given), expected
-        )
+    if kind in ("literal_error", "enum") and _quoted_number([item]):
+        return f"`{given}` must be a number", "write it without quotes"
     if kind == "string_pattern_mismatch" and path and path[-1] == "name":
         rule = _NAME_RULES.get(str(ctx.get("pattern")))
         if rule is not None:
             return f"`{given}` is not a valid name", rule
+    wanted = _wanted(item)
+    if wanted is not None:
+        return f"expected {phrases.join_or(wanted)}, not {phrases.shown(given)}", None
+    sentence = phrases.constraint(err)
+    if sentence is not None:
+        return sentence, None
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)
     return msg, None
+
+
+def salvaged(model: type[M], data: Any, error: ValidationError, *, rounds: int = 4) -> M | None:
+    """`data` validated with the parts that failed left out, or None.
+
+    Each round drops the value at every error's path (or, for a missing field, the
+    mapping that lacks it), so the rest of a broken file still takes effect and
+    errors elsewhere are not hidden behind it. Problems are reported by the caller.
+    """
+    for _ in range(rounds):
+        paths = []
+        for err in error.errors(include_url=False):
+            path = _locate(model, err, ()).path
+            if err["type"] == "missing":
+                path = path[:-1]
+            while path and isinstance(path[-1], int):
+                path = path[:-1]  # a bad list entry: the list goes (indexes would shift)
+            if not path:
+                return None  # the document itself is wrong: nothing to keep
+            paths.append(path)
+        data = _without(data, paths)
+        try:
+            return model.model_validate(data)
+        except ValidationError as again:
+            error = again
+    return None
 
 
 def _without(data: Any, paths: list[FieldPath]) -> Any:
@@ -269,7 +349,15 @@ def _without(data: Any, paths: list[FieldPath]) -> Any:
     for path in paths:
         node = pruned
         for part in path[:-1]:
-            node = node[part]
-        if isinstance(node, dict):
+            node = _entry(node, part)
+        if isinstance(node, dict):  # else an enclosing value was removed already
             node.pop(path[-1], None)
     return pruned
+
+
+def _entry(node: Any, part: str | int) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return None
