@@ -1,6 +1,6 @@
 """agent.yaml evaluations written the way earlier HoloDeck releases document them.
 
-One test per form (see docs/compat-evals.md): it loads and does what it says, scored by
+One test per form (see docs/compatibility.md): it loads and does what it says, scored by
 the metric functions directly (as in test_metrics.py) or by `holodeck test --model test`,
 or it is refused with a message that says what to write instead.
 """

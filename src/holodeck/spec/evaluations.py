@@ -5,7 +5,7 @@ releases run unchanged: a bare name (`bleu`, `faithfulness`), `{metric: bleu}`,
 `{type: standard, metric: bleu}`, `{type: geval, ...}`, `{type: rag, metric_type: ...}`
 and `{type: code, ...}`, with the earlier releases' options (`response_path`,
 `absolute_tolerance`, `relative_tolerance`, `accept_percent`, ...; see
-docs/compat-evals.md).
+docs/compatibility.md).
 """
 
 from __future__ import annotations
