@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-pytest_plugins = ["db_servers"]  # real Redis and PostgreSQL servers: redis_url, postgres_url
+# real Redis and PostgreSQL servers (redis_url, postgres_url); the wheel and a venv per Python
+pytest_plugins = ["db_servers", "python_envs"]
 
 # CI replays the same examples every run (a landing must not hinge on a lucky draw);
 # developers' runs explore new ones.

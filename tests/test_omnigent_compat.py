@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from holodeck.spec.tools import FunctionTool, McpTool
 
 HEAD = "spec_version: 1\nname: omni\n"
 SKILL = "---\nname: {name}\ndescription: {description}\n---\n\nDo the thing.\n"
-WORKTREE = Path(__file__).resolve().parents[1]
 
 
 def errors_of(root: Path) -> list[Diagnostic]:
@@ -343,35 +341,22 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _python312() -> str | None:
-    candidates = [
-        shutil.which("python3.12"),
-        *map(str, sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))),
-    ]
-    for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "print(1)"], capture_output=True, check=False)
-        if probe.returncode == 0:
-            return candidate
-    return None
-
-
 @pytest.mark.slow
-def test_omnigent_client_tool_runs_with_the_real_package(write: Write, tmp_path: Path) -> None:
-    """In a Python 3.12 venv with HoloDeck and the omnigent-client package from the
-    registry, `holodeck test --model test` calls the @tool-marked function."""
-    python = _python312()
-    if python is None:
+def test_omnigent_client_tool_runs_with_the_real_package(
+    write: Write, tmp_path: Path, wheel_venv: Callable[[str], Path | None]
+) -> None:
+    """In a Python 3.12 venv with HoloDeck's wheel and the omnigent-client package from
+    the registry, `holodeck test --model test` calls the @tool-marked function."""
+    venv = wheel_venv("3.12")  # the wheel tests' venv: HoloDeck is installed once a run
+    if venv is None:
         print("skipped: no working python3.12 on this machine")
         pytest.skip("python3.12 is not available")
-    venv = tmp_path / "venv"
-    subprocess.run([python, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     # omnigent-client pins the omnigent server package, which pins mcp<2 and openai<2.45,
     # both older than HoloDeck needs; the decorator itself needs neither, so the client
     # and the server package are installed without their dependencies, plus the two
     # modules their import chain reaches for.
     steps = [
-        [*pip, str(WORKTREE)],
         [*pip, "--no-deps", "omnigent-client", "omnigent", "omnigent-ui-sdk"],
         [*pip, "httpx", "psutil"],
     ]

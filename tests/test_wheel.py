@@ -9,130 +9,16 @@ interpreter that is not installed is skipped, saying so.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from python_envs import BIN, EXE, REPO, SUPPORTED, clean_env, run
+
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parent.parent
-BIN = "Scripts" if os.name == "nt" else "bin"
-EXE = ".exe" if os.name == "nt" else ""
-SUPPORTED = ("3.11", "3.12", "3.13")  # as pyproject's requires-python and classifiers say
-
-
-def run(
-    command: list[str | Path],
-    *,
-    timeout: float,
-    cwd: Path | None = None,
-    env: dict[str, str],
-    codes: tuple[int, ...] = (0,),
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(part) for part in command],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode in codes, (
-        f"{command} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
-    )
-    return done
-
-
-def clean_env(home: Path) -> dict[str, str]:
-    """This process's environment without its virtualenv, paths and provider keys."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_USER")
-        and not key.startswith(("OPENAI_", "AZURE_OPENAI_", "ANTHROPIC_", "OLLAMA_"))
-    }
-    return env | {
-        "HOLODECK_HOME": str(home),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "PIP_NO_INPUT": "1",
-    }
-
-
-def find_python(version: str) -> Path | None:
-    """A working `python<version>`: this interpreter, one on PATH, or pyenv's.
-
-    pyenv's shims are on PATH for every version but run only the active ones, so
-    each candidate is run once to see that it starts, is that version and has venv.
-    """
-    candidates: list[str | None] = []
-    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
-        candidates.append(sys.executable)
-    candidates.append(shutil.which(f"python{version}"))
-    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    if pyenv.is_dir():
-        found = pyenv.glob(f"{version}.*/{BIN}/python{version}{EXE}")
-        candidates.extend(str(p) for p in sorted(found, reverse=True))
-    for candidate in candidates:
-        if candidate is None:
-            continue
-        try:
-            probe = subprocess.run(
-                [candidate, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-        except OSError:
-            continue
-        if probe.returncode == 0 and probe.stdout.strip() == version:
-            return Path(candidate)
-    return None
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """One process at a time (pytest-xdist workers share the built wheel)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: workers may each build; still correct, only slower
-        yield
-        return
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel, built once per test run (also across pytest-xdist workers)."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the directory every worker of this run has in common
-    dist = shared / "holodeck-dist"
-    with locked(shared / "holodeck-dist.lock"):
-        built = sorted(dist.glob("holodeck-*.whl"))
-        if not built:
-            env = clean_env(shared / "holodeck-home")
-            run(
-                [sys.executable, "-m", "build", "--wheel", "--outdir", dist, REPO],
-                timeout=600,
-                env=env,
-            )
-            built = sorted(dist.glob("holodeck-*.whl"))
-    (found,) = built
-    return found
 
 
 def test_wheel_holds_templates_and_node_harness(wheel: Path) -> None:
@@ -159,18 +45,14 @@ def test_wheel_holds_templates_and_node_harness(wheel: Path) -> None:
 
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_wheel_installs_and_works_on_each_supported_python(
-    version: str, wheel: Path, tmp_path: Path
+    version: str, wheel_venv: Callable[[str], Path | None], tmp_path: Path
 ) -> None:
-    python_found = find_python(version)
-    if python_found is None:
+    venv = wheel_venv(version)
+    if venv is None:
         pytest.skip(f"python{version} is not installed here (looked on PATH and in pyenv)")
     env = clean_env(tmp_path / "holodeck-home")
-
-    venv = tmp_path / "venv"
-    run([python_found, "-m", "venv", venv], timeout=300, env=env)
     python = venv / BIN / f"python{EXE}"
     holodeck = venv / BIN / f"holodeck{EXE}"
-    run([python, "-m", "pip", "install", "--quiet", wheel], timeout=900, env=env)
 
     where = run(
         [python, "-c", "import sys, holodeck; print(holodeck.__file__); print(sys.version)"],
