@@ -11,7 +11,13 @@ from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError
 from holodeck.spec.image_files import BuiltinConfig, ImageConfig, McpFile
 from holodeck.spec.image_tests import load_image_tests
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
-from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
+from holodeck.spec.model_settings import (
+    PROVIDER_ALIASES,
+    PROVIDER_TYPES,
+    ModelSettings,
+    ProviderType,
+    split_model_string,
+)
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
 from holodeck.spec.settings_models import MemorySettings
@@ -20,8 +26,6 @@ from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.typescript_tools import exported_functions
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import YamlDocument, read_yaml
-
-PROVIDER_ALIASES = {"azure": ProviderType.AZURE_OPENAI.value}
 
 
 def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
@@ -120,21 +124,25 @@ class _Image:
         llm = self.config.llm
         if llm is None:
             return None
-        provider, slash, name = llm.model.partition("/")
-        if not slash or not provider or not name:
+        parts = split_model_string(llm.model)
+        if parts is None:
             self.error(
                 ("llm", "model"),
                 f"`{llm.model}` is not `provider/model`",
-                "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3.2",
+                "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, google/gemini-2.5-pro, "
+                "ollama/llama3.2",
             )
             return None
-        provider = PROVIDER_ALIASES.get(provider, provider)
+        provider, name = parts
+        if provider not in self.ctx.settings.providers:
+            provider = PROVIDER_ALIASES.get(provider, provider)  # `azure/...` is azure_openai
         if self.ctx.settings.provider_type(provider) is None:
             known = [p for p in PROVIDER_TYPES if p != "test"] + list(self.ctx.settings.providers)
             self.error(
                 ("llm", "model"),
                 f"provider `{provider}` is not supported",
-                did_you_mean(provider, known) or "supported: " + ", ".join(known),
+                did_you_mean(provider, [*known, *PROVIDER_ALIASES])
+                or "supported: " + ", ".join(known),
             )
             return None
         return ModelSettings(

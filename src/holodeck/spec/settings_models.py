@@ -201,11 +201,8 @@ class Settings(Strict):
     memory: MemorySettings | None = None
 
     def provider_type(self, name: str) -> ProviderType | None:
-        """The type behind a provider name: a built-in type or a configured entry."""
+        """The type behind a provider name: a configured entry, a built-in type or alias."""
         entry = self.providers.get(name)
         if entry is not None and entry.provider is not None:
             return entry.provider
-        try:
-            return ProviderType(name)
-        except ValueError:
-            return None
+        return ProviderType.lookup(name)
