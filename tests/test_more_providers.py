@@ -219,6 +219,27 @@ def test_vertex_ai_without_key_or_project_says_what_to_set(write: Write) -> None
     assert "GOOGLE_CLOUD_PROJECT" in message and "GOOGLE_API_KEY" in message
 
 
+def test_vertex_ai_without_credentials_says_how_to_log_in(
+    write: Write, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Application Default Credentials are looked for at the first request: none in
+    HOME, and the metadata server probe goes to a closed port on 127.0.0.1."""
+    closed = scripted_servers.closed_port_url("").removeprefix("http://")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("GCE_METADATA_HOST", closed)
+    monkeypatch.setenv("GCE_METADATA_IP", closed)
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "demo-project")
+
+    error = failure(build(write(image("vertex_ai/gemini-2.5-flash"))))
+
+    assert isinstance(error, ProviderError)
+    message = str(error)
+    assert_user_message(message)
+    assert message.startswith("vertex_ai/gemini-2.5-flash: no usable Google Cloud credentials")
+    assert "gcloud auth application-default login" in message
+
+
 @pytest.mark.parametrize(
     ("reply", "says"),
     [

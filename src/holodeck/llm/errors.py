@@ -81,6 +81,16 @@ def explain(exc: BaseException, provider: str, model: str | None) -> ProviderErr
         )
     if isinstance(exc, e.ModelAPIError):
         return ProviderError(provider, model, _short(exc), "Check the endpoint and model settings")
+    if type(exc).__module__.startswith("google.auth"):
+        # Vertex AI looks for Application Default Credentials at the first request;
+        # matched by module so that google.auth is never imported here
+        return ProviderError(
+            provider,
+            model,
+            f"no usable Google Cloud credentials ({type(exc).__name__})",
+            "Run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS "
+            "to a service account file, or set GOOGLE_API_KEY for Vertex AI express mode",
+        )
     return None
 
 
