@@ -377,6 +377,19 @@ def test_missing_key_names_the_variable_to_set(write: Write, prefix: str, variab
     assert "no API key is set" in message and variable in message
 
 
+def test_a_named_entry_may_give_its_type_as_an_alias(
+    write: Write, gemini_server: GeminiServer, isolated_home: Path
+) -> None:
+    entry = {"provider": "gemini", "api_key": "gm-team", "endpoint": gemini_server.root}
+    (isolated_home / "config.yaml").write_text(
+        dump({"providers": {"team-gemini": entry}}), encoding="utf-8"
+    )
+    gemini_server.script(text("ok"))
+
+    assert final(turn(build(write(image("team-gemini/gemini-2.5-flash"))))).text == "ok"
+    assert gemini_server.requests[0].headers["x-goog-api-key"] == "gm-team"
+
+
 def test_hosted_refused_key_names_the_services_variable(
     write: Write, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -187,6 +187,12 @@ class ProviderEntry(Strict):
     api_key: SecretStr | None = None
     endpoint: NonEmpty | None = None
     api_version: NonEmpty | None = None
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _alias(cls, value: object) -> object:
+        """`provider: gemini` is `google`, as in a model string."""
+        return PROVIDER_ALIASES.get(value, value) if isinstance(value, str) else value
 
 
 class VectorstoreEntry(Strict):
