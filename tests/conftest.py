@@ -17,16 +17,24 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-PROVIDER_VARS = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "AZURE_OPENAI_API_KEY",
-    "AZURE_OPENAI_ENDPOINT",
-    "OPENAI_API_VERSION",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OLLAMA_BASE_URL",
-)
+
+def _provider_vars() -> tuple[str, ...]:
+    from holodeck.config.credentials import ENV_VARS
+
+    names = {name for fields in ENV_VARS.values() for group in fields.values() for name in group}
+    # read by the Google SDKs themselves, or for Vertex AI's project and region
+    names |= {
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "VERTEXAI_PROJECT",
+        "VERTEXAI_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    }
+    return tuple(sorted(names))
+
+
+PROVIDER_VARS = _provider_vars()
 
 Write = Callable[[dict[str, str]], Path]
 

@@ -1,5 +1,6 @@
-"""Scripted model servers on 127.0.0.1 that speak the OpenAI Chat Completions and the
-Anthropic Messages wire formats, so the real SDKs can be exercised over real HTTP.
+"""Scripted model servers on 127.0.0.1 that speak the OpenAI Chat Completions, the
+Anthropic Messages and the Gemini generateContent wire formats, so the real SDKs can be
+exercised over real HTTP.
 
 A test queues the replies it wants (`server.script(...)`), runs an agent against
 `server.url`, then reads `server.requests` to see exactly what the SDK sent. Each
@@ -221,8 +222,8 @@ class ScriptedServer:
                     self.error_body(step.status, step.message, step.code),
                     headers,
                 )
-            elif isinstance(body, dict) and body.get("stream"):
-                self._send_stream(handler, self.stream_events(step, body))
+            elif self.streams(record):
+                self._send_stream(handler, self.stream_events(step, record.body or {}))
             else:
                 self._send_json(handler, 200, self.complete(step, body or {}))
         except (BrokenPipeError, ConnectionResetError):
@@ -260,6 +261,10 @@ class ScriptedServer:
     # subclasses
     def accepts(self, path: str) -> bool:
         raise NotImplementedError
+
+    def streams(self, request: Recorded) -> bool:
+        """Whether `request` asks for a streamed answer."""
+        return isinstance(request.body, dict) and bool(request.body.get("stream"))
 
     def error_body(self, status: int, message: str, code: str | None) -> Any:
         raise NotImplementedError
@@ -460,6 +465,97 @@ class AnthropicServer(ScriptedServer):
         yield event("message_stop", {})
 
 
+class GeminiServer(ScriptedServer):
+    """The Gemini API: `POST /v1beta/models/{model}:generateContent` and
+    `:streamGenerateContent?alt=sse` (Vertex AI's `.../publishers/google/models/{model}:...`
+    too). The model is in the path, the key in `x-goog-api-key`; a `Fail`'s `code` is sent
+    as the error's `reason` (e.g. API_KEY_INVALID, which Gemini sends with status 400)."""
+
+    STATUSES: ClassVar[dict[int, str]] = {
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        403: "PERMISSION_DENIED",
+        404: "NOT_FOUND",
+        429: "RESOURCE_EXHAUSTED",
+        500: "INTERNAL",
+        503: "UNAVAILABLE",
+    }
+
+    def accepts(self, path: str) -> bool:
+        return "/models/" in path and path.endswith((":generateContent", ":streamGenerateContent"))
+
+    def streams(self, request: Recorded) -> bool:
+        return request.path.endswith(":streamGenerateContent")
+
+    @staticmethod
+    def model_of(request: Recorded) -> str:
+        return request.path.rsplit("/models/", 1)[-1].split(":", 1)[0]
+
+    def error_body(self, status: int, message: str, code: str | None) -> Any:
+        error: dict[str, Any] = {
+            "code": status,
+            "message": message,
+            "status": self.STATUSES.get(status, "UNKNOWN"),
+        }
+        if code is not None:
+            error["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": code,
+                    "domain": "googleapis.com",
+                }
+            ]
+        return {"error": error}
+
+    @staticmethod
+    def _usage(reply: Reply) -> dict[str, int]:
+        return {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens,
+        }
+
+    @staticmethod
+    def _call_parts(reply: Reply) -> list[dict[str, Any]]:
+        parts = []
+        for call in reply.calls:
+            function: dict[str, Any] = {"name": call.name, "args": json.loads(call.arguments)}
+            if call.id is not None:
+                function["id"] = call.id
+            parts.append({"functionCall": function})
+        return parts
+
+    def _response(
+        self, parts: list[dict[str, Any]], reply: Reply, *, last: bool, response_id: str
+    ) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if last:
+            candidate["finishReason"] = "STOP"
+        out: dict[str, Any] = {
+            "candidates": [candidate],
+            "modelVersion": "scripted",
+            "responseId": response_id,
+        }
+        if last:
+            out["usageMetadata"] = self._usage(reply)
+        return out
+
+    def complete(self, reply: Reply, body: dict[str, Any]) -> Any:
+        parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
+        parts += self._call_parts(reply)
+        return self._response(parts, reply, last=True, response_id=self.new_id("resp-"))
+
+    def stream_events(self, reply: Reply, body: dict[str, Any]) -> Iterator[bytes]:
+        response_id = self.new_id("resp-")
+        pieces = [[{"text": piece}] for piece in reply.pieces]
+        # Gemini sends each function call whole, in the chunk after the text
+        chunks = [*pieces, self._call_parts(reply)] if reply.calls else pieces
+        chunks = chunks or [[]]
+        for index, parts in enumerate(chunks):
+            last = index == len(chunks) - 1
+            yield _sse(self._response(parts, reply, last=last, response_id=response_id))
+
+
 def _sse(data: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
@@ -478,6 +574,16 @@ def closed_port_url(suffix: str = "/v1") -> str:
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
     server = OpenAIServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[GeminiServer]:
+    server = GeminiServer()
     server.start()
     try:
         yield server

@@ -217,7 +217,8 @@ def test_a_bad_model_option(command: str, write: Write) -> None:
     assert code == EXIT_CONFIG
     assert err.splitlines() == [
         "error: --model 'gpt4' is not a model",
-        "hint: use `test` or `provider/name`, e.g. openai/gpt-4o-mini",
+        "hint: use `test` or `provider/name`, e.g. openai/gpt-4o-mini, "
+        "google/gemini-2.5-flash, groq/llama-3.3-70b-versatile",
     ]
     assert out == ""
 

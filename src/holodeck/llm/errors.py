@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from holodeck.config.credentials import key_variable
 from holodeck.errors import ExecutionError
+from holodeck.spec.model_settings import ProviderType
 
 
 class ProviderError(ExecutionError):
@@ -19,19 +21,17 @@ class ProviderError(ExecutionError):
         return f"{self.message}. {self.fix}"  # the fix is a sentence of its own
 
 
-KEY_VARIABLES = {
-    "openai": "OPENAI_API_KEY",
-    "openai-compatible": "OPENAI_API_KEY",
-    "azure_openai": "AZURE_OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-}
+def key_variable_for(provider: str) -> str | None:
+    """The key variable of a provider name or alias (`gemini` -> GOOGLE_API_KEY)."""
+    kind = ProviderType.lookup(provider)
+    return key_variable(kind) if kind is not None else None
 
 
 def explain(exc: BaseException, provider: str, model: str | None) -> ProviderError | None:
     """The user-facing error for `exc`, or None when it is not a provider failure."""
     from pydantic_ai import exceptions as e
 
-    key_var = KEY_VARIABLES.get(provider, "the provider's API key")
+    key_var = key_variable_for(provider) or "the provider's API key"
     where = f"set {key_var}, `model.api_key` in agent.yaml, or providers.{provider}.api_key"
     if isinstance(exc, e.ModelAuthenticationError):
         return ProviderError(
@@ -81,6 +81,16 @@ def explain(exc: BaseException, provider: str, model: str | None) -> ProviderErr
         )
     if isinstance(exc, e.ModelAPIError):
         return ProviderError(provider, model, _short(exc), "Check the endpoint and model settings")
+    if type(exc).__module__.startswith("google.auth"):
+        # Vertex AI looks for Application Default Credentials at the first request;
+        # matched by module so that google.auth is never imported here
+        return ProviderError(
+            provider,
+            model,
+            f"no usable Google Cloud credentials ({type(exc).__name__})",
+            "Run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS "
+            "to a service account file, or set GOOGLE_API_KEY for Vertex AI express mode",
+        )
     return None
 
 

@@ -12,8 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
 from holodeck.errors import ConfigurationError
-from holodeck.llm.errors import KEY_VARIABLES, ProviderError
-from holodeck.spec.model_settings import ModelSettings, ProviderType
+from holodeck.llm.errors import ProviderError, key_variable_for
+from holodeck.spec.model_settings import (
+    PROVIDER_ALIASES,
+    ModelSettings,
+    ProviderType,
+    split_model_string,
+)
 from holodeck.spec.settings_models import Settings
 
 if TYPE_CHECKING:
@@ -48,11 +53,15 @@ def build_model(
         resolved = resolve_model(model, settings, env)
     except UnknownProviderError:
         known = ", ".join([p.value for p in ProviderType] + list(settings.providers))
+        aliases = ", ".join(f"{a} ({t})" for a, t in PROVIDER_ALIASES.items())
         raise ProviderError(
-            model.provider, model.name, "unknown provider", f"Use one of: {known}"
+            model.provider,
+            model.name,
+            "unknown provider",
+            f"Use one of: {known}; or an alias: {aliases}",
         ) from None
     kind = resolved.provider
-    instance = _instance(resolved, responses_api)
+    instance = _instance(resolved, responses_api, env)
     return BuiltModel(
         model=instance,
         settings=_sampling(model, kind, timeout, max_retries),
@@ -61,7 +70,7 @@ def build_model(
     )
 
 
-def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
+def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, str]) -> Model:
     """`responses_api`: OpenAI's native tools (web search) need the Responses API."""
     kind, name = resolved.provider, resolved.name or ""
     key = resolved.api_key.get_secret_value() if resolved.api_key else None
@@ -69,6 +78,15 @@ def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
         from holodeck.llm.test_model import offline_test_model
 
         return offline_test_model()
+    if kind is ProviderType.GOOGLE:
+        from holodeck.llm.google_models import gemini_model
+
+        key = _require_key(key, resolved)
+        return gemini_model(resolved.settings.provider, name, key, resolved.endpoint)
+    if kind is ProviderType.VERTEX_AI:
+        from holodeck.llm.google_models import vertex_model
+
+        return vertex_model(resolved.settings.provider, name, key, resolved.endpoint, env)
     if kind is ProviderType.ANTHROPIC:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -83,6 +101,10 @@ def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
     from holodeck.llm.openai_requests import use_lean_chat_requests
 
     use_lean_chat_requests()
+    from holodeck.llm.hosted import hosted_model, is_hosted
+
+    if is_hosted(kind):
+        return hosted_model(kind, name, _require_key(key, resolved), resolved.endpoint)
     if kind is ProviderType.AZURE_OPENAI:
         from pydantic_ai.providers.azure import AzureProvider
 
@@ -139,11 +161,11 @@ def _instance(resolved: ResolvedModel, responses_api: bool) -> Model:
     return OpenAIChatModel(name, provider=provider)
 
 
-def _require_key(key: str | None, resolved: ResolvedModel) -> None:
+def _require_key(key: str | None, resolved: ResolvedModel) -> str:
+    """`key`, or the error saying which variable to set."""
     if key:
-        return
-    kind = resolved.provider.value
-    variable = KEY_VARIABLES.get(kind, "the provider's key variable")
+        return key
+    variable = key_variable_for(resolved.provider.value) or "the provider's key variable"
     raise ProviderError(
         resolved.settings.provider,
         resolved.name,
@@ -173,13 +195,15 @@ def _sampling(
 
 
 def override_settings(override: str) -> ModelSettings:
-    """`test` or `provider/name` as model settings."""
+    """`test` or `provider/name` as model settings; the name may hold more slashes
+    (`openrouter/anthropic/claude-sonnet-4-5`)."""
     if override == "test":
         return ModelSettings(provider="test")
-    provider, slash, name = override.partition("/")
-    if not slash or not provider or not name:
+    parts = split_model_string(override)
+    if parts is None:
         raise ConfigurationError(
             f"{override!r} is not a model",
-            hint="use `test` or `provider/name`, e.g. openai/gpt-4o-mini",
+            hint="use `test` or `provider/name`, e.g. openai/gpt-4o-mini, "
+            "google/gemini-2.5-flash, groq/llama-3.3-70b-versatile",
         )
-    return ModelSettings(provider=provider, name=name)
+    return ModelSettings(provider=parts[0], name=parts[1])

@@ -16,7 +16,13 @@ from holodeck.spec.image_inline_tools import InlineTool, mcp_file_data
 from holodeck.spec.image_prepare import prepare
 from holodeck.spec.image_tests import load_image_tests
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
-from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings, ProviderType
+from holodeck.spec.model_settings import (
+    PROVIDER_ALIASES,
+    PROVIDER_TYPES,
+    ModelSettings,
+    ProviderType,
+    split_model_string,
+)
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
 from holodeck.spec.settings_models import ExecutionSettings, MemorySettings, overlay
@@ -26,7 +32,6 @@ from holodeck.spec.typescript_tools import exported_functions
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import YamlDocument, read_yaml
 
-PROVIDER_ALIASES = {"azure": ProviderType.AZURE_OPENAI.value}
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 
 
@@ -177,21 +182,25 @@ class _Image:
         self, text: str, where: FieldPath, executor: ExecutorModel, **settings: Any
     ) -> ModelSettings | None:
         """`provider/model` text, with credentials from the executor's connection or auth."""
-        provider, slash, name = text.partition("/")
-        if not slash or not provider or not name:
+        parts = split_model_string(text)
+        if parts is None:
             self.error(
                 where,
                 f"`{text}` is not `provider/model`",
-                "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3.2",
+                "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, google/gemini-2.5-pro, "
+                "ollama/llama3.2",
             )
             return None
-        provider = PROVIDER_ALIASES.get(provider, provider)
+        provider, name = parts
+        if provider not in self.ctx.settings.providers:
+            provider = PROVIDER_ALIASES.get(provider, provider)  # `azure/...` is azure_openai
         if self.ctx.settings.provider_type(provider) is None:
             known = [p for p in PROVIDER_TYPES if p != "test"] + list(self.ctx.settings.providers)
             self.error(
                 where,
                 f"provider `{provider}` is not supported",
-                did_you_mean(provider, known) or "supported: " + ", ".join(known),
+                did_you_mean(provider, [*known, *PROVIDER_ALIASES])
+                or "supported: " + ", ".join(known),
             )
             return None
         if executor.api_key is not None:

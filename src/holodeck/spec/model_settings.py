@@ -11,17 +11,72 @@ from holodeck.spec._base import NonEmpty, Strict
 
 
 class ProviderType(StrEnum):
-    """Provider kinds the runtime can talk to."""
+    """Provider kinds the runtime can talk to.
+
+    Names follow LiteLLM's `provider/model` prefixes, the form the Agent Image Spec
+    writes models in (`google/gemini-2.5-pro`, `together_ai/...`)."""
 
     OPENAI = "openai"
     AZURE_OPENAI = "azure_openai"
     ANTHROPIC = "anthropic"
+    GOOGLE = "google"
+    VERTEX_AI = "vertex_ai"
     OLLAMA = "ollama"
     OPENAI_COMPATIBLE = "openai-compatible"
+    # hosted services reached through their OpenAI-compatible APIs
+    GROQ = "groq"
+    DEEPSEEK = "deepseek"
+    OPENROUTER = "openrouter"
+    TOGETHER_AI = "together_ai"
+    FIREWORKS_AI = "fireworks_ai"
+    XAI = "xai"
+    MISTRAL = "mistral"
+    CEREBRAS = "cerebras"
+    MOONSHOT = "moonshot"
+    NEBIUS = "nebius"
+    OVHCLOUD = "ovhcloud"
+    SAMBANOVA = "sambanova"
+    DASHSCOPE = "dashscope"
+    VERCEL_AI_GATEWAY = "vercel_ai_gateway"
     TEST = "test"
+
+    @classmethod
+    def lookup(cls, name: str) -> ProviderType | None:
+        """The type a provider name or alias means (`gemini` -> google), else None."""
+        try:
+            return cls(PROVIDER_ALIASES.get(name, name))
+        except ValueError:
+            return None
 
 
 PROVIDER_TYPES = tuple(p.value for p in ProviderType)
+
+# Other spellings of the same providers: LiteLLM's (`gemini`, `azure`, `vertex_ai_beta`)
+# and pydantic-ai's (`google-gla`, `together`, `grok`), so either prefix loads.
+PROVIDER_ALIASES: dict[str, str] = {
+    "azure": ProviderType.AZURE_OPENAI.value,
+    "gemini": ProviderType.GOOGLE.value,
+    "google-gla": ProviderType.GOOGLE.value,
+    "vertex": ProviderType.VERTEX_AI.value,
+    "vertex_ai_beta": ProviderType.VERTEX_AI.value,
+    "google-vertex": ProviderType.VERTEX_AI.value,
+    "together": ProviderType.TOGETHER_AI.value,
+    "fireworks": ProviderType.FIREWORKS_AI.value,
+    "grok": ProviderType.XAI.value,
+    "moonshotai": ProviderType.MOONSHOT.value,
+    "alibaba": ProviderType.DASHSCOPE.value,
+    "vercel": ProviderType.VERCEL_AI_GATEWAY.value,
+}
+
+
+def split_model_string(value: str) -> tuple[str, str] | None:
+    """`provider/model` as (provider, model), else None. Only the first `/` splits:
+    model names may hold more (`openrouter/anthropic/claude-sonnet-4-5`)."""
+    provider, slash, name = value.partition("/")
+    if not slash or not provider.strip() or not name.strip():
+        return None
+    return provider, name
+
 
 ReasoningEffort = Literal["low", "medium", "high"]
 
@@ -29,8 +84,9 @@ ReasoningEffort = Literal["low", "medium", "high"]
 class ModelSettings(Strict):
     """A model and its sampling settings.
 
-    `provider` is a provider type (`openai`, `azure_openai`, `anthropic`, `ollama`,
-    `openai-compatible`, `test`) or the name of a provider entry in the global or
+    `provider` is a provider type (`openai`, `azure_openai`, `anthropic`, `google`,
+    `groq`, `ollama`, `openai-compatible`, `test`, ... see `ProviderType`), one of its
+    aliases (`gemini`, `azure`, ...), or the name of a provider entry in the global or
     project `config.yaml`, whose credentials and endpoint are then used.
     """
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -220,6 +220,12 @@ class ProviderEntry(Strict):
 
         return drop_auth_provider(data)
 
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _alias(cls, value: object) -> object:
+        """`provider: gemini` is `google`, as in a model string."""
+        return PROVIDER_ALIASES.get(value, value) if isinstance(value, str) else value
+
 
 class VectorstoreEntry(Strict):
     provider: Literal["redis", "postgres"]
@@ -234,11 +240,8 @@ class Settings(Strict):
     execution: ExecutionSettings | None = None
 
     def provider_type(self, name: str) -> ProviderType | None:
-        """The type behind a provider name: a built-in type or a configured entry."""
+        """The type behind a provider name: a configured entry, a built-in type or alias."""
         entry = self.providers.get(name)
         if entry is not None and entry.provider is not None:
             return entry.provider
-        try:
-            return ProviderType(name)
-        except ValueError:
-            return None
+        return ProviderType.lookup(name)

@@ -1,0 +1,156 @@
+"""Hosted services reached through their OpenAI-compatible APIs (Groq, DeepSeek,
+OpenRouter, Together AI, Fireworks AI, xAI, Mistral, ...).
+
+Each is pydantic-ai's `OpenAIChatModel` on an `OpenAICompatibleProvider` named for the
+service, with the service's default base URL and the model profile pydantic-ai keeps for
+it (which JSON schemas, tool choices and thinking fields the service accepts). One path
+for all of them, rather than each dedicated provider class, because those classes fix
+their base URL: a proxy, a regional endpoint or a test server could not be named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from holodeck.spec.model_settings import ProviderType
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+    from pydantic_ai.profiles import ModelProfile
+
+    ProfileFunc = Callable[[str], ModelProfile | None]
+
+# The services' documented OpenAI-compatible base URLs (pydantic-ai's defaults;
+# tests/test_more_providers.py holds them equal).
+HOSTED_URLS: dict[ProviderType, str] = {
+    ProviderType.GROQ: "https://api.groq.com/openai/v1",
+    ProviderType.DEEPSEEK: "https://api.deepseek.com",
+    ProviderType.OPENROUTER: "https://openrouter.ai/api/v1",
+    ProviderType.TOGETHER_AI: "https://api.together.xyz/v1",
+    ProviderType.FIREWORKS_AI: "https://api.fireworks.ai/inference/v1",
+    ProviderType.XAI: "https://api.x.ai/v1",
+    ProviderType.MISTRAL: "https://api.mistral.ai/v1",
+    ProviderType.CEREBRAS: "https://api.cerebras.ai/v1",
+    ProviderType.MOONSHOT: "https://api.moonshot.ai/v1",
+    ProviderType.NEBIUS: "https://api.studio.nebius.com/v1",
+    ProviderType.OVHCLOUD: "https://oai.endpoints.kepler.ai.cloud.ovh.net/v1",
+    ProviderType.SAMBANOVA: "https://api.sambanova.ai/v1",
+    ProviderType.DASHSCOPE: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+    ProviderType.VERCEL_AI_GATEWAY: "https://ai-gateway.vercel.sh/v1",
+}
+
+# Display names for messages and docs.
+HOSTED_LABELS: dict[ProviderType, str] = {
+    ProviderType.GROQ: "Groq",
+    ProviderType.DEEPSEEK: "DeepSeek",
+    ProviderType.OPENROUTER: "OpenRouter",
+    ProviderType.TOGETHER_AI: "Together AI",
+    ProviderType.FIREWORKS_AI: "Fireworks AI",
+    ProviderType.XAI: "xAI (Grok)",
+    ProviderType.MISTRAL: "Mistral AI",
+    ProviderType.CEREBRAS: "Cerebras",
+    ProviderType.MOONSHOT: "Moonshot AI (Kimi)",
+    ProviderType.NEBIUS: "Nebius AI Studio",
+    ProviderType.OVHCLOUD: "OVHcloud AI Endpoints",
+    ProviderType.SAMBANOVA: "SambaNova",
+    ProviderType.DASHSCOPE: "Alibaba Cloud DashScope (Qwen)",
+    ProviderType.VERCEL_AI_GATEWAY: "Vercel AI Gateway",
+}
+
+
+def is_hosted(kind: ProviderType) -> bool:
+    return kind in HOSTED_URLS
+
+
+def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | None) -> Model:
+    """The chat model `name` on service `kind`, at `endpoint` or the service's own URL."""
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
+    provider = OpenAICompatibleProvider(
+        kind.value,
+        base_url=endpoint or HOSTED_URLS[kind],
+        api_key=api_key,
+        profile=_profile(kind),
+    )
+    return OpenAIChatModel(name, provider=provider)
+
+
+def _profile(kind: ProviderType) -> ProfileFunc:
+    """pydantic-ai's model profile for the service, imported only when it is used."""
+    if kind is ProviderType.DEEPSEEK:
+        from pydantic_ai.providers.deepseek import DeepSeekProvider
+
+        return DeepSeekProvider.model_profile
+    if kind is ProviderType.OPENROUTER:
+        from pydantic_ai.providers.openrouter import OpenRouterProvider
+
+        return OpenRouterProvider.model_profile
+    if kind is ProviderType.TOGETHER_AI:
+        from pydantic_ai.providers.together import TogetherProvider
+
+        return TogetherProvider.model_profile
+    if kind is ProviderType.FIREWORKS_AI:
+        from pydantic_ai.providers.fireworks import FireworksProvider
+
+        return FireworksProvider.model_profile
+    if kind is ProviderType.CEREBRAS:
+        from pydantic_ai.providers.cerebras import CerebrasProvider
+
+        return CerebrasProvider.model_profile
+    if kind is ProviderType.MOONSHOT:
+        from pydantic_ai.providers.moonshotai import MoonshotAIProvider
+
+        return MoonshotAIProvider.model_profile
+    if kind is ProviderType.NEBIUS:
+        from pydantic_ai.providers.nebius import NebiusProvider
+
+        return NebiusProvider.model_profile
+    if kind is ProviderType.OVHCLOUD:
+        from pydantic_ai.providers.ovhcloud import OVHcloudProvider
+
+        return OVHcloudProvider.model_profile
+    if kind is ProviderType.SAMBANOVA:
+        from pydantic_ai.providers.sambanova import SambaNovaProvider
+
+        return SambaNovaProvider.model_profile
+    if kind is ProviderType.DASHSCOPE:
+        from pydantic_ai.providers.alibaba import AlibabaProvider
+
+        return AlibabaProvider.model_profile
+    if kind is ProviderType.VERCEL_AI_GATEWAY:
+        from pydantic_ai.providers.vercel import VercelProvider
+
+        return VercelProvider.model_profile
+    # Groq, Mistral and xAI have pydantic-ai providers only for their own SDKs (groq,
+    # mistralai, xai-sdk over gRPC); their OpenAI-compatible APIs get the family profile
+    # on the JSON schema handling OpenAIChatModel needs.
+    return _family_profile(kind)
+
+
+def _family_profile(kind: ProviderType) -> ProfileFunc:
+    from pydantic_ai.profiles import merge_profile
+    from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer, OpenAIModelProfile
+
+    family: ProfileFunc
+    if kind is ProviderType.GROQ:
+        from pydantic_ai.profiles.groq import groq_model_profile
+
+        family = groq_model_profile
+    elif kind is ProviderType.MISTRAL:
+        from pydantic_ai.profiles.mistral import mistral_model_profile
+
+        family = mistral_model_profile
+    elif kind is ProviderType.XAI:
+        from pydantic_ai.profiles.grok import grok_model_profile
+
+        family = grok_model_profile
+    else:
+        raise AssertionError(f"no profile for {kind}")
+    base = OpenAIModelProfile(json_schema_transformer=OpenAIJsonSchemaTransformer)
+
+    def profile(name: str) -> ModelProfile:
+        return merge_profile(base, family(name))
+
+    return profile
