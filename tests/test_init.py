@@ -41,6 +41,7 @@ EXPECTED_MODELS = {
     "openai": ("gpt-4o-mini", None),
     "azure_openai": ("gpt-4o-mini", None),
     "anthropic": ("claude-sonnet-4-5", None),
+    "google": ("gemini-2.5-flash", None),
     "ollama": ("llama3.2", "http://localhost:11434/v1"),
 }
 

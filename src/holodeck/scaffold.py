@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 TEMPLATES = ("conversational", "research", "customer-support")
-PROVIDERS = ("openai", "azure_openai", "anthropic", "ollama")
+PROVIDERS = ("openai", "azure_openai", "anthropic", "google", "ollama")
 FORMATS = ("agent-yaml", "image")
 DEFAULT_TEMPLATE = "conversational"
 DEFAULT_PROVIDER = "openai"
@@ -84,6 +84,13 @@ PROVIDER_DEFAULTS: dict[str, ProviderDefaults] = {
         model_extra="",
         llm_extra="",
         setup="set ANTHROPIC_API_KEY (or add providers.anthropic to ~/.holodeck/config.yaml)",
+    ),
+    "google": ProviderDefaults(
+        model="gemini-2.5-flash",
+        model_extra="",
+        llm_extra="",
+        setup="set GEMINI_API_KEY (or GOOGLE_API_KEY, or add providers.google to "
+        "~/.holodeck/config.yaml)",
     ),
     "ollama": ProviderDefaults(
         model="llama3.2",
