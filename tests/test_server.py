@@ -337,6 +337,7 @@ def test_the_request_id_a_client_sends_is_used(weather: Server, isolated_home: P
 def test_the_chat_page_is_served(weather: Server) -> None:
     page = weather.client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert weather.client.head("/").status_code == 200
 
 
 def test_parse_sse_reads_multi_line_events() -> None:

@@ -69,7 +69,10 @@ def create_app(options: ServeOptions) -> FastAPI:
 
     page = files("holodeck.server").joinpath("static/index.html")
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    # HEAD too: uptime checkers and `curl -I` ask for the page that way
+    @app.api_route(
+        "/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False
+    )
     async def chat_page() -> HTMLResponse:
         return HTMLResponse(page.read_text(encoding="utf-8"))
 
