@@ -48,6 +48,8 @@ from pathlib import Path
 
 import httpx2
 
+from test_scale import response, sse, whole  # the same scripted replies (run from bench/)
+
 MODEL_LATENCY_S = 0.1
 ANSWER = "The order has shipped."
 OVERHEAD_TARGET_MS = 50.0
@@ -70,35 +72,9 @@ passes = itertools.count(1)
 # user's message, so the client can subtract the model's time from its latency.
 
 
-def _completion(streamed: bool) -> bytes:
-    usage = {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
-    base = {"id": "chatcmpl-1", "created": 0, "model": "gpt-4o-mini"}
-    if streamed:
-        delta = {"role": "assistant", "content": ANSWER}
-        chunks = [
-            {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]},
-            {
-                **base,
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                "usage": usage,
-            },
-        ]
-        body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-        body += b"data: [DONE]\n\n"
-        kind = "text/event-stream"
-    else:
-        message = {"role": "assistant", "content": ANSWER}
-        choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        whole = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
-        body = json.dumps(whole).encode()
-        kind = "application/json"
-    head = f"HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {len(body)}\r\n\r\n"
-    return head.encode() + body
-
-
 async def serve_model(port: int) -> None:
-    streamed, whole = _completion(True), _completion(False)
+    streamed = response("text/event-stream", sse(ANSWER))
+    whole_answer = response("application/json", whole(ANSWER))
     connections = 0
     served: dict[str, list[float]] = defaultdict(list)  # tag -> service ms of each call
 
@@ -121,7 +97,7 @@ async def serve_model(port: int) -> None:
                 started = time.perf_counter()
                 await asyncio.sleep(MODEL_LATENCY_S)
                 is_streamed = re.search(rb'"stream"\s*:\s*true', body) is not None
-                writer.write(streamed if is_streamed else whole)
+                writer.write(streamed if is_streamed else whole_answer)
                 await writer.drain()
                 # the conversation so far is in the body: this turn's tag is the last one
                 tags = TAG.findall(body)

@@ -8,15 +8,17 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import pytest
 
 from yaml_dump import dump
 
@@ -65,6 +67,28 @@ def function_tool(name: str) -> dict[str, str]:
     return {"type": "function", "name": name, "file": "tools.py", "function": name}
 
 
+WAITING_TOOL = """
+import asyncio
+from pathlib import Path
+
+async def wait_here(marker: str) -> str:
+    '''Waits until the file `release` appears beside this one.'''
+    here = Path(__file__).parent
+    (here / "started").write_text("yes")
+    while not (here / "release").exists():
+        await asyncio.sleep(0.01)
+    return "released"
+"""
+
+
+def log_lines(home: Path, agent: str) -> list[dict[str, Any]]:
+    """The lines of an agent's request log under HOLODECK_HOME `home`."""
+    path = home / "logs" / f"agent-{agent}.log"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 @dataclass
 class Server:
     url: str
@@ -93,6 +117,19 @@ def parse_sse(lines: Iterator[str]) -> list[tuple[str, dict[str, Any]]]:
             events.append((name, json.loads(data)))
             name, data = "message", ""
     return events
+
+
+Serve = Callable[..., AbstractContextManager[Server]]
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Serve:
+    """`serve(*paths, **options)`: `served` with its state under the test's tmp_path."""
+
+    def _serve(*paths: Path, **options: Any) -> AbstractContextManager[Server]:
+        return served(*paths, state_dir=tmp_path / "state", **options)
+
+    return _serve
 
 
 @contextmanager
@@ -137,38 +174,41 @@ def deploy_process(
     cwd: Path = REPO,
     port: int | None = None,
     port_flag: bool = True,
-) -> Iterator[tuple[subprocess.Popen[str], str]]:
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`holodeck deploy ARGS --port P` as a process; yields it and its base URL once
     /health answers. `port_flag=False` leaves the port to the configuration (`port`
-    then says where to expect it)."""
+    then says where to expect it). Its output goes to a file (a pipe nobody reads would
+    stall a server that logs every request), shown when it fails to start."""
     port = port or free_port()
     flag = ["--port", str(port)] if port_flag else []
-    process = subprocess.Popen(
-        [sys.executable, "-m", "holodeck", "deploy", *args, *flag],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "holodeck", "deploy", *args, *flag],
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
 
-    def up() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"deploy exited {process.returncode}: {process.stdout.read()}")  # type: ignore[union-attr]
-        try:
-            return httpx.get(url + "/health", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        until(up, timeout=90, what="holodeck deploy to serve")
-        yield process, url
-    finally:
-        if process.poll() is None:
-            process.terminate()
+        def up() -> bool:
+            if process.poll() is not None:
+                output.seek(0)
+                said = output.read().decode(errors="replace")
+                raise AssertionError(f"deploy exited {process.returncode}: {said}")
             try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                return httpx.get(url + "/health", timeout=1).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        try:
+            until(up, timeout=90, what="holodeck deploy to serve")
+            yield process, url
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()

@@ -10,11 +10,11 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
 
+from browser import chromium_page, playwright_api
 from holodeck.testing.reports import FORMATS, format_for, render_report, write_report
 from holodeck.testing.reports.console import render_case, render_console, render_summary
 from holodeck.testing.results import (
@@ -691,91 +691,63 @@ def test_html_report_is_one_self_contained_escaped_file(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_html_report_in_headless_chromium(tmp_path: Path) -> None:
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = playwright_api()
     path = write_report(sample_run(), tmp_path / "report.html")
 
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(chromium),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
+    with chromium_page(sync_api, lambda url: url.startswith("file:"), 1280, 900) as (
+        page,
+        problems,
+    ):
+        page.goto(path.as_uri())
+        assert page.title() == "support-agent · test report"
+
+        cases = page.locator("details.case")
+        assert cases.count() == 7
+        failed = page.locator("details.case", has_text="book-flight")
+        call = failed.locator(".call", has_text="delete_account")
+        assert not call.is_visible()
+        failed.locator("> summary").click()
+        sync_api.expect(call).to_be_visible()
+        sync_api.expect(call).to_contain_text("PermissionError: not allowed in tests")
+        sync_api.expect(failed.locator(".mismatch")).to_contain_text("regex ^Par")
+
+        refund = page.locator("details.case", has_text="refund-policy")
+        refund.locator("> summary").click()
+        reason = refund.locator(".reason", has_text="knowledge base says 30 days")
+        sync_api.expect(reason).to_be_visible()
+        prompt = refund.locator(".prompt pre")
+        assert not prompt.is_visible()
+        refund.locator(".prompt summary").click()
+        sync_api.expect(prompt).to_contain_text("You are grading groundedness.")
+
+        # filters
+        page.get_by_role("button", name=re.compile("^Failed")).click()
+        sync_api.expect(page.locator("details.case:visible")).to_have_count(5)
+        page.get_by_role("button", name=re.compile("^Flaky")).click()
+        sync_api.expect(page.locator("details.case:visible")).to_have_count(1)
+        sync_api.expect(page.locator("details.case:visible")).to_contain_text("tone-check")
+        page.get_by_role("button", name=re.compile("^All")).click()
+        sync_api.expect(page.locator("details.case:visible")).to_have_count(7)
+        page.locator("#search").fill("weather")
+        sync_api.expect(page.locator("details.case:visible")).to_have_count(1)
+        page.locator("#search").fill("")
+
+        # a repeated case opens on the failing attempt; the other attempts are tabs
+        tone = page.locator("details.case", has_text="tone-check")
+        tone.locator("> summary").click()
+        sync_api.expect(tone.locator(".attempt:visible")).to_contain_text("Dismissive tone.")
+        tone.get_by_role("tab", name="Attempt 1").click()
+        sync_api.expect(tone.locator(".attempt:visible")).to_contain_text("Polite and calm.")
+
+        # the hostile case shows its markup as text and ran none of it
+        echo = page.locator("details.case", has_text="html-<echo>")
+        echo.locator("> summary").click()
+        sync_api.expect(echo.locator(".msg.agent pre")).to_contain_text(
+            '<script>document.title="pwned"</script>'
         )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            outside: list[str] = []
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
+        assert page.title() == "support-agent · test report"
 
-            def only_files(route: Any) -> None:
-                if route.request.url.startswith("file:"):
-                    route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    route.abort()
-
-            page.route("**/*", only_files)
-            page.goto(path.as_uri())
-            assert page.title() == "support-agent · test report"
-
-            cases = page.locator("details.case")
-            assert cases.count() == 7
-            failed = page.locator("details.case", has_text="book-flight")
-            call = failed.locator(".call", has_text="delete_account")
-            assert not call.is_visible()
-            failed.locator("> summary").click()
-            sync_api.expect(call).to_be_visible()
-            sync_api.expect(call).to_contain_text("PermissionError: not allowed in tests")
-            sync_api.expect(failed.locator(".mismatch")).to_contain_text("regex ^Par")
-
-            refund = page.locator("details.case", has_text="refund-policy")
-            refund.locator("> summary").click()
-            reason = refund.locator(".reason", has_text="knowledge base says 30 days")
-            sync_api.expect(reason).to_be_visible()
-            prompt = refund.locator(".prompt pre")
-            assert not prompt.is_visible()
-            refund.locator(".prompt summary").click()
-            sync_api.expect(prompt).to_contain_text("You are grading groundedness.")
-
-            # filters
-            page.get_by_role("button", name=re.compile("^Failed")).click()
-            sync_api.expect(page.locator("details.case:visible")).to_have_count(5)
-            page.get_by_role("button", name=re.compile("^Flaky")).click()
-            sync_api.expect(page.locator("details.case:visible")).to_have_count(1)
-            sync_api.expect(page.locator("details.case:visible")).to_contain_text("tone-check")
-            page.get_by_role("button", name=re.compile("^All")).click()
-            sync_api.expect(page.locator("details.case:visible")).to_have_count(7)
-            page.locator("#search").fill("weather")
-            sync_api.expect(page.locator("details.case:visible")).to_have_count(1)
-            page.locator("#search").fill("")
-
-            # a repeated case opens on the failing attempt; the other attempts are tabs
-            tone = page.locator("details.case", has_text="tone-check")
-            tone.locator("> summary").click()
-            sync_api.expect(tone.locator(".attempt:visible")).to_contain_text("Dismissive tone.")
-            tone.get_by_role("tab", name="Attempt 1").click()
-            sync_api.expect(tone.locator(".attempt:visible")).to_contain_text("Polite and calm.")
-
-            # the hostile case shows its markup as text and ran none of it
-            echo = page.locator("details.case", has_text="html-<echo>")
-            echo.locator("> summary").click()
-            sync_api.expect(echo.locator(".msg.agent pre")).to_contain_text(
-                '<script>document.title="pwned"</script>'
-            )
-            assert page.title() == "support-agent · test report"
-
-            failed.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-            assert (tmp_path / "report.png").stat().st_size > 10_000
-            assert outside == []
-            assert errors == []
-        finally:
-            browser.close()
+        failed.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        assert (tmp_path / "report.png").stat().st_size > 10_000
+        assert problems == []

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,50 +13,21 @@ import httpx2 as httpx
 import pytest
 
 from server_harness import (
+    WAITING_TOOL,
     WEATHER,
+    Serve,
     Server,
     agent_dir,
     function_tool,
-    parse_sse,
-    served,
+    log_lines,
     until,
 )
-
-Serve = Callable[..., AbstractContextManager[Server]]
-
-WAITING_TOOL = """
-import asyncio
-from pathlib import Path
-
-async def wait_here(marker: str) -> str:
-    '''Waits until the file `release` appears beside this one.'''
-    here = Path(__file__).parent
-    (here / "started").write_text("yes")
-    while not (here / "release").exists():
-        await asyncio.sleep(0.01)
-    return "released"
-"""
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Serve:
-    def _serve(*paths: Path, **options: Any) -> AbstractContextManager[Server]:
-        return served(*paths, state_dir=tmp_path / "state", **options)
-
-    return _serve
 
 
 @pytest.fixture
 def weather(serve: Serve) -> Iterator[Server]:
     with serve(WEATHER) as server:
         yield server
-
-
-def log_lines(home: Path, agent: str) -> list[dict[str, Any]]:
-    path = home / "logs" / f"agent-{agent}.log"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 # --- chat ----------------------------------------------------------------------------
@@ -338,11 +308,6 @@ def test_the_chat_page_is_served(weather: Server) -> None:
     page = weather.client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert weather.client.head("/").status_code == 200
-
-
-def test_parse_sse_reads_multi_line_events() -> None:
-    lines = iter(["event: a", 'data: {"x":', "data: 1}", "", ": ping", "event: b", "data: {}", ""])
-    assert parse_sse(lines) == [("a", {"x": 1}), ("b", {})]
 
 
 def test_a_served_sessions_own_mcp_server_lives_across_its_turns(

@@ -7,10 +7,9 @@ import io
 import json
 import shutil
 import signal
+import socket
 import tarfile
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -22,47 +21,19 @@ import scripted_servers
 from holodeck.cli.main import cli
 from scripted_servers import OpenAIServer, text
 from server_harness import (
+    WAITING_TOOL,
     WEATHER,
-    Server,
+    Serve,
     agent_dir,
     deploy_process,
     free_port,
     function_tool,
+    log_lines,
     parse_sse,
-    served,
     until,
 )
 
-Serve = Callable[..., AbstractContextManager[Server]]
 openai_server = scripted_servers.openai_server
-
-WAITING_TOOL = """
-import asyncio
-from pathlib import Path
-
-async def wait_here(marker: str) -> str:
-    '''Waits until the file `release` appears beside this one.'''
-    here = Path(__file__).parent
-    (here / "started").write_text("yes")
-    while not (here / "release").exists():
-        await asyncio.sleep(0.01)
-    return "released"
-"""
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Serve:
-    def _serve(*paths: Path, **options: Any) -> AbstractContextManager[Server]:
-        return served(*paths, state_dir=tmp_path / "state", **options)
-
-    return _serve
-
-
-def log_lines(home: Path, agent: str) -> list[dict[str, Any]]:
-    path = home / "logs" / f"agent-{agent}.log"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 # --- keys, rates, origins, sizes, load ------------------------------------------------
@@ -366,6 +337,13 @@ def test_deploy_refuses_what_cannot_work(tmp_path: Path) -> None:
     (broken / "agent.yaml").write_text("name: x\nmodel: {provider: nope}\n")
     result = runner.invoke(cli, ["deploy", str(broken)])
     assert result.exit_code == 2 and "agent.yaml:2" in result.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = runner.invoke(cli, ["deploy", str(memory), "--model", "test", "--port", port])
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
+    assert "another --port" in result.output and "Traceback" not in result.output
 
 
 def test_deploy_takes_its_port_from_the_config_and_flags_win(tmp_path: Path) -> None:

@@ -4,12 +4,7 @@ a real server process running the offline `test` model."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,9 +14,9 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-WEATHER = ROOT / "examples" / "weather"
-CHROMIUM = Path("/usr/bin/chromium")
+from browser import chromium_page, playwright_api
+from server_harness import WEATHER, deploy_process
+
 QUESTION = "What's the weather in Paris?"
 WEATHER_DESCRIPTION = (
     "description: Answers questions about current weather and tomorrow's forecast."
@@ -30,16 +25,7 @@ WEATHER_DESCRIPTION = (
 
 @pytest.fixture
 def sync_api() -> Any:
-    if not CHROMIUM.exists():
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")
-    return pytest.importorskip("playwright.sync_api")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    return playwright_api()
 
 
 def get_json(url: str, key: str | None = None) -> tuple[int, Any]:
@@ -54,79 +40,23 @@ def get_json(url: str, key: str | None = None) -> tuple[int, Any]:
 
 
 @contextmanager
-def deployed(logs: Path, *agents: Path) -> Iterator[str]:
-    """`holodeck deploy AGENT... --model test` on a free port; its base URL once /health
-    answers. The process is stopped on the way out."""
-    port = free_port()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p
-    )
-    command = [sys.executable, "-m", "holodeck", "deploy", *map(str, agents)]
-    command += ["--model", "test", "--port", str(port)]
-    with logs.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(
-                        f"holodeck deploy exited ({process.returncode}):\n{logs.read_text()}"
-                    )
-                try:
-                    with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"holodeck deploy did not answer /health:\n{logs.read_text()}")
-                time.sleep(0.05)
-            yield base
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+def deployed(*agents: Path) -> Iterator[str]:
+    """`holodeck deploy AGENT... --model test`; its base URL once /health answers."""
+    with deploy_process(*map(str, agents), "--model", "test") as (_, base):
+        yield base
 
 
 @contextmanager
 def browser_page(sync_api: Any, base: str, width: int = 1100) -> Iterator[tuple[Any, list[str]]]:
     """A page that may only reach `base`; the list collects what else it tried and the
     page's script errors."""
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        try:
-            page = browser.new_page(viewport={"width": width, "height": 800})
-            page.set_default_timeout(15_000)
-            sync_api.expect.set_options(timeout=15_000)  # a first turn on a busy machine
-            problems: list[str] = []
-            page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-
-            def only_server(route: Any) -> None:
-                if route.request.url.startswith(base + "/"):
-                    route.continue_()
-                else:
-                    problems.append(f"outside request: {route.request.url}")
-                    route.abort()
-
-            page.route("**/*", only_server)
-            yield page, problems
-        finally:
-            browser.close()
+    with chromium_page(sync_api, lambda url: url.startswith(base + "/"), width, 800) as (
+        page,
+        problems,
+    ):
+        page.set_default_timeout(15_000)
+        sync_api.expect.set_options(timeout=15_000)  # a first turn on a busy machine
+        yield page, problems
 
 
 def ask(page: Any, text: str, *, press_enter: bool = True) -> None:
@@ -143,7 +73,7 @@ def test_chat_page_streams_answers_and_tool_calls_in_one_session(
 ) -> None:
     expect = sync_api.expect
     with (
-        deployed(tmp_path / "server.log", WEATHER) as base,
+        deployed(WEATHER) as base,
         browser_page(sync_api, base) as (page, problems),
     ):
         page.goto(base + "/")
@@ -223,7 +153,7 @@ def test_chat_page_asks_for_the_api_key_and_then_answers(sync_api: Any, tmp_path
     with (agent / "agent.yaml").open("a", encoding="utf-8") as spec:
         spec.write("\ndeployment:\n  auth:\n    type: api_key\n    api_keys: [k-123]\n")
 
-    with deployed(tmp_path / "server.log", agent) as base:
+    with deployed(agent) as base:
         assert get_json(f"{base}/v1/agents")[0] == 401
         with browser_page(sync_api, base, width=390) as (page, problems):  # a phone's width
             page.goto(base + "/")
@@ -325,7 +255,7 @@ def test_chat_page_picks_an_agent_and_nests_a_sub_agents_calls_under_its_call(
     )
 
     with (
-        deployed(tmp_path / "server.log", agent, agent / "helper") as base,
+        deployed(agent, agent / "helper") as base,
         browser_page(sync_api, base) as (page, problems),
     ):
         page.goto(base + "/")
@@ -378,7 +308,7 @@ def test_chat_page_stops_a_turn_and_shows_failures(sync_api: Any, tmp_path: Path
     tools.write_text(slow, encoding="utf-8")
 
     with (
-        deployed(tmp_path / "server.log", agent) as base,
+        deployed(agent) as base,
         browser_page(sync_api, base) as (page, problems),
     ):
         page.goto(base + "/")

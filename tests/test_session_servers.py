@@ -23,6 +23,7 @@ from conftest import Write
 from db_servers import free_port
 from holodeck.runtime import stored_session
 from holodeck.sessions import (
+    MemorySessionStore,
     PostgresSessionStore,
     RedisSessionStore,
     SessionBusy,
@@ -49,13 +50,17 @@ class Place:
             return RedisSessionStore(self.url, prefix=f"{self.name}:", **options)
         if self.kind == "postgres":
             return PostgresSessionStore(self.url, table=self.name, **options)
+        if self.kind == "memory":
+            return MemorySessionStore(**options)
         return SqliteSessionStore(self.url, **options)
 
 
 @pytest.fixture(params=["redis", "postgres"])
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     kind: str = request.param
-    url = str(tmp_path / "s.db") if kind == "sqlite" else request.getfixturevalue(f"{kind}_url")
+    url = str(tmp_path / "s.db") if kind in ("sqlite", "memory") else ""
+    if kind in ("redis", "postgres"):
+        url = request.getfixturevalue(f"{kind}_url")
     return Place(kind, url, f"t{uuid.uuid4().hex[:12]}")
 
 
@@ -67,6 +72,7 @@ every_shared_store = pytest.mark.parametrize(
 # --- the contract of every store ---------------------------------------------------------
 
 
+@pytest.mark.parametrize("place", ["memory", "sqlite", "redis", "postgres"], indirect=True)
 async def test_save_load_delete_and_expire(place: Place) -> None:
     clock = Clock()
     async with place.store(ttl_s=60, clock=clock) as store:

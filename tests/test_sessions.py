@@ -205,24 +205,6 @@ def stores(tmp_path: Path, clock: Clock, ttl_s: float | None = None) -> list[Ses
     ]
 
 
-async def test_stores_save_load_delete_and_expire(tmp_path: Path) -> None:
-    clock = Clock()
-    for store in stores(tmp_path, clock, ttl_s=60):
-        async with store:
-            assert await store.load("a") is None
-            await store.save("a", b"one")
-            await store.save("a", b"two")
-            assert await store.load("a") == b"two"
-            clock.now += 59
-            assert await store.load("a") == b"two"
-            clock.now += 2
-            assert await store.load("a") is None  # not saved for longer than its ttl
-            await store.save("b", b"x")
-            assert await store.delete("b") is True
-            assert await store.delete("b") is False
-            assert await store.load("b") is None
-
-
 async def test_a_sqlite_store_survives_a_restart(tmp_path: Path) -> None:
     async with SqliteSessionStore(tmp_path / "s.db") as store:
         await store.save("kept", b"data")

@@ -93,6 +93,24 @@ def deploy(
             hint="set `memory: {store: sqlite}` (or redis/postgres with a url), or serve "
             "with one worker",
         )
+    _check_address(options.host, options.port)
     url = f"http://{options.host}:{options.port}"
     click.echo(f"holodeck: serving {', '.join(names)} at {url} (chat page {url}/, API {url}/docs)")
-    serve(options)
+    serve(options, specs)
+
+
+def _check_address(host: str, port: int) -> None:
+    """Refuse a taken or foreign address now, before the agents and their servers start
+    (uvicorn would find out only after)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                hint="pass another --port (or deployment.port), or stop the program using it",
+            ) from None

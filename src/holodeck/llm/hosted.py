@@ -77,52 +77,30 @@ def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | No
     return OpenAIChatModel(name, provider=provider)
 
 
+# pydantic-ai's names of the services whose provider class carries a model profile
+_PYDANTIC_AI_NAMES: dict[ProviderType, str] = {
+    ProviderType.DEEPSEEK: "deepseek",
+    ProviderType.OPENROUTER: "openrouter",
+    ProviderType.TOGETHER_AI: "together",
+    ProviderType.FIREWORKS_AI: "fireworks",
+    ProviderType.CEREBRAS: "cerebras",
+    ProviderType.MOONSHOT: "moonshotai",
+    ProviderType.NEBIUS: "nebius",
+    ProviderType.OVHCLOUD: "ovhcloud",
+    ProviderType.SAMBANOVA: "sambanova",
+    ProviderType.DASHSCOPE: "alibaba",
+    ProviderType.VERCEL_AI_GATEWAY: "vercel",
+}
+
+
 def _profile(kind: ProviderType) -> ProfileFunc:
     """pydantic-ai's model profile for the service, imported only when it is used."""
-    if kind is ProviderType.DEEPSEEK:
-        from pydantic_ai.providers.deepseek import DeepSeekProvider
+    named = _PYDANTIC_AI_NAMES.get(kind)
+    if named is not None:
+        from pydantic_ai.providers import infer_provider_class
 
-        return DeepSeekProvider.model_profile
-    if kind is ProviderType.OPENROUTER:
-        from pydantic_ai.providers.openrouter import OpenRouterProvider
-
-        return OpenRouterProvider.model_profile
-    if kind is ProviderType.TOGETHER_AI:
-        from pydantic_ai.providers.together import TogetherProvider
-
-        return TogetherProvider.model_profile
-    if kind is ProviderType.FIREWORKS_AI:
-        from pydantic_ai.providers.fireworks import FireworksProvider
-
-        return FireworksProvider.model_profile
-    if kind is ProviderType.CEREBRAS:
-        from pydantic_ai.providers.cerebras import CerebrasProvider
-
-        return CerebrasProvider.model_profile
-    if kind is ProviderType.MOONSHOT:
-        from pydantic_ai.providers.moonshotai import MoonshotAIProvider
-
-        return MoonshotAIProvider.model_profile
-    if kind is ProviderType.NEBIUS:
-        from pydantic_ai.providers.nebius import NebiusProvider
-
-        return NebiusProvider.model_profile
-    if kind is ProviderType.OVHCLOUD:
-        from pydantic_ai.providers.ovhcloud import OVHcloudProvider
-
-        return OVHcloudProvider.model_profile
-    if kind is ProviderType.SAMBANOVA:
-        from pydantic_ai.providers.sambanova import SambaNovaProvider
-
-        return SambaNovaProvider.model_profile
-    if kind is ProviderType.DASHSCOPE:
-        from pydantic_ai.providers.alibaba import AlibabaProvider
-
-        return AlibabaProvider.model_profile
-    if kind is ProviderType.VERCEL_AI_GATEWAY:
-        from pydantic_ai.providers.vercel import VercelProvider
-
-        return VercelProvider.model_profile
+        profile: ProfileFunc = infer_provider_class(named).model_profile
+        return profile
     # Groq, Mistral and xAI have pydantic-ai providers only for their own SDKs (groq,
     # mistralai, xai-sdk over gRPC); their OpenAI-compatible APIs get the family profile
     # on the JSON schema handling OpenAIChatModel needs.

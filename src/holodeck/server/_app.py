@@ -4,7 +4,7 @@ them (MCP servers, connections) when the server stops."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib.resources import files
 
@@ -20,14 +20,16 @@ from holodeck.server._options import ServeOptions
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
+from holodeck.spec.agent_spec import AgentSpec
 
 
-def create_app(options: ServeOptions) -> FastAPI:
-    """The app serving `options.paths`; agents start when the app's lifespan starts."""
+def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAPI:
+    """The app serving `options.paths`; agents start when the app's lifespan starts.
+    `specs`: those paths already loaded (by `holodeck deploy`), not read again."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        registry = Registry(options)
+        registry = Registry(options, specs)
         app.state.holodeck = ServerState(
             options=options,
             registry=registry,

@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -63,8 +64,9 @@ class ServedAgent:
 
 
 class Registry:
-    def __init__(self, options: ServeOptions) -> None:
+    def __init__(self, options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
         self.options = options
+        self._loaded = list(specs)  # the paths' definitions, when the caller has them
         self.agents: dict[str, ServedAgent] = {}
         self._stores: dict[StoreIdentity, SessionStore] = {}
         self.live = LiveSessions()
@@ -75,8 +77,10 @@ class Registry:
     async def open(self) -> None:
         """Load every agent (a definition that does not load stops the server: `holodeck
         deploy` checked them already) and start them in the background."""
-        for path in self.options.paths:
-            spec = await asyncio.to_thread(load_agent, path)
+        specs = self._loaded or [
+            await asyncio.to_thread(load_agent, path) for path in self.options.paths
+        ]
+        for spec in specs:
             self._add(spec, uploaded=False)
         uploads = self.options.uploads_dir
         if self.options.allow_uploads and uploads.is_dir():

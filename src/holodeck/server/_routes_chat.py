@@ -48,12 +48,10 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         message=body.message,
         endpoint="/v1/chat",
     )
-    request.state.turn = turn
     events = await open_turn(
+        request,
         turn,
-        state.slots,
         attachments=attachments,
-        lock_wait_s=state.options.lock_wait_seconds,
         stream_text=body.stream,
     )
     if not body.stream:

@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished
+from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished, Usage
 from holodeck.server._errors import ApiError
 from holodeck.server._state import guard, request_id_of, state_of
 from holodeck.server._turns import Turn, call_json, open_turn
@@ -150,13 +150,11 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         message=prompt,
         endpoint="/v1/chat/completions",
     )
-    request.state.turn = turn
     events = await open_turn(
+        request,
         turn,
-        state.slots,
         attachments=attachments,
         session=session,
-        lock_wait_s=state.options.lock_wait_seconds,
         stream_text=body.stream,
     )
     completion_id = f"chatcmpl-{turn.request_id}"
@@ -170,18 +168,21 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     async for _ in events:
         pass
     answer = turn.answer_json()
-    usage = answer["usage"]
     return {
         "id": completion_id,
         "created": int(time.time()),
         "model": served.name,
         "choices": [{"message": {"content": answer["response"]}}],
-        "usage": {
-            "prompt_tokens": usage["input_tokens"],
-            "completion_tokens": usage["output_tokens"],
-            "total_tokens": usage["total_tokens"],
-        },
+        "usage": _openai_usage(turn.usage),
         "holodeck": _extension(turn, answer) if extension.tool_calls else None,
+    }
+
+
+def _openai_usage(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
     }
 
 
@@ -224,18 +225,13 @@ async def _chunks(
         return
     yield chunk({}, "stop")
     if include_usage:
-        usage = turn.answer_json()["usage"]
         data = {
             "id": completion_id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
             "choices": [],
-            "usage": {
-                "prompt_tokens": usage["input_tokens"],
-                "completion_tokens": usage["output_tokens"],
-                "total_tokens": usage["total_tokens"],
-            },
+            "usage": _openai_usage(turn.usage),
         }
         yield ServerSentEvent(data=json.dumps(data))
     yield ServerSentEvent(data="[DONE]")

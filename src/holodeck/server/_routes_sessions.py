@@ -10,7 +10,7 @@ from holodeck.runtime import Session
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import guard, state_of
-from holodeck.server._turns import jsonable
+from holodeck.server._turns import jsonable, usage_json
 from holodeck.server._wire import AgentName, Deleted, ErrorResponse, SessionId, SessionOut
 
 router = APIRouter(dependencies=[Depends(guard)])
@@ -97,17 +97,11 @@ def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
                         "content": jsonable(part.args_as_dict()),
                     }
                 )
-    usage = session.spend.usage
     return {
         "session_id": session.id,
         "agent": served.name,
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "messages": messages,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "total_tokens": usage.input_tokens + usage.output_tokens,
-            "requests": usage.requests,
-        },
+        "usage": usage_json(session.spend.usage),
     }

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Sequence
 from types import FrameType
 
 from fastapi import FastAPI
 
 from holodeck.server._app import create_app
 from holodeck.server._options import ServeOptions
+from holodeck.spec.agent_spec import AgentSpec
 
 OPTIONS_VAR = "HOLODECK_SERVE_OPTIONS"
 
@@ -26,8 +28,10 @@ def app_from_environment() -> FastAPI:
     return create_app(ServeOptions.from_json(os.environ[OPTIONS_VAR]))
 
 
-def serve(options: ServeOptions) -> None:
-    """Serve until stopped. SIGTERM is a normal stop (exit 0 once drained); Ctrl+C too."""
+def serve(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
+    """Serve until stopped. SIGTERM is a normal stop (exit 0 once drained); Ctrl+C too.
+    `specs` (the paths already loaded) spare one process reading them again; worker
+    processes read their own."""
     import uvicorn
 
     # uvicorn re-raises the signal that stopped it once it has drained: make SIGTERM's
@@ -56,4 +60,4 @@ def serve(options: ServeOptions) -> None:
         )
         Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
-        uvicorn.run(create_app(options), **common)  # type: ignore[arg-type]
+        uvicorn.run(create_app(options, specs), **common)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastapi import Request
 from pydantic_core import to_jsonable_python
 
 from holodeck.errors import HoloDeckError
@@ -21,10 +22,12 @@ from holodeck.runtime import (
     FinalMessage,
     Session,
     ToolCallFinished,
+    Usage,
 )
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
+from holodeck.server._state import state_of
 from holodeck.server._wire import AttachmentIn
 
 
@@ -70,13 +73,12 @@ def call_tree(calls: Sequence[ToolCallFinished]) -> list[dict[str, Any]]:
     return roots
 
 
-def usage_json(final: FinalMessage | None) -> dict[str, int]:
-    u = final.usage if final is not None else None
+def usage_json(usage: Usage) -> dict[str, int]:
     return {
-        "input_tokens": u.input_tokens if u else 0,
-        "output_tokens": u.output_tokens if u else 0,
-        "total_tokens": u.total_tokens if u else 0,
-        "requests": u.requests if u else 0,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "requests": usage.requests,
     }
 
 
@@ -94,6 +96,10 @@ class Turn:
     final: FinalMessage | None = None
     logged: bool = False
 
+    @property
+    def usage(self) -> Usage:
+        return self.final.usage if self.final is not None else Usage()
+
     def answer_json(self) -> dict[str, Any]:
         final = self.final
         return {
@@ -102,7 +108,7 @@ class Turn:
             "session_id": self.session_id,
             "agent": self.served.name,
             "tool_calls": call_tree(self.calls),
-            "usage": usage_json(final),
+            "usage": usage_json(self.usage),
             "request_id": self.request_id,
         }
 
@@ -131,12 +137,11 @@ OPENED = Opened()
 
 
 async def open_turn(
+    request: Request,
     turn: Turn,
-    slots: TurnSlots,
     *,
     attachments: Sequence[Attachment] = (),
     session: Session | None = None,
-    lock_wait_s: float,
     stream_text: bool = True,
 ) -> AsyncIterator[Event]:
     """The turn's events, once it is admitted and holds its session. `session` runs a
@@ -145,7 +150,10 @@ async def open_turn(
 
     Refusals (503 overloaded, 409 busy, a store that fails) raise before the first event,
     so a streamed answer still gets its status; failures later end the stream."""
-    events = _turn_events(turn, slots, attachments, session, lock_wait_s, stream_text)
+    state = state_of(request)
+    request.state.turn = turn  # a refusal rendered later logs in this turn's line
+    lock_wait_s = state.options.lock_wait_seconds
+    events = _turn_events(turn, state.slots, attachments, session, lock_wait_s, stream_text)
     first = await anext(events)
     assert first is OPENED
     return _rest(events)
