@@ -1,0 +1,1 @@
+"""Where chunks and their vectors live: embedded on disk, or a vector database."""
