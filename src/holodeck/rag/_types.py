@@ -28,6 +28,7 @@ class Chunk:
     page: int | None = None  # PDF: 1-based page where the chunk starts
     heading_path: tuple[str, ...] = ()  # structure-aware documents: enclosing headings
     metadata: dict[str, JsonScalar | list[JsonScalar]] = field(default_factory=dict)
+    record: str | None = None  # structured data: the whole record as JSON, to rebuild it
 
 
 @dataclass(frozen=True)
