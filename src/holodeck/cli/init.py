@@ -113,25 +113,3 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
     for command, what in steps:
         click.echo(f"  {command.ljust(width)}  # {what}")
     click.echo(f"Before chatting, {PROVIDER_DEFAULTS[provider].setup}.")
-    searches = _vectorstore_tools(root)
-    if searches:
-        click.secho(
-            f"Note: the vectorstore tools ({', '.join(searches)}) are checked by `holodeck "
-            "validate`, but this version cannot run them yet: `holodeck test` and `holodeck "
-            "chat` stop with a message until you comment them out.",
-            fg="yellow",
-        )
-
-
-def _vectorstore_tools(root: Path) -> list[str]:
-    agent_yaml = root / "agent.yaml"
-    if not agent_yaml.is_file():
-        return []
-    from holodeck.config.loader import load_agent
-    from holodeck.spec import SpecError
-
-    try:
-        spec = load_agent(root)
-    except SpecError:
-        return []
-    return [t.name for t in spec.tools if t.type == "vectorstore"]

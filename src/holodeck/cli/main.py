@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
     "chat": ("holodeck.cli.chat", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
+    "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
 }
 

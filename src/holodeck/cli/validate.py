@@ -31,6 +31,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
       holodeck validate examples/*/ --strict
       holodeck validate my-image.tar.gz --json
     """
+    from holodeck.cli.search_checks import check_search_sources, embedders_of
     from holodeck.config.loader import load_agent
     from holodeck.spec import SpecError
 
@@ -38,7 +39,9 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
     failed = False
     for path in paths or (Path(),):
         try:
-            spec = load_agent(path, strict=strict, expand_env=not no_env)
+            spec = load_agent(
+                path, strict=strict, expand_env=not no_env, source_check=check_search_sources
+            )
         except SpecError as exc:
             failed = True
             results.append({"path": str(path), "ok": False, "diagnostics": exc.diagnostics})
@@ -49,7 +52,13 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.test_cases)} test cases"
         )
         results.append(
-            {"path": str(path), "ok": True, "summary": summary, "diagnostics": spec.warnings}
+            {
+                "path": str(path),
+                "ok": True,
+                "summary": summary,
+                "diagnostics": spec.warnings,
+                "search_tools": embedders_of(spec),
+            }
         )
     if as_json:
         click.echo(json.dumps([_as_json(r) for r in results], indent=2))
@@ -67,6 +76,10 @@ def _print(result: dict[str, object]) -> None:
         click.secho(diagnostic.render(), fg=color, err=not result["ok"])
     if result["ok"]:
         click.secho(f"OK {result['path']} ({result['summary']})", fg="green")
+        searches = result.get("search_tools")
+        assert isinstance(searches, dict)
+        for name, how in searches.items():
+            click.echo(f"  search tool `{name}`: {how}")
     else:
         errors = sum(1 for d in diagnostics if d.severity.value == "error")
         click.secho(f"FAILED {result['path']}: {errors} error(s)", fg="red", err=True)

@@ -12,7 +12,7 @@ from holodeck.config.env_vars import environment_for
 from holodeck.config.settings import holodeck_home, settings_and_problems
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.diagnostics import Diagnostic, Severity, SpecError
-from holodeck.spec.load_context import LoadContext
+from holodeck.spec.load_context import LoadContext, SourceCheck
 from holodeck.spec.loader import load_archive, load_definition, unpacked
 from holodeck.spec.settings_models import Settings
 
@@ -24,6 +24,7 @@ def load_agent(
     expand_env: bool = True,
     environ: Mapping[str, str] | None = None,
     settings: Settings | None = None,
+    source_check: SourceCheck | None = None,
 ) -> AgentSpec:
     """Load and validate an agent definition.
 
@@ -33,6 +34,7 @@ def load_agent(
     `expand_env=False` leaves `${VAR}` untouched: use it for bundles uploaded to a
     server, whose references must never be resolved against the server's secrets.
     `strict` turns warnings about keys beyond spec_version 1 into errors.
+    `source_check` also checks search tools' data files against their field mappings.
     """
     target = Path(path).expanduser()
     base_env = dict(os.environ if environ is None else environ)
@@ -48,7 +50,13 @@ def load_agent(
             project_dir if _is_agent_yaml_project(target) else None, env or base_env
         )
         settings = loaded.settings
-    context = LoadContext(env=env, settings=settings, cache_dir=cache_dir, strict=strict)
+    context = LoadContext(
+        env=env,
+        settings=settings,
+        cache_dir=cache_dir,
+        strict=strict,
+        source_check=source_check,
+    )
     try:
         if archive != target:
             spec = load_archive(archive, context, target)

@@ -24,6 +24,8 @@ from holodeck.spec.settings_models import Settings
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
+    from holodeck.llm.run_options import RunOptions
+
 OLLAMA_DEFAULT = "http://localhost:11434/v1"
 # Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
 UNUSED_KEY = "not-needed"
@@ -207,3 +209,15 @@ def override_settings(override: str) -> ModelSettings:
             "google/gemini-2.5-flash, groq/llama-3.3-70b-versatile",
         )
     return ModelSettings(provider=parts[0], name=parts[1])
+
+
+def effective_settings(own: ModelSettings | None, options: RunOptions) -> ModelSettings | None:
+    """A definition's model after the run's `--model` override (None: no model at all;
+    an override given as a model object has no settings: the definition's are returned)."""
+    if not isinstance(options.model, str):
+        return own
+    chosen = override_settings(options.model)
+    if own is not None and chosen.provider != "test":
+        # keep the definition's sampling settings when only the model changes
+        chosen = own.model_copy(update={"provider": chosen.provider, "name": chosen.name})
+    return chosen

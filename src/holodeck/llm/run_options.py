@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,8 @@ class RunOptions:
     settings: Settings | None = None
     max_tool_iterations: int | None = None
     rate_limit: RateLimiter | None = None  # shared by every model of the run
+    # told how search tools' ingestion goes: (tool name, phase, done, total)
+    progress: Callable[[str, str, int, int], None] | None = None
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from holodeck.errors import ConfigurationError
-from holodeck.llm.providers import BuiltModel, build_model, override_settings
+from holodeck.llm.providers import BuiltModel, build_model, effective_settings
 from holodeck.llm.run_options import RunOptions
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import ExecutionSettings
@@ -21,14 +21,8 @@ def choose_model(
     `options` must have been completed with `RunOptions.for_agent`."""
     if options.model is not None and not isinstance(options.model, str):
         return BuiltModel(options.model, {}, "custom", options.model.model_name)
-    if options.model is not None:
-        chosen = override_settings(options.model)
-        if own is not None and chosen.provider != "test":
-            # keep the definition's sampling settings when only the model changes
-            chosen = own.model_copy(update={"provider": chosen.provider, "name": chosen.name})
-    elif own is not None:
-        chosen = own
-    else:
+    chosen = effective_settings(own, options)
+    if chosen is None:
         raise ConfigurationError(
             "the agent has no model",
             hint="add `model:` to agent.yaml (`llm: {model: provider/name}` in an image), "

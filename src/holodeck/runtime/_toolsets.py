@@ -19,12 +19,13 @@ from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,
+    HierarchicalDocumentTool,
     McpTool,
     PromptTool,
+    SearchTool,
     TypeScriptTool,
     VectorstoreTool,
 )
-from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.function import function_tool
 from holodeck.tools.middleware import Middleware
 from holodeck.tools.observed import ObservedToolset
@@ -45,6 +46,7 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     sets: list[AbstractToolset[Any]] = [functions]
     typescript: list[TypeScriptTool] = []
     mcp: list[McpTool] = []
+    searches: list[SearchTool] = []
     for tool in spec.tools:
         if isinstance(tool, FunctionTool):
             functions.add_tool(function_tool(tool, spec.root, spec.params))
@@ -56,15 +58,16 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
             typescript.append(tool)
         elif isinstance(tool, McpTool):
             mcp.append(tool)
-        elif isinstance(tool, VectorstoreTool):
-            raise ToolLoadError(
-                f"tool `{tool.name}`: {tool.type} tools are not supported by this version yet",
-                spec.source,
-            )
+        elif isinstance(tool, VectorstoreTool | HierarchicalDocumentTool):
+            searches.append(tool)
     if typescript:  # one Node process serves all of them
         from holodeck.tools.typescript import typescript_toolset
 
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
+    if searches:  # indexes open and catch up with their sources on start() or first use
+        from holodeck.tools.search import SearchToolset
+
+        sets.append(SearchToolset(searches, spec, options))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)

@@ -21,6 +21,7 @@ from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,
+    HierarchicalDocumentTool,
     McpTool,
     PromptTool,
     TypeScriptTool,
@@ -28,7 +29,13 @@ from holodeck.spec.tools import (
 )
 
 Tool = Annotated[
-    FunctionTool | TypeScriptTool | PromptTool | VectorstoreTool | McpTool | AgentTool,
+    FunctionTool
+    | TypeScriptTool
+    | PromptTool
+    | VectorstoreTool
+    | HierarchicalDocumentTool
+    | McpTool
+    | AgentTool,
     Field(discriminator="type"),
 ]
 

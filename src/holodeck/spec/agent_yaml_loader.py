@@ -24,7 +24,15 @@ from holodeck.spec.structured_files import read_structured
 from holodeck.spec.test_cases import TestCase
 from holodeck.spec.test_cases_file import FORMATS as TEST_CASE_FORMATS
 from holodeck.spec.test_cases_file import load_test_cases_file
-from holodeck.spec.tools import AgentTool, FunctionTool, McpTool, PromptTool, VectorstoreTool
+from holodeck.spec.tools import (
+    AgentTool,
+    FunctionTool,
+    HierarchicalDocumentTool,
+    McpTool,
+    PromptTool,
+    SearchTool,
+    VectorstoreTool,
+)
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import read_yaml
 
@@ -164,9 +172,12 @@ class _Checks(References):
                     self.path((*where, "file"), tool.file, "prompt file")
                 if tool.model is not None:
                     self.model(tool.model, (*where, "model"))
-            elif isinstance(tool, VectorstoreTool):
-                self.path((*where, "source"), tool.source, "data source", "any")
+            elif isinstance(tool, VectorstoreTool | HierarchicalDocumentTool):
+                data = self.path((*where, "source"), tool.source, "data source", "any")
                 self.database(tool, where)
+                if data is not None and self.ctx.source_check is not None:
+                    for field_path, message in self.ctx.source_check(tool, self.root):
+                        self.error((*where, *field_path), message)
             elif isinstance(tool, AgentTool):
                 sub = self.subagent(tool, where)
                 if sub is not None:
@@ -174,7 +185,7 @@ class _Checks(References):
             # MCP servers are checked when they start: reaching them needs the runtime
         return subagents
 
-    def database(self, tool: VectorstoreTool, where: FieldPath) -> None:
+    def database(self, tool: SearchTool, where: FieldPath) -> None:
         if isinstance(tool.database, str) and tool.database not in self.ctx.settings.vectorstores:
             known = list(self.ctx.settings.vectorstores)
             self.error(

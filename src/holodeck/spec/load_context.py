@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,16 @@ def definition_key(path: Path) -> Path:
     return path
 
 
+# A check of a search tool's data against its field mapping: (field path below the tool,
+# message) for each problem. It reads the data, so the layer that knows formats gives it.
+SourceCheck = Callable[[Any, Path], list[tuple[tuple[str | int, ...], str]]]
+
+
 @dataclass
 class LoadContext:
     """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server);
-    `cache_dir` is where image archives named by the definition are unpacked."""
+    `cache_dir` is where image archives named by the definition are unpacked;
+    `source_check` (from `holodeck validate`) checks search tools' data files."""
 
     env: Mapping[str, str] | None
     settings: Settings
@@ -36,6 +42,7 @@ class LoadContext:
     strict: bool = False
     stack: tuple[Path, ...] = ()
     collector: Collector = field(default_factory=Collector)
+    source_check: SourceCheck | None = None
 
     def expand(self, doc: YamlDocument) -> Any:
         return doc.data if self.env is None else substitute(doc, self.env, self.collector)
@@ -48,6 +55,7 @@ class LoadContext:
             self.cache_dir,
             self.strict,
             (*self.stack, definition_key(path)),
+            source_check=self.source_check,
         )
 
     def is_loading(self, path: Path) -> bool:

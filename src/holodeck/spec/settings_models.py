@@ -9,6 +9,7 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator,
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
+from holodeck.spec.vector_databases import DatabaseConnection
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -227,14 +228,9 @@ class ProviderEntry(Strict):
         return PROVIDER_ALIASES.get(value, value) if isinstance(value, str) else value
 
 
-class VectorstoreEntry(Strict):
-    provider: Literal["redis", "postgres"]
-    connection_string: SecretStr
-
-
 class Settings(Strict):
     providers: dict[str, ProviderEntry] = Field(default_factory=dict)
-    vectorstores: dict[str, VectorstoreEntry] = Field(default_factory=dict)
+    vectorstores: dict[str, DatabaseConnection] = Field(default_factory=dict)
     deployment: DeploymentSettings | None = None
     memory: MemorySettings | None = None
     execution: ExecutionSettings | None = None

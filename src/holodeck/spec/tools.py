@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.vector_databases import DatabaseConnection
 
 
 class FunctionTool(Strict):
@@ -68,13 +69,11 @@ class PromptTool(Strict):
         return self
 
 
-class DatabaseConnection(Strict):
-    provider: Literal["redis", "postgres"]
-    connection_string: SecretStr
+SearchMode = Literal["semantic", "keyword", "hybrid"]
 
 
 class VectorstoreTool(Strict):
-    """Semantic search over files (text, markdown, PDF) or records (CSV, JSON)."""
+    """Search over files (text, markdown, PDF) or records (CSV, JSON, JSON lines)."""
 
     type: Literal["vectorstore"] = "vectorstore"
     name: ToolName
@@ -87,22 +86,45 @@ class VectorstoreTool(Strict):
         default=None, description="Several fields combined into one vector per record."
     )
     meta_fields: list[NonEmpty] | None = Field(
-        default=None, description="Fields returned with results, not embedded."
+        default=None,
+        description="Fields returned with results, not embedded; default: every field "
+        "that is not embedded.",
     )
+    id_field: NonEmpty | None = Field(
+        default=None, description="Field naming each record; default: its row number."
+    )
+    field_separator: str = Field(default="\n", description="Joins the vector fields of one record.")
     meta: list[NonEmpty] | None = Field(
         default=None, description="JSON: fields outside record_path kept as metadata."
     )
     record_path: NonEmpty | None = Field(
         default=None, description="JSON: dotted path to the records array, e.g. data.items."
     )
-    record_prefix: str | None = None
-    meta_prefix: str | None = None
-    chunk_size: Annotated[int, Field(gt=0)] | None = None
-    chunk_overlap: Annotated[int, Field(ge=0)] | None = None
-    embedding_model: NonEmpty | None = None
+    record_prefix: str | None = Field(
+        default=None, description="JSON: prefix of the records' own field names."
+    )
+    meta_prefix: str | None = Field(default=None, description="JSON: prefix of `meta` names.")
+    chunk_size: Annotated[int, Field(gt=0)] | None = Field(
+        default=None, description="Tokens per chunk (default 512)."
+    )
+    chunk_overlap: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="Tokens repeated between chunks (default 64)."
+    )
+    embedding_model: NonEmpty | None = Field(
+        default=None,
+        description="provider/name, or all-MiniLM-L6-v2 (local); default: the agent's "
+        "provider's standard embedding model.",
+    )
+    embedding_dimensions: Annotated[int, Field(gt=0, le=10000)] | None = Field(
+        default=None, description="Vector size, for models that offer several."
+    )
     database: NonEmpty | DatabaseConnection | None = Field(
         default=None,
         description="A vectorstore named in config.yaml, or a connection; default embedded.",
+    )
+    search_mode: SearchMode = Field(
+        default="semantic",
+        description="semantic (vectors), keyword (BM25) or hybrid (both, fused by rank).",
     )
     top_k: Annotated[int, Field(ge=1, le=100)] = 5
     min_similarity_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
@@ -111,13 +133,98 @@ class VectorstoreTool(Strict):
     def _consistent(self) -> VectorstoreTool:
         if self.vector_field is not None and self.vector_fields is not None:
             raise ValueError("give `vector_field` or `vector_fields`, not both")
-        if (
-            self.chunk_overlap is not None
-            and self.chunk_size is not None
-            and self.chunk_overlap >= self.chunk_size
+        if self.chunk_overlap is not None and self.chunk_overlap >= (
+            self.chunk_size or DEFAULT_CHUNK_SIZE
         ):
             raise ValueError("`chunk_overlap` must be smaller than `chunk_size`")
         return self
+
+    @property
+    def fields_embedded(self) -> list[str] | None:
+        """`vector_field` (one or a list) or `vector_fields`; None: every text field."""
+        if self.vector_fields is not None:
+            return list(self.vector_fields)
+        if isinstance(self.vector_field, str):
+            return [self.vector_field]
+        return self.vector_field
+
+
+DEFAULT_CHUNK_SIZE = 512
+DEFAULT_CHUNK_OVERLAP = 64
+
+# Options of the shipped HoloDeck's document tool that this runtime does not offer: each
+# is refused with this reason rather than accepted and ignored.
+_NOT_OFFERED = {
+    "document_domain": "domain-specific subsection patterns",
+    "max_subsection_depth": "domain-specific subsection patterns",
+    "context_max_tokens": "model-written chunk contexts",
+    "context_concurrency": "model-written chunk contexts",
+    "context_model": "model-written chunk contexts",
+    "extract_definitions": "definition extraction",
+    "extract_cross_references": "cross-reference extraction",
+    "enable_reranking": "model reranking",
+    "reranker_model": "model reranking",
+    "keyword_index": "external keyword indexes (keywords are indexed in the vector store)",
+    "defer_loading": "deferred tool loading",
+}
+
+
+class HierarchicalDocumentTool(Strict):
+    """Structure-aware search over markdown and PDF: chunks follow the headings, and each
+    result carries its heading path."""
+
+    type: Literal["hierarchical_document"] = "hierarchical_document"
+    name: ToolName
+    description: NonEmpty
+    source: NonEmpty = Field(description="File or directory, relative to the agent.")
+    chunking_strategy: Literal["structure", "token"] = Field(
+        default="structure",
+        description="structure: split by headings first; token: fixed-size chunks only.",
+    )
+    max_chunk_tokens: Annotated[int, Field(ge=20, le=8000)] = 800
+    chunk_overlap: Annotated[int, Field(ge=0)] = 50
+    search_mode: Literal["semantic", "keyword", "exact", "hybrid"] = "hybrid"
+    top_k: Annotated[int, Field(ge=1, le=100)] = 10
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    semantic_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    keyword_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
+    exact_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
+    rrf_k: Annotated[int, Field(ge=1)] = Field(
+        default=60, description="Reciprocal rank fusion constant (hybrid)."
+    )
+    contextual_embeddings: bool = Field(
+        default=True, description="Embed each chunk with its heading path in front."
+    )
+    embedding_model: NonEmpty | None = None
+    embedding_dimensions: Annotated[int, Field(gt=0, le=10000)] | None = None
+    database: NonEmpty | DatabaseConnection | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_offered(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, what in _NOT_OFFERED.items():
+                if key in data:
+                    raise ValueError(
+                        f"`{key}` is not supported: this runtime has no {what}; remove it"
+                    )
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HierarchicalDocumentTool:
+        if self.chunk_overlap >= self.max_chunk_tokens:
+            raise ValueError("`chunk_overlap` must be smaller than `max_chunk_tokens`")
+        if self.search_mode == "hybrid":
+            total = self.semantic_weight + self.keyword_weight + self.exact_weight
+            if abs(total - 1.0) > 1e-6:
+                raise ValueError(
+                    f"hybrid weights must add up to 1 (semantic_weight + keyword_weight "
+                    f"+ exact_weight = {total:g})"
+                )
+        return self
+
+
+SearchTool = VectorstoreTool | HierarchicalDocumentTool
 
 
 def check_http_url(url: str) -> None:
@@ -206,6 +313,6 @@ class AgentTool(Strict):
 
 
 ToolDefinition = Annotated[
-    FunctionTool | PromptTool | VectorstoreTool | McpTool | AgentTool,
+    FunctionTool | PromptTool | VectorstoreTool | HierarchicalDocumentTool | McpTool | AgentTool,
     Field(discriminator="type"),
 ]

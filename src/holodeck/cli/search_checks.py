@@ -1,0 +1,61 @@
+"""What `holodeck validate` says about search tools: their data against the field
+mapping, and which embedding model each will use."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+
+_INDEXED = re.compile(r"^(\w+)\[(\d+)\]$")
+
+
+def check_search_sources(tool: Any, root: Path) -> list[tuple[tuple[str | int, ...], str]]:
+    """Problems between a `vectorstore` tool's structured data and its field mapping,
+    each at the field of the tool that names what is wrong."""
+    if not isinstance(tool, VectorstoreTool):
+        return []
+    from holodeck.rag.mapping import check_mapping
+    from holodeck.tools.search_index import ingest_options
+
+    return [
+        (_field_path(tool, p.field), p.message) for p in check_mapping(ingest_options(tool, root))
+    ]
+
+
+def _field_path(tool: VectorstoreTool, field: str) -> tuple[str | int, ...]:
+    """The mapping's field names follow IngestOptions (`vector_fields[1]`); point at what
+    the user wrote (`vector_field: x`, `vector_field: [..]` or `vector_fields: [..]`)."""
+    match = _INDEXED.match(field)
+    name, index = (match.group(1), int(match.group(2))) if match else (field, None)
+    if name in ("vector_field", "vector_fields"):
+        if tool.vector_fields is not None:
+            name = "vector_fields"
+        else:
+            name = "vector_field"
+            if isinstance(tool.vector_field, str):
+                index = None
+    return (name,) if index is None else (name, index)
+
+
+def embedders_of(spec: AgentSpec) -> dict[str, str]:
+    """Each search tool's embedding model, or why it will search by keywords."""
+    tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
+    if not tools:
+        return {}
+    from holodeck.llm.run_options import RunOptions
+    from holodeck.tools.search_index import choose_tool_embedder
+
+    options = RunOptions().for_agent(spec)
+    said: dict[str, str] = {}
+    for tool in tools:
+        embedder, missing = choose_tool_embedder(tool, spec, options)
+        said[tool.name] = (
+            f"embeds with {embedder.name}"
+            if embedder is not None
+            else f"no embedding model ({missing}): searches by keywords"
+        )
+    return said

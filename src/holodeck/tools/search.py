@@ -1,0 +1,139 @@
+"""Search tools (`vectorstore`, `hierarchical_document`) as the agent's tools.
+
+Each tool's index opens and catches up with its sources on `start()` or on first use,
+and stays open until `aclose()`. An index that cannot be opened (a database that is
+down) is reported once; its tool then answers with the error, and the agent goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai import FunctionToolset, Tool
+from pydantic_ai.toolsets import WrapperToolset
+
+from holodeck.errors import ExecutionError, HoloDeckError
+from holodeck.llm.run_options import RunOptions
+from holodeck.rag.index import SearchIndex, SyncReport
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.tools import SearchTool
+from holodeck.tools.search_index import search_index
+
+log = logging.getLogger("holodeck.tools.search")
+
+MAX_ISSUES_SHOWN = 5
+
+
+class _Entry:
+    """One tool's index and whether it is open."""
+
+    def __init__(self, index: SearchIndex, missing: str | None) -> None:
+        self.index = index
+        self.missing = missing  # why there is no embedding model (keyword search)
+        self.open = False
+        self.failure: str | None = None
+        self.report: SyncReport | None = None
+        self.lock = asyncio.Lock()
+
+
+class SearchToolset(WrapperToolset[Any]):
+    """The agent's search tools; `start()` ingests every source, `aclose()` closes."""
+
+    def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._progress = options.progress
+        functions: FunctionToolset[Any] = FunctionToolset()
+        for tool in tools:
+            index, missing = search_index(tool, spec, options)
+            self._entries[tool.name] = _Entry(index, missing)
+            functions.add_tool(self._tool(tool))
+        super().__init__(functions)
+
+    @property
+    def id(self) -> str | None:
+        return "holodeck-search"
+
+    def _tool(self, tool: SearchTool) -> Tool[Any]:
+        entry_name = tool.name
+
+        async def search(query: str) -> list[dict[str, Any]]:
+            entry = await self._ready(entry_name)
+            results = await entry.index.search(query)
+            return [r.to_json() for r in results]
+
+        search.__doc__ = f"{tool.description}\n\nArgs:\n    query: What to look for."
+        return Tool(search, name=tool.name, description=tool.description, takes_ctx=False)
+
+    def state(self) -> dict[str, str]:
+        """Each index: `ready`, `starting` or the reason it failed (for readiness checks)."""
+        return {
+            name: "ready" if e.open else (e.failure or "starting")
+            for name, e in self._entries.items()
+        }
+
+    async def start(self) -> None:
+        """Open every index and bring it up to date with its sources, concurrently."""
+        await asyncio.gather(*(self._open(name) for name in self._entries))
+
+    async def aclose(self) -> None:
+        for entry in self._entries.values():
+            async with entry.lock:
+                if entry.open:
+                    entry.open = False
+                    await entry.index.__aexit__(None, None, None)
+
+    async def _ready(self, name: str) -> _Entry:
+        entry = await self._open(name)
+        if entry.failure is not None:
+            raise ExecutionError(f"search tool `{name}` is unavailable: {entry.failure}")
+        return entry
+
+    async def _open(self, name: str) -> _Entry:
+        entry = self._entries[name]
+        async with entry.lock:
+            if entry.open or entry.failure is not None:
+                return entry
+            if entry.missing is not None:
+                log.warning(
+                    "search tool `%s`: no embedding model (%s); searching by keywords",
+                    name,
+                    entry.missing,
+                )
+            try:
+                await entry.index.__aenter__()
+                try:
+                    entry.report = await entry.index.sync(self._reporter(name))
+                except BaseException:
+                    await entry.index.__aexit__(None, None, None)
+                    raise
+            except HoloDeckError as exc:  # a store that is down, a source that is gone
+                entry.failure = str(exc)
+                log.warning("search tool `%s` is unavailable: %s", name, exc)
+                return entry
+            entry.open = True
+            _report_issues(name, entry.report)
+            return entry
+
+    def _reporter(self, name: str) -> Any:
+        progress = self._progress
+        if progress is None:
+            return None
+        return lambda phase, done, total: progress(name, phase, done, total)
+
+
+def _report_issues(name: str, report: SyncReport | None) -> None:
+    if report is None or not report.issues:
+        return
+    for issue in report.issues[:MAX_ISSUES_SHOWN]:
+        where = issue.source + (
+            f", record {issue.record_index}" if issue.record_index is not None else ""
+        )
+        log.warning("search tool `%s`: %s: %s", name, where, issue.message)
+    if len(report.issues) > MAX_ISSUES_SHOWN:
+        log.warning(
+            "search tool `%s`: %d more problems in its source (`holodeck ingest` lists all)",
+            name,
+            len(report.issues) - MAX_ISSUES_SHOWN,
+        )
