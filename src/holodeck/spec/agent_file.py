@@ -63,6 +63,11 @@ class AgentFile(Strict):
     memory: MemorySettings | None = None
     logging: LoggingSettings | None = None
     deployment: DeploymentSettings | None = None
+    embedding_provider: ModelSettings | None = Field(
+        default=None,
+        description="The model (and credentials) that embeds for search tools without "
+        "their own `embedding_model`, e.g. {provider: openai, name: text-embedding-3-small}.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -92,6 +92,9 @@ class AgentSpec(_Frozen):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     deployment: DeploymentSettings | None = None
+    embedding_provider: ModelSettings | None = Field(
+        default=None, description="Embeds for search tools without their own model."
+    )
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:

@@ -58,6 +58,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         raise AssertionError("validation failed without a diagnostic")
     checks = _Checks(doc, root, ctx)
     checks.model(agent.model, ("model",))
+    if agent.embedding_provider is not None:
+        checks.model(agent.embedding_provider, ("embedding_provider",))
     if agent.evaluations and agent.evaluations.model:
         checks.model(agent.evaluations.model, ("evaluations", "model"))
     instructions, instructions_file = checks.instructions(agent)
@@ -95,6 +97,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         memory=overlay_memory(ctx.settings.memory, agent.memory) or MemorySettings(),
         logging=agent.logging or LoggingSettings(),
         deployment=overlay(ctx.settings.deployment, agent.deployment),
+        embedding_provider=agent.embedding_provider,
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -114,12 +114,16 @@ def choose_tool_embedder(
     offline = model is not None and model.provider == "test"
     if offline and tool.embedding_model is None:
         return None, "the offline model (--model test) has no embeddings"
+    wanted = tool.embedding_model
+    if wanted is None and spec.embedding_provider is not None:
+        # agent.yaml's `embedding_provider`: a model block with its own credentials
+        model, wanted = spec.embedding_provider, spec.embedding_provider.name
     if model is None:
         from holodeck.spec.model_settings import ModelSettings
 
         model = ModelSettings(provider="test")
     choice = choose_embedder(
-        tool.embedding_model,
+        wanted,
         model,
         options.settings,
         options.env,
