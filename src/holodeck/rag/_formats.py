@@ -62,6 +62,22 @@ def sniff(data: bytes) -> Format | None:
     return "text"
 
 
+def sniff_head(head: bytes, complete: bool) -> Format | None:
+    """Guess the format from a file's first bytes only (a large file is not read whole);
+    `complete` tells whether `head` is the whole file."""
+    if head.lstrip()[:4] == b"%PDF":
+        return "pdf"
+    if b"\x00" in head or _mostly_control(head):
+        return None
+    text, _ = decode(head)
+    if not complete:
+        text = text[: text.rfind("\n") + 1]  # drop the line cut in the middle
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        return "jsonl" if _is_json_lines(stripped[:_SNIFF_CHARS]) else "json"
+    return "csv" if looks_like_csv(text[:_SNIFF_CHARS]) else "text"
+
+
 def decode(data: bytes) -> tuple[str, bool]:
     """The text of `data` as UTF-8 (a BOM dropped), and whether bytes had to be replaced."""
     try:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from holodeck.rag._documents import document_chunks
+from holodeck.rag._files import relative, resolve, walk
 from holodeck.rag._formats import STRUCTURED, SUPPORTED, Format, decode, detect_format
 from holodeck.rag._headings import line_headings, markdown_sections, outline_headings, sections
 from holodeck.rag._json_records import BAD_LINE, normalize
@@ -45,7 +45,7 @@ def source_files(options: IngestOptions) -> list[SourceFile]:
 
     A directory is walked recursively; hidden files and directories and files of no
     supported kind (binary data other than PDF) are skipped."""
-    source = options.source if options.source.is_absolute() else options.root / options.source
+    source = resolve(options.source, options.root)
     shown = relative(source, options.root)
     if not source.exists():
         raise IngestError(
@@ -61,7 +61,7 @@ def source_files(options: IngestOptions) -> list[SourceFile]:
             )
         return [SourceFile(shown, hashlib.sha256(data).hexdigest())]
     found: list[SourceFile] = []
-    for path in _walk(source):
+    for path in walk(source):
         data = _read(path, relative(path, options.root))
         if detect_format(path.name, data) is not None:
             found.append(SourceFile(relative(path, options.root), hashlib.sha256(data).hexdigest()))
@@ -125,19 +125,6 @@ def rebuild_record(chunk: Chunk) -> dict[str, Any] | None:
         return None
     value = json.loads(chunk.record)
     return value if isinstance(value, dict) else None
-
-
-def relative(path: Path, root: Path) -> str:
-    """`path` relative to `root`, with `/` separators (`..` when it lies outside)."""
-    return os.path.relpath(path, root).replace(os.sep, "/")
-
-
-def _walk(directory: Path) -> list[Path]:
-    found: list[Path] = []
-    for folder, folders, names in os.walk(directory):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
-        found.extend(Path(folder, name) for name in sorted(names) if not name.startswith("."))
-    return found
 
 
 def _read(path: Path, shown: str) -> bytes:
