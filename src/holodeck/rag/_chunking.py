@@ -33,16 +33,19 @@ def split(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
 
     Each chunk holds at most `size` tokens; each after the first starts with the last
     `overlap` tokens of the one before (fewer when that one is shorter)."""
+    # Every non-space character belongs to a token, so short texts need no token positions.
+    if len(text) <= size or len(TOKEN.findall(text)) <= size:
+        stripped = text.strip()
+        if not stripped:
+            return []
+        start = text.index(stripped[0])
+        return [(start, start + len(stripped))]
     starts: list[int] = []
     ends: list[int] = []
     for match in TOKEN.finditer(text):
         starts.append(match.start())
         ends.append(match.end())
     count = len(starts)
-    if count == 0:
-        return []
-    if count <= size:
-        return [(starts[0], ends[-1])]
     kinds = _boundary_kinds(text, starts, ends)
     allowed = _allowed_cuts(kinds, count, max(size - overlap, 1))
     spans: list[tuple[int, int]] = []

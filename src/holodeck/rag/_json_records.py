@@ -116,7 +116,7 @@ def _walk(
         values = dict(seen)
         for meta in metas:
             if level + 1 == len(meta) and len(path) > 1:
-                values[".".join(meta)] = _pull(item, meta[-1:], found)
+                values[".".join(meta)] = _pull(item, meta, len(meta) - 1, found)
         step = item.get(path[0], _MISSING)
         if step is _MISSING:
             found.problems.append(
@@ -132,7 +132,7 @@ def _walk(
             continue
         for meta in metas:
             if level + 1 <= len(meta):
-                values[".".join(meta)] = _pull(item, meta[level:], found)
+                values[".".join(meta)] = _pull(item, meta, level, found)
         if step is None:
             continue  # pandas reads a null records list as an empty one
         if not isinstance(step, list):
@@ -143,11 +143,18 @@ def _walk(
         pairs.extend((record, values) for record in step)
 
 
-def _pull(item: dict[str, Any], path: tuple[str, ...], found: RecordSet) -> Any:
+def _pull(item: dict[str, Any], meta: tuple[str, ...], start: int, found: RecordSet) -> Any:
+    """The value at `meta[start:]` in `item`; None (and a problem) when it is missing."""
     value: Any = item
-    for key in path:
+    for key in meta[start:]:
         if not isinstance(value, dict) or key not in value:
-            found.problems.append((None, f"meta field {'.'.join(path)!r} is missing here"))
+            found.problems.append(
+                (
+                    None,
+                    f"meta field {'.'.join(meta)!r} is missing: no key {key!r} where "
+                    "pandas reads it (one step down record_path per part before the last)",
+                )
+            )
             return None
         value = value[key]
     return value

@@ -14,6 +14,7 @@ from holodeck.rag._options import IngestOptions
 from holodeck.rag._records import Record, RecordSet
 from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
 
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
 Metadata = dict[str, JsonScalar | list[JsonScalar]]
 
 
@@ -43,7 +44,7 @@ def record_chunks(
             key = f"{record_id}@{record.index}"
         ids.setdefault(record_id, record.index)
         metadata = _metadata(record, embedded, found.meta_names, options)
-        whole = json.dumps(record.original, ensure_ascii=False, default=str)
+        whole = _JSON.encode(record.original)
         text = options.field_separator.join(texts)
         for position, (start, end) in enumerate(
             split(text, options.chunk_size, options.chunk_overlap)
@@ -138,10 +139,13 @@ def _metadata(
     return {name: _scalar(record.fields.get(name)) for name in names}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _scalar(value: Any) -> JsonScalar | list[JsonScalar]:
     """Metadata keeps scalars and lists of scalars; anything deeper as its JSON text."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
+    if type(value) in _SCALARS or isinstance(value, (str, int, float)):
+        return value  # type: ignore[no-any-return]
     if isinstance(value, list) and all(
         item is None or isinstance(item, (str, int, float, bool)) for item in value
     ):

@@ -52,6 +52,8 @@ def typed(cell: str) -> Any:
     value = cell.strip()
     if not value:
         return None
+    if value[0].isalpha():  # most text: no number to try
+        return _BOOLEANS.get(value.lower(), cell) if len(value) <= 5 else cell
     if _INTEGER.match(value):
         return int(value)
     if _DECIMAL.match(value) and not _LEADING_ZERO.match(value):
