@@ -13,14 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from holodeck.rag.ingest import (
     IngestError,
+    IngestOptions,
     chunk_file,
     ingest,
     rebuild_record,
     source_files,
 )
+from holodeck.rag.mapping import check_mapping
 from rag_files import make_pdf, options, with_outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # the documented token: a word or a punctuation mark
@@ -767,3 +771,139 @@ def test_twenty_thousand_rows_and_two_hundred_pages_chunk_quickly(tmp_path: Path
     elapsed = time.perf_counter() - started
     assert len(rows.chunks) == 20_000 and len(book.chunks) >= 200
     assert elapsed < 8, f"{elapsed:.2f}s"  # a few hundred ms unloaded; quadratic work takes minutes
+
+
+# --- random input ----------------------------------------------------------------------
+
+FUZZ = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+pieces = st.one_of(
+    st.sampled_from(["word", "Über", "x1", "42", "naïve", "日本語", "e.g", "a-b", "don't"]),
+    st.sampled_from([" ", "  ", "\n", "\n\n", "\t", ". ", "! ", "? ", ", ", "...", "(", ")", '"']),
+    st.text(max_size=6),
+)
+texts = st.lists(pieces, max_size=120).map("".join)
+
+
+def rebuilt_tokens(chunks: list[str], overlap: int) -> list[str]:
+    """The text's tokens again: each chunk after the first minus the tail it repeats."""
+    rebuilt: list[str] = []
+    for index, chunk in enumerate(chunks):
+        found = tokens(chunk)
+        repeated = 0 if index == 0 else min(overlap, len(rebuilt))
+        assert found[:repeated] == rebuilt[len(rebuilt) - repeated :]
+        rebuilt.extend(found[repeated:])
+    return rebuilt
+
+
+@FUZZ
+@given(text=texts, size=st.integers(1, 40), overlap_share=st.floats(0, 0.95))
+def test_random_text_never_loses_a_word(
+    tmp_path: Path, text: str, size: int, overlap_share: float
+) -> None:
+    overlap = min(int(size * overlap_share), size - 1)
+    write(tmp_path / "random.txt", text)
+    chunks = ingest_or_empty(
+        options(tmp_path, "random.txt", chunk_size=size, chunk_overlap=overlap)
+    )
+    assert all(len(tokens(chunk)) <= size for chunk in chunks)
+    assert all(chunk in text for chunk in chunks)
+    assert rebuilt_tokens(chunks, overlap) == tokens(text)
+
+
+def ingest_or_empty(opts: IngestOptions) -> list[str]:
+    """The chunk texts, or none when the file holds no text at all (a blank file)."""
+    ingested = ingest(opts)
+    if not ingested.chunks:
+        assert [issue.message for issue in ingested.issues] == [f"{opts.source.name} holds no text"]
+    return [chunk.text for chunk in ingested.chunks]
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["items", "data", "records", "a", "b", "t", ""]), inner, max_size=4
+        ),
+    ),
+    max_leaves=16,
+)
+names = st.sampled_from(["a", "b", "t", "items", "a.b", "data.records", "x"])
+
+
+@FUZZ
+@given(
+    data=json_values,
+    record_path=st.none() | st.sampled_from(["items", "data.records", "a", "a.b"]),
+    vector_fields=st.none() | st.lists(names, max_size=2).map(tuple),
+    meta=st.none() | st.lists(names, max_size=2).map(tuple),
+    prefixes=st.sampled_from([(None, None), ("r_", "m_"), ("", "")]),
+    id_field=st.none() | names,
+    kind=st.sampled_from(["json", "jsonl", "data"]),
+)
+def test_random_json_never_crashes_ingest_or_check_mapping(
+    tmp_path: Path,
+    data: Any,
+    record_path: str | None,
+    vector_fields: tuple[str, ...] | None,
+    meta: tuple[str, ...] | None,
+    prefixes: tuple[str | None, str | None],
+    id_field: str | None,
+    kind: str,
+) -> None:
+    for old in tmp_path.glob("source.*"):
+        old.unlink()
+    if kind == "jsonl":
+        items = data if isinstance(data, list) else [data]
+        content = "\n".join(json.dumps(item) for item in items)
+    else:
+        content = json.dumps(data)
+    write(tmp_path / f"source.{kind}", content)
+    opts = options(
+        tmp_path,
+        f"source.{kind}",
+        record_path=record_path,
+        vector_fields=vector_fields,
+        meta=meta,
+        record_prefix=prefixes[0],
+        meta_prefix=prefixes[1],
+        id_field=id_field,
+        chunk_size=8,
+        chunk_overlap=2,
+    )
+    problems = check_mapping(opts)
+    assert all(problem.field and problem.message for problem in problems)
+    try:
+        ingested = ingest(opts)
+    except IngestError as error:  # only a file with nothing readable in it
+        assert "binary" in error.message
+        return
+    assert len({chunk.id for chunk in ingested.chunks}) == len(ingested.chunks)
+    for chunk in ingested.chunks:  # a bare scalar in `source.data` is read as text
+        assert isinstance(rebuild_record(chunk), dict) == (chunk.record is not None)
+        json.dumps(chunk.metadata)
+
+
+@FUZZ
+@given(data=st.binary(max_size=300), name=st.sampled_from(["blob", "x.data", "y.csv", "z.pdf"]))
+def test_random_bytes_never_crash_ingest(tmp_path: Path, data: bytes, name: str) -> None:
+    for old in tmp_path.iterdir():
+        old.unlink()
+    write(tmp_path / name, data)
+    try:
+        ingested = ingest(options(tmp_path, name, chunk_size=16, chunk_overlap=4))
+    except IngestError as error:
+        assert "binary" in error.message
+        return
+    assert all(chunk.source == name for chunk in ingested.chunks)

@@ -71,7 +71,17 @@ def csv_header(text: str) -> list[str]:
 def read_csv(text: str) -> RecordSet:
     """Every row of a CSV text under its header row, as typed records."""
     found = RecordSet()
-    rows = _rows(text)
+    try:
+        _read_rows(_rows(text), found)
+    except csv.Error as error:  # e.g. a NUL byte: keep the rows read so far
+        index = len(found.records)
+        found.problems.append(
+            (index, f"row {index} cannot be read ({error}); rows after it are left out")
+        )
+    return found
+
+
+def _read_rows(rows: Iterator[list[str]], found: RecordSet) -> None:
     header = _names(next(rows, []), found.problems)
     for index, row in enumerate(rows):
         if len(row) != len(header):
@@ -89,12 +99,11 @@ def read_csv(text: str) -> RecordSet:
         cells = dict(zip(header, row, strict=False))
         values = {name: typed(cell) for name, cell in cells.items()}
         found.records.append(Record(index, values, values, cells))
-    return found
 
 
 def _rows(text: str) -> Iterator[list[str]]:
     sample = text[:_SNIFF_CHARS]
-    reader = csv.reader(io.StringIO(text), csv_dialect(sample))
+    reader = csv.reader(io.StringIO(text, newline=""), csv_dialect(sample))
     return (row for row in reader if any(cell.strip() for cell in row))
 
 
