@@ -1,0 +1,174 @@
+"""Records to chunks: the text to embed, the metadata to keep, and the id of each.
+
+The vector fields of a record are joined into one text (chunked when long); every chunk
+of a record carries the same id, metadata and the whole record as JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from holodeck.rag._chunking import split
+from holodeck.rag._options import IngestOptions
+from holodeck.rag._records import Record, RecordSet
+from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
+
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
+Metadata = dict[str, JsonScalar | list[JsonScalar]]
+
+
+def record_chunks(
+    source: str, found: RecordSet, options: IngestOptions
+) -> tuple[list[Chunk], list[IngestIssue]]:
+    """The chunks of every record that has text to embed, and an issue for each that has not."""
+    problems = list(found.problems)
+    chunks: list[Chunk] = []
+    ids: dict[str, int] = {}
+    for record in found.records:
+        if record.original is None:
+            continue  # unreadable: its problem is already recorded
+        texts, embedded = _vector_texts(record, found.meta_names, options, problems)
+        if not texts:
+            continue
+        record_id = _record_id(record, options.id_field, problems)
+        key = record_id
+        if record_id in ids:
+            problems.append(
+                (
+                    record.index,
+                    f"record {record.index} has the id {record_id!r} of record "
+                    f"{ids[record_id]}; its chunks are told apart by its index",
+                )
+            )
+            key = f"{record_id}@{record.index}"
+        ids.setdefault(record_id, record.index)
+        metadata = _metadata(record, embedded, found.meta_names, options)
+        whole = _JSON.encode(record.original)
+        text = options.field_separator.join(texts)
+        for position, (start, end) in enumerate(
+            split(text, options.chunk_size, options.chunk_overlap)
+        ):
+            piece = text[start:end]
+            chunks.append(
+                Chunk(
+                    id=f"{source}#{key}:{position}",
+                    text=piece,
+                    source=source,
+                    position=position,
+                    content_hash=hashlib.sha256(piece.encode()).hexdigest(),
+                    record_id=record_id,
+                    record_index=record.index,
+                    metadata=dict(metadata),
+                    record=whole,
+                )
+            )
+    return chunks, _issues(source, problems)
+
+
+def _vector_texts(
+    record: Record,
+    meta_names: tuple[str, ...],
+    options: IngestOptions,
+    problems: list[tuple[int | None, str]],
+) -> tuple[list[str], set[str]]:
+    """The texts to embed and the names they came from; a problem for each one missing."""
+    index = record.index
+    if not options.vector_fields:
+        skip = set(meta_names) | {options.id_field}
+        names = [
+            name
+            for name, value in record.fields.items()
+            if isinstance(value, str) and value.strip() and name not in skip
+        ]
+        if not names:
+            problems.append((index, f"record {index} has no text field to embed"))
+        return [record.fields[name] for name in names], set(names)
+    texts: list[str] = []
+    used: set[str] = set()
+    for name in options.vector_fields:
+        value = record.fields.get(name, _ABSENT)
+        cell = record.cells.get(name) if record.cells is not None else None
+        text = value if isinstance(value, str) else cell  # CSV: "12" in a text column is text
+        if text is not None and text.strip():
+            texts.append(text)
+            used.add(name)
+        elif value is _ABSENT:
+            problems.append((index, f"record {index} has no field {name!r} to embed"))
+        elif value is None or isinstance(value, str):
+            problems.append((index, f"record {index}: field {name!r} is empty"))
+        else:
+            problems.append(
+                (
+                    index,
+                    f"record {index}: field {name!r} holds {_describe(value)}, not text; "
+                    "it is not embedded",
+                )
+            )
+    return texts, used
+
+
+_ABSENT: Any = object()
+
+
+def _record_id(record: Record, id_field: str | None, problems: list[tuple[int | None, str]]) -> str:
+    if id_field is None:
+        return str(record.index)
+    value = record.fields.get(id_field)
+    if value is None or isinstance(value, (dict, list)) or value == "":
+        problems.append(
+            (
+                record.index,
+                f"record {record.index} has no usable {id_field!r} id; its index is its id",
+            )
+        )
+        return str(record.index)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _metadata(
+    record: Record, embedded: set[str], meta_names: tuple[str, ...], options: IngestOptions
+) -> Metadata:
+    if options.meta_fields is None:
+        names = [name for name in record.fields if name not in embedded]
+    else:
+        names = list(options.meta_fields)
+    names.extend(name for name in meta_names if name not in names)
+    return {name: _scalar(record.fields.get(name)) for name in names}
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _scalar(value: Any) -> JsonScalar | list[JsonScalar]:
+    """Metadata keeps scalars and lists of scalars; anything deeper as its JSON text."""
+    if type(value) in _SCALARS or isinstance(value, (str, int, float)):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, list) and all(
+        item is None or isinstance(item, (str, int, float, bool)) for item in value
+    ):
+        return list(value)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _issues(source: str, problems: list[tuple[int | None, str]]) -> list[IngestIssue]:
+    """One issue per distinct problem: a file-wide problem seen on every record shows once."""
+    seen: set[tuple[int | None, str]] = set()
+    issues: list[IngestIssue] = []
+    for index, message in problems:
+        if (index, message) not in seen:
+            seen.add((index, message))
+            issues.append(IngestIssue(source, message, index))
+    return issues

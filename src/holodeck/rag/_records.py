@@ -1,0 +1,124 @@
+"""Records read from structured files: one flat mapping of field name -> value each.
+
+CSV cells are typed the way a reader of the table would ("12" is a number, "true" a
+boolean, an empty cell nothing); text stays text.
+
+    >>> [typed(cell) for cell in ("12", "3.5", "TRUE", "", "007", "Ada")]
+    [12, 3.5, True, None, '007', 'Ada']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from holodeck.rag._formats import csv_dialect
+
+_INTEGER = re.compile(r"^[+-]?(0|[1-9]\d*)$")
+_DECIMAL = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+_LEADING_ZERO = re.compile(r"^[+-]?0\d")
+_BOOLEANS = {"true": True, "false": False}
+_SNIFF_CHARS = 65536
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record: its 0-based index, flat fields, and what to rebuild it from."""
+
+    index: int
+    fields: dict[str, Any]
+    original: Any  # the record as the file holds it (JSON) or its typed row (CSV)
+    cells: dict[str, str] | None = None  # CSV: each field's cell as written
+
+
+@dataclass
+class RecordSet:
+    """The records of one file, the names copied from outside them, and the problems met."""
+
+    records: list[Record] = field(default_factory=list)
+    meta_names: tuple[str, ...] = ()  # fields taken from `meta`: metadata, never embedded
+    problems: list[tuple[int | None, str]] = field(default_factory=list)  # (record, message)
+
+
+def typed(cell: str) -> Any:
+    """A CSV cell's value: int, float, bool, None for an empty cell, else the text.
+
+    Integers with leading zeros ("007", zip codes) stay text: they are codes, not counts."""
+    value = cell.strip()
+    if not value:
+        return None
+    if value[0].isalpha():  # most text: no number to try
+        return _BOOLEANS.get(value.lower(), cell) if len(value) <= 5 else cell
+    if _INTEGER.match(value):
+        return int(value)
+    if _DECIMAL.match(value) and not _LEADING_ZERO.match(value):
+        number = float(value)
+        return number if math.isfinite(number) else cell
+    return _BOOLEANS.get(value.lower(), cell)
+
+
+def csv_header(text: str) -> list[str]:
+    """The column names of a CSV text (its first non-empty row), named as `read_csv` does."""
+    rows = _rows(text)
+    return _names(next(rows, []), [])
+
+
+def read_csv(text: str) -> RecordSet:
+    """Every row of a CSV text under its header row, as typed records."""
+    found = RecordSet()
+    try:
+        _read_rows(_rows(text), found)
+    except csv.Error as error:  # e.g. a NUL byte: keep the rows read so far
+        index = len(found.records)
+        found.problems.append(
+            (index, f"row {index} cannot be read ({error}); rows after it are left out")
+        )
+    return found
+
+
+def _read_rows(rows: Iterator[list[str]], found: RecordSet) -> None:
+    header = _names(next(rows, []), found.problems)
+    for index, row in enumerate(rows):
+        if len(row) != len(header):
+            found.problems.append(
+                (
+                    index,
+                    f"row {index} has {len(row)} cells, the header has {len(header)}: "
+                    + (
+                        "the extra cells are ignored"
+                        if len(row) > len(header)
+                        else "the missing cells are left out"
+                    ),
+                )
+            )
+        cells = dict(zip(header, row, strict=False))
+        values = {name: typed(cell) for name, cell in cells.items()}
+        found.records.append(Record(index, values, values, cells))
+
+
+def _rows(text: str) -> Iterator[list[str]]:
+    sample = text[:_SNIFF_CHARS]
+    reader = csv.reader(io.StringIO(text, newline=""), csv_dialect(sample))
+    return (row for row in reader if any(cell.strip() for cell in row))
+
+
+def _names(header: list[str], problems: list[tuple[int | None, str]]) -> list[str]:
+    """Column names: blank ones become `column_N`, repeated ones get `.1`, `.2` (as pandas)."""
+    names: list[str] = []
+    for position, cell in enumerate(header, start=1):
+        name = cell.strip() or f"column_{position}"
+        if name != cell.strip():
+            problems.append((None, f"column {position} has no name; it is called {name!r}"))
+        base, count = name, 0
+        while name in names:
+            count += 1
+            name = f"{base}.{count}"
+        if count:
+            problems.append((None, f"column {base!r} appears twice; the second is {name!r}"))
+        names.append(name)
+    return names
