@@ -638,6 +638,35 @@ class EmbeddingsServer(ScriptedServer):
         }
 
 
+class GeminiEmbeddingsServer(EmbeddingsServer):
+    """The Gemini API's `POST /v1beta/models/{model}:batchEmbedContents`, answered as
+    `EmbeddingsServer` answers (hashed vectors, `outputDimensionality` long)."""
+
+    url_suffix = ""
+    STATUSES = GeminiServer.STATUSES
+
+    def accepts(self, path: str) -> bool:
+        return "/models/" in path and path.endswith(":batchEmbedContents")
+
+    def error_body(self, status: int, message: str, code: str | None) -> Any:
+        status_name = self.STATUSES.get(status, "UNKNOWN")
+        return {"error": {"code": status, "message": message, "status": status_name}}
+
+    def inputs(self) -> list[list[str]]:
+        return [
+            [part["text"] for item in r.body["requests"] for part in item["content"]["parts"]]
+            for r in self.requests
+        ]
+
+    def complete(self, reply: Reply, body: dict[str, Any]) -> Any:
+        embeddings = []
+        for item in body.get("requests", []):
+            text = "".join(part.get("text", "") for part in item["content"]["parts"])
+            dim = int(item.get("outputDimensionality") or self.dim)
+            embeddings.append({"values": self.vector(text, dim)})
+        return {"embeddings": embeddings}
+
+
 def _sse(data: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
@@ -686,6 +715,16 @@ def anthropic_server() -> Iterator[AnthropicServer]:
 @pytest.fixture
 def embeddings_server() -> Iterator[EmbeddingsServer]:
     server = EmbeddingsServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gemini_embeddings_server() -> Iterator[GeminiEmbeddingsServer]:
+    server = GeminiEmbeddingsServer()
     server.start()
     try:
         yield server

@@ -34,9 +34,17 @@ from holodeck.rag.embeddings import (
 )
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import ExecutionSettings, ProviderEntry, Settings
-from scripted_servers import EmbeddingsServer, Fail, Reply, delay, rate_limited
+from scripted_servers import (
+    EmbeddingsServer,
+    Fail,
+    GeminiEmbeddingsServer,
+    Reply,
+    delay,
+    rate_limited,
+)
 
 embeddings_server = scripted_servers.embeddings_server
+gemini_embeddings_server = scripted_servers.gemini_embeddings_server
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 OPENAI_AGENT = ModelSettings(provider="openai", name="gpt-4o-mini")
@@ -291,6 +299,26 @@ def test_empty_input_makes_no_request(embeddings_server: EmbeddingsServer, tmp_p
     assert embed(pick(None, tmp_path, env, dimensions=256), []).shape == (0, 256)
     assert embed(pick("all-MiniLM-L6-v2", tmp_path, env), []).shape == (0, LOCAL_SIZE)
     assert embeddings_server.requests == []
+
+
+def test_gemini_embeddings(
+    gemini_embeddings_server: GeminiEmbeddingsServer, tmp_path: Path
+) -> None:
+    server = gemini_embeddings_server
+    server.script(Fail(429, "Resource has been exhausted", "RATE_LIMIT_EXCEEDED"))
+    env = {"GOOGLE_API_KEY": "g-key", "GOOGLE_GEMINI_BASE_URL": server.url}
+    gemini = agent("gemini", "gemini-2.5-flash")
+    embedder = pick(None, tmp_path, env, agent_model=gemini, dimensions=8)
+    vectors = embed(embedder, ["alpha", "beta"])
+    assert len(server.requests) == 2  # the 429 was retried by the SDK
+    request = server.requests[-1]
+    assert request.path == "/v1beta/models/gemini-embedding-001:batchEmbedContents"
+    assert request.headers["x-goog-api-key"] == "g-key"
+    # queries and chunks share one `embed`: a symmetric task keeps them comparable
+    assert {r["taskType"] for r in request.body["requests"]} == {"SEMANTIC_SIMILARITY"}
+    assert {r["outputDimensionality"] for r in request.body["requests"]} == {8}
+    assert embedder.name == "gemini:gemini-embedding-001[8]"
+    np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 8), rtol=1e-6)
 
 
 # --- the disk cache --------------------------------------------------------------------

@@ -116,7 +116,7 @@ def _remote_embedder(plan: Plan, settings: Settings, dimensions: int | None) -> 
 
 def _google_task(name: str) -> EmbeddingSettings:
     # queries and chunks go through one `embed`: a symmetric task keeps them comparable
-    if name.startswith("gemini-embedding-2"):
+    if name == "gemini-embedding-2":  # pydantic-ai prefixes the task for this one only
         return {"google_task": "sentence similarity"}  # type: ignore[typeddict-unknown-key]
     return {"google_task_type": "SEMANTIC_SIMILARITY"}  # type: ignore[typeddict-unknown-key]
 
