@@ -10,9 +10,12 @@ When the script runs out the server answers HTTP 500 "script exhausted".
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
 import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -556,6 +559,114 @@ class GeminiServer(ScriptedServer):
             yield _sse(self._response(parts, reply, last=last, response_id=response_id))
 
 
+class EmbeddingsServer(ScriptedServer):
+    """`POST /v1/embeddings` and Azure's `/openai/deployments/<d>/embeddings`.
+
+    With nothing scripted it answers every request: one vector per input, hashed from the
+    text (the same text always gets the same vector), of `dimensions` length when the
+    request asks for one, else `dim`; as float lists or base64 float32 (the SDK's default).
+    Scripted `Fail`s and `Delay`s are served first; `fail_always` fails every request.
+    `max_in_flight` is the most requests it was answering at once."""
+
+    url_suffix = "/v1"
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.dim = dim
+        self.fail_always: Fail | None = None
+        self._in_flight = 0
+        self.max_in_flight = 0
+
+    def accepts(self, path: str) -> bool:
+        return path == "/v1/embeddings" or (
+            path.startswith("/openai/deployments/") and path.endswith("/embeddings")
+        )
+
+    def _next(self) -> Step:
+        if self.fail_always is not None:
+            return self.fail_always
+        with self._lock:
+            return self._steps.popleft() if self._steps else Reply()
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            super()._handle(handler)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def error_body(self, status: int, message: str, code: str | None) -> Any:
+        kind = {401: "invalid_request_error", 429: "requests"}.get(status, "server_error")
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+    def inputs(self) -> list[list[str]]:
+        """The texts of each request received, in order."""
+        out = []
+        for request in self.requests:
+            given = request.body["input"]
+            out.append([given] if isinstance(given, str) else list(given))
+        return out
+
+    @staticmethod
+    def vector(text: str, dim: int) -> list[float]:
+        """The vector this server gives `text` (before any normalisation by the client)."""
+        seed = hashlib.sha256(text.encode()).digest()
+        raw = (seed * (dim // len(seed) + 1))[:dim]
+        return [(b - 127.5) / 127.5 for b in raw]
+
+    def complete(self, reply: Reply, body: dict[str, Any]) -> Any:
+        given = body.get("input", [])
+        texts = [given] if isinstance(given, str) else list(given)
+        dim = int(body.get("dimensions") or self.dim)
+        data = []
+        for index, item in enumerate(texts):
+            values = self.vector(str(item), dim)
+            embedding: Any = values
+            if body.get("encoding_format") == "base64":
+                packed = struct.pack(f"<{dim}f", *values)
+                embedding = base64.b64encode(packed).decode()
+            data.append({"object": "embedding", "index": index, "embedding": embedding})
+        tokens = sum(len(str(t).split()) for t in texts)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", ""),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+class GeminiEmbeddingsServer(EmbeddingsServer):
+    """The Gemini API's `POST /v1beta/models/{model}:batchEmbedContents`, answered as
+    `EmbeddingsServer` answers (hashed vectors, `outputDimensionality` long)."""
+
+    url_suffix = ""
+    STATUSES = GeminiServer.STATUSES
+
+    def accepts(self, path: str) -> bool:
+        return "/models/" in path and path.endswith(":batchEmbedContents")
+
+    def error_body(self, status: int, message: str, code: str | None) -> Any:
+        status_name = self.STATUSES.get(status, "UNKNOWN")
+        return {"error": {"code": status, "message": message, "status": status_name}}
+
+    def inputs(self) -> list[list[str]]:
+        return [
+            [part["text"] for item in r.body["requests"] for part in item["content"]["parts"]]
+            for r in self.requests
+        ]
+
+    def complete(self, reply: Reply, body: dict[str, Any]) -> Any:
+        embeddings = []
+        for item in body.get("requests", []):
+            text = "".join(part.get("text", "") for part in item["content"]["parts"])
+            dim = int(item.get("outputDimensionality") or self.dim)
+            embeddings.append({"values": self.vector(text, dim)})
+        return {"embeddings": embeddings}
+
+
 def _sse(data: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
@@ -594,6 +705,26 @@ def gemini_server() -> Iterator[GeminiServer]:
 @pytest.fixture
 def anthropic_server() -> Iterator[AnthropicServer]:
     server = AnthropicServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def embeddings_server() -> Iterator[EmbeddingsServer]:
+    server = EmbeddingsServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gemini_embeddings_server() -> Iterator[GeminiEmbeddingsServer]:
+    server = GeminiEmbeddingsServer()
     server.start()
     try:
         yield server
