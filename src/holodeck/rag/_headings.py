@@ -67,7 +67,6 @@ def markdown_headings(text: str) -> list[Heading]:
     """ATX and Setext headings, skipping fenced code and a leading YAML front matter."""
     headings: list[Heading] = []
     fence = ""
-    offset = 0
     previous: tuple[int, str] | None = None  # the last paragraph line: (offset, text)
     lines = text.splitlines(keepends=True)
     index = _front_matter_end(lines)

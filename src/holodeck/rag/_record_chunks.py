@@ -16,6 +16,7 @@ from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
 Metadata = dict[str, JsonScalar | list[JsonScalar]]
+_ABSENT: Any = object()  # a field the record does not have (None is a JSON null)
 
 
 def record_chunks(
@@ -106,9 +107,6 @@ def _vector_texts(
                 )
             )
     return texts, used
-
-
-_ABSENT: Any = object()
 
 
 def _record_id(record: Record, id_field: str | None, problems: list[tuple[int | None, str]]) -> str:
