@@ -26,10 +26,11 @@ def record_chunks(
     problems = list(found.problems)
     chunks: list[Chunk] = []
     ids: dict[str, int] = {}
+    not_text = frozenset(found.meta_names) | {options.id_field}  # never embedded by default
     for record in found.records:
         if record.original is None:
             continue  # unreadable: its problem is already recorded
-        texts, embedded = _vector_texts(record, found.meta_names, options, problems)
+        texts, embedded = _vector_texts(record, not_text, options, problems)
         if not texts:
             continue
         record_id = _record_id(record, options.id_field, problems)
@@ -69,14 +70,13 @@ def record_chunks(
 
 def _vector_texts(
     record: Record,
-    meta_names: tuple[str, ...],
+    skip: frozenset[str | None],
     options: IngestOptions,
     problems: list[tuple[int | None, str]],
 ) -> tuple[list[str], set[str]]:
     """The texts to embed and the names they came from; a problem for each one missing."""
     index = record.index
     if not options.vector_fields:
-        skip = set(meta_names) | {options.id_field}
         names = [
             name
             for name, value in record.fields.items()

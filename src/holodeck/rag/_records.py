@@ -26,7 +26,7 @@ _BOOLEANS = {"true": True, "false": False}
 _SNIFF_CHARS = 65536
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: thousands are made per file, and frozen init is slow
 class Record:
     """One record: its 0-based index, flat fields, and what to rebuild it from."""
 
