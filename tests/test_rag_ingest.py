@@ -747,6 +747,14 @@ def test_duplicate_record_ids_keep_chunk_ids_unique(tmp_path: Path) -> None:
     assert [issue.record_index for issue in ingested.issues] == [1]
 
 
+def test_records_with_the_same_text_stay_separate_chunks(tmp_path: Path) -> None:
+    write(tmp_path / "same.csv", "sku,text\nA,Same words\nB,Same words\n")
+    chunks = ingest(options(tmp_path, "same.csv", id_field="sku", vector_fields=("text",))).chunks
+    assert [chunk.id for chunk in chunks] == ["same.csv#A:0", "same.csv#B:0"]
+    assert chunks[0].content_hash == chunks[1].content_hash  # embedded once, found twice
+    assert [chunk.metadata for chunk in chunks] == [{"sku": "A"}, {"sku": "B"}]
+
+
 def test_chunk_file_reads_one_file_of_the_source(tmp_path: Path) -> None:
     write(tmp_path / "d/a.txt", "Alpha.")
     write(tmp_path / "d/b.txt", "Beta.")
