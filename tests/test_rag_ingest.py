@@ -608,33 +608,40 @@ def test_normalisation_matches_pandas_documented_examples(tmp_path: Path) -> Non
     ] == PEOPLE_ROWS
 
 
+LIBRARY = {
+    "library": "Central",
+    "shelves": [
+        {"label": "A", "books": [{"title": "Dune"}, {"title": "Emma"}]},
+        {"label": "B", "books": [{"title": "Ulysses"}]},
+    ],
+}
+# pandas.json_normalize(LIBRARY, ["shelves", "books"], [["library"], ["shelves", "label"]])
+LIBRARY_ROWS = [
+    {"title": "Dune", "library": "Central", "shelves.label": "A"},
+    {"title": "Emma", "library": "Central", "shelves.label": "A"},
+    {"title": "Ulysses", "library": "Central", "shelves.label": "B"},
+]
+
+
 def test_record_path_walks_through_lists_and_reads_meta_per_level(tmp_path: Path) -> None:
-    # pandas: json_normalize(data, ["shelves", "books"], [["library"], ["shelves", "label"]])
-    data = {
-        "library": "Central",
-        "shelves": [
-            {"label": "A", "books": [{"title": "Dune"}, {"title": "Emma"}]},
-            {"label": "B", "books": [{"title": "Ulysses"}]},
-        ],
-    }
     rows = normalized(
         tmp_path,
-        data,
+        LIBRARY,
         record_path="shelves.books",
         meta=("library", "shelves.label"),
         vector_fields=("title",),
     )
-    assert rows == [
-        {"library": "Central", "shelves.label": "A", "text0": "Dune"},
-        {"library": "Central", "shelves.label": "A", "text0": "Emma"},
-        {"library": "Central", "shelves.label": "B", "text0": "Ulysses"},
-    ]
+    assert [{"title": row.pop("text0"), **row} for row in rows] == LIBRARY_ROWS
 
 
 def test_normalisation_equals_pandas_when_pandas_is_installed(tmp_path: Path) -> None:
     pandas = pytest.importorskip("pandas")
     frame = pandas.json_normalize(STATES, "counties", ["state", "shortname", ["info", "governor"]])
     assert frame.to_dict("records") == STATES_ROWS
+    frame = pandas.json_normalize(
+        LIBRARY, ["shelves", "books"], [["library"], ["shelves", "label"]]
+    )
+    assert frame.to_dict("records") == LIBRARY_ROWS
     frame = pandas.json_normalize(PEOPLE)
     assert [
         {k: v for k, v in row.items() if v == v} for row in frame.to_dict("records")
