@@ -129,12 +129,18 @@ def _record_id(record: Record, id_field: str | None, problems: list[tuple[int | 
 def _metadata(
     record: Record, embedded: set[str], meta_names: tuple[str, ...], options: IngestOptions
 ) -> Metadata:
+    fields = record.fields
     if options.meta_fields is None:
-        names = [name for name in record.fields if name not in embedded]
+        names = [name for name in fields if name not in embedded]
     else:
         names = list(options.meta_fields)
     names.extend(name for name in meta_names if name not in names)
-    return {name: _scalar(record.fields.get(name)) for name in names}
+    scalars = _SCALARS
+    return {
+        name: value if type(value) in scalars else _scalar(value)
+        for name in names
+        for value in (fields.get(name),)
+    }
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

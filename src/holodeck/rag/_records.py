@@ -104,7 +104,7 @@ def _read_rows(rows: Iterator[list[str]], found: RecordSet) -> None:
 def _rows(text: str) -> Iterator[list[str]]:
     sample = text[:_SNIFF_CHARS]
     reader = csv.reader(io.StringIO(text, newline=""), csv_dialect(sample))
-    return (row for row in reader if any(cell.strip() for cell in row))
+    return (row for row in reader if "".join(row).strip())
 
 
 def _names(header: list[str], problems: list[tuple[int | None, str]]) -> list[str]:
