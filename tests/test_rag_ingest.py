@@ -608,33 +608,40 @@ def test_normalisation_matches_pandas_documented_examples(tmp_path: Path) -> Non
     ] == PEOPLE_ROWS
 
 
+LIBRARY = {
+    "library": "Central",
+    "shelves": [
+        {"label": "A", "books": [{"title": "Dune"}, {"title": "Emma"}]},
+        {"label": "B", "books": [{"title": "Ulysses"}]},
+    ],
+}
+# pandas.json_normalize(LIBRARY, ["shelves", "books"], [["library"], ["shelves", "label"]])
+LIBRARY_ROWS = [
+    {"title": "Dune", "library": "Central", "shelves.label": "A"},
+    {"title": "Emma", "library": "Central", "shelves.label": "A"},
+    {"title": "Ulysses", "library": "Central", "shelves.label": "B"},
+]
+
+
 def test_record_path_walks_through_lists_and_reads_meta_per_level(tmp_path: Path) -> None:
-    # pandas: json_normalize(data, ["shelves", "books"], [["library"], ["shelves", "label"]])
-    data = {
-        "library": "Central",
-        "shelves": [
-            {"label": "A", "books": [{"title": "Dune"}, {"title": "Emma"}]},
-            {"label": "B", "books": [{"title": "Ulysses"}]},
-        ],
-    }
     rows = normalized(
         tmp_path,
-        data,
+        LIBRARY,
         record_path="shelves.books",
         meta=("library", "shelves.label"),
         vector_fields=("title",),
     )
-    assert rows == [
-        {"library": "Central", "shelves.label": "A", "text0": "Dune"},
-        {"library": "Central", "shelves.label": "A", "text0": "Emma"},
-        {"library": "Central", "shelves.label": "B", "text0": "Ulysses"},
-    ]
+    assert [{"title": row.pop("text0"), **row} for row in rows] == LIBRARY_ROWS
 
 
 def test_normalisation_equals_pandas_when_pandas_is_installed(tmp_path: Path) -> None:
     pandas = pytest.importorskip("pandas")
     frame = pandas.json_normalize(STATES, "counties", ["state", "shortname", ["info", "governor"]])
     assert frame.to_dict("records") == STATES_ROWS
+    frame = pandas.json_normalize(
+        LIBRARY, ["shelves", "books"], [["library"], ["shelves", "label"]]
+    )
+    assert frame.to_dict("records") == LIBRARY_ROWS
     frame = pandas.json_normalize(PEOPLE)
     assert [
         {k: v for k, v in row.items() if v == v} for row in frame.to_dict("records")
@@ -745,6 +752,14 @@ def test_duplicate_record_ids_keep_chunk_ids_unique(tmp_path: Path) -> None:
     assert [chunk.record_id for chunk in ingested.chunks] == ["faq", "faq"]
     assert len({chunk.id for chunk in ingested.chunks}) == 2
     assert [issue.record_index for issue in ingested.issues] == [1]
+
+
+def test_records_with_the_same_text_stay_separate_chunks(tmp_path: Path) -> None:
+    write(tmp_path / "same.csv", "sku,text\nA,Same words\nB,Same words\n")
+    chunks = ingest(options(tmp_path, "same.csv", id_field="sku", vector_fields=("text",))).chunks
+    assert [chunk.id for chunk in chunks] == ["same.csv#A:0", "same.csv#B:0"]
+    assert chunks[0].content_hash == chunks[1].content_hash  # embedded once, found twice
+    assert [chunk.metadata for chunk in chunks] == [{"sku": "A"}, {"sku": "B"}]
 
 
 def test_chunk_file_reads_one_file_of_the_source(tmp_path: Path) -> None:
@@ -907,3 +922,85 @@ def test_random_bytes_never_crash_ingest(tmp_path: Path, data: bytes, name: str)
         assert "binary" in error.message
         return
     assert all(chunk.source == name for chunk in ingested.chunks)
+
+
+def _random_document() -> st.SearchStrategy[dict[str, Any]]:
+    leaf = st.one_of(st.integers(0, 9), st.sampled_from(["x", "y"]))
+    nested = st.dictionaries(st.sampled_from(["a", "b"]), leaf, max_size=2)
+    inner = st.dictionaries(st.sampled_from(["a", "b", "c"]), leaf | nested, min_size=1, max_size=3)
+    item = st.builds(
+        lambda base, sub, label: {**base, "sub": sub, "lbl": label},
+        inner,
+        st.lists(inner, max_size=2),
+        st.sampled_from(["p", "q"]),
+    )
+    return st.fixed_dictionaries(
+        {"m": inner, "top": st.integers(0, 5), "items": st.lists(item, min_size=1, max_size=3)}
+    )
+
+
+@FUZZ
+@given(
+    document=_random_document(),
+    record_path=st.sampled_from([("items",), ("items", "sub")]),
+    meta=st.lists(
+        st.sampled_from([("top",), ("m", "a"), ("items", "lbl")]), max_size=2, unique=True
+    ),
+    prefixes=st.sampled_from([(None, None), ("r_", None), (None, "m_"), ("r_", "m_")]),
+)
+def test_random_documents_normalise_as_pandas_does(
+    tmp_path: Path,
+    document: dict[str, Any],
+    record_path: tuple[str, ...],
+    meta: list[tuple[str, ...]],
+    prefixes: tuple[str | None, str | None],
+) -> None:
+    pandas = pytest.importorskip("pandas")
+    try:
+        frame = pandas.json_normalize(
+            document,
+            list(record_path),
+            [list(path) for path in meta],
+            record_prefix=prefixes[0],
+            meta_prefix=prefixes[1],
+        )
+    except (KeyError, TypeError, ValueError):
+        frame = None  # pandas refuses (a missing key, a name clash): ingestion reports it
+    write(tmp_path / "doc.json", json.dumps(document))
+    ingested = ingest(
+        options(
+            tmp_path,
+            "doc.json",
+            record_path=".".join(record_path),
+            meta=tuple(".".join(path) for path in meta),
+            record_prefix=prefixes[0],
+            meta_prefix=prefixes[1],
+            field_separator="\x00",
+        )
+    )
+    if frame is None:
+        assert ingested.issues
+        return
+    assert ingested.issues == [] or all(i.record_index is not None for i in ingested.issues)
+    meta_names = [f"{prefixes[1] or ''}{'.'.join(path)}" for path in meta]
+    chunks = {chunk.record_index: chunk for chunk in ingested.chunks}
+    for index, row in enumerate(frame.to_dict("records")):
+        row = {name: value for name, value in row.items() if value == value}  # NaN: absent
+        texts = [v for k, v in row.items() if isinstance(v, str) and k not in meta_names]
+        others = {k: v for k, v in row.items() if k not in meta_names and k not in texts}
+        others = {k: as_metadata(v) for k, v in others.items() if not isinstance(v, str)}
+        if not texts:
+            assert index not in chunks
+            continue
+        chunk = chunks[index]
+        assert sorted(chunk.text.split("\x00")) == sorted(texts)
+        assert chunk.metadata == {**others, **{name: as_metadata(row[name]) for name in meta_names}}
+
+
+def as_metadata(value: Any) -> Any:
+    """Metadata holds scalars and lists of scalars; deeper values as their JSON text."""
+    if isinstance(value, dict) or (
+        isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value)
+    ):
+        return json.dumps(value, ensure_ascii=False)
+    return value

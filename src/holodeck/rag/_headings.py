@@ -17,7 +17,8 @@ from dataclasses import dataclass
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?[ \t]+([^\W\d_].*)$")
+# "2.1 Title": short numbers (not a year), then a capitalised title
+_NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?[ \t]+([^\W\d_].*)$")
 _MAX_HEADING_CHARS = 80
 _MAX_HEADING_WORDS = 12
 
@@ -67,7 +68,6 @@ def markdown_headings(text: str) -> list[Heading]:
     """ATX and Setext headings, skipping fenced code and a leading YAML front matter."""
     headings: list[Heading] = []
     fence = ""
-    offset = 0
     previous: tuple[int, str] | None = None  # the last paragraph line: (offset, text)
     lines = text.splitlines(keepends=True)
     index = _front_matter_end(lines)
@@ -145,7 +145,7 @@ def _heading_level(line: str) -> int:
     if not line or len(line) > _MAX_HEADING_CHARS or len(line.split()) > _MAX_HEADING_WORDS:
         return 0
     numbered = _NUMBERED.match(line)
-    if numbered and not line.endswith((".", ",", ";", ":")):
+    if numbered and numbered.group(2)[0].isupper() and not line.endswith((".", ",", ";", ":")):
         return numbered.group(1).count(".") + 1
     letters = [char for char in line if char.isalpha()]
     if len(letters) >= 3 and all(char.isupper() for char in letters):

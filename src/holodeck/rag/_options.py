@@ -18,7 +18,11 @@ class IngestOptions:
     """Where a tool's data lies and how its files and records become chunks.
 
     Structured options (`vector_fields` ... `meta_prefix`) apply to CSV and JSON sources;
-    `record_path`, `meta` and the prefixes follow `pandas.json_normalize`.
+    `record_path`, `meta` and the prefixes follow `pandas.json_normalize`. Without
+    `record_path` (where pandas ignores them) `meta` names fields of the records that are
+    kept as metadata and never embedded, and `record_prefix` still prefixes the fields.
+    Fields named in `meta` are always kept as metadata, whatever `meta_fields` says.
+    A relative `source` is taken from `root`.
 
         >>> IngestOptions(source=Path("/a/data"), root=Path("/a"), chunk_size=10).chunk_overlap
         64

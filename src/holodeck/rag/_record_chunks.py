@@ -16,6 +16,7 @@ from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
 Metadata = dict[str, JsonScalar | list[JsonScalar]]
+_ABSENT: Any = object()  # a field the record does not have (None is a JSON null)
 
 
 def record_chunks(
@@ -25,10 +26,11 @@ def record_chunks(
     problems = list(found.problems)
     chunks: list[Chunk] = []
     ids: dict[str, int] = {}
+    not_text = frozenset(found.meta_names) | {options.id_field}  # never embedded by default
     for record in found.records:
         if record.original is None:
             continue  # unreadable: its problem is already recorded
-        texts, embedded = _vector_texts(record, found.meta_names, options, problems)
+        texts, embedded = _vector_texts(record, not_text, options, problems)
         if not texts:
             continue
         record_id = _record_id(record, options.id_field, problems)
@@ -68,14 +70,13 @@ def record_chunks(
 
 def _vector_texts(
     record: Record,
-    meta_names: tuple[str, ...],
+    skip: frozenset[str | None],
     options: IngestOptions,
     problems: list[tuple[int | None, str]],
 ) -> tuple[list[str], set[str]]:
     """The texts to embed and the names they came from; a problem for each one missing."""
     index = record.index
     if not options.vector_fields:
-        skip = set(meta_names) | {options.id_field}
         names = [
             name
             for name, value in record.fields.items()
@@ -108,9 +109,6 @@ def _vector_texts(
     return texts, used
 
 
-_ABSENT: Any = object()
-
-
 def _record_id(record: Record, id_field: str | None, problems: list[tuple[int | None, str]]) -> str:
     if id_field is None:
         return str(record.index)
@@ -131,12 +129,18 @@ def _record_id(record: Record, id_field: str | None, problems: list[tuple[int | 
 def _metadata(
     record: Record, embedded: set[str], meta_names: tuple[str, ...], options: IngestOptions
 ) -> Metadata:
+    fields = record.fields
     if options.meta_fields is None:
-        names = [name for name in record.fields if name not in embedded]
+        names = [name for name in fields if name not in embedded]
     else:
         names = list(options.meta_fields)
     names.extend(name for name in meta_names if name not in names)
-    return {name: _scalar(record.fields.get(name)) for name in names}
+    scalars = _SCALARS
+    return {
+        name: value if type(value) in scalars else _scalar(value)
+        for name in names
+        for value in (fields.get(name),)
+    }
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -5,10 +5,16 @@ optionally section by section (`structure="headings"`); structured files (.csv, 
 .jsonl) give one text per record from its vector fields, with the other fields as
 metadata. Files without a known extension are recognised by their content.
 
-    >>> options = IngestOptions(source=Path("/agent/data"), root=Path("/agent"))
-    >>> ingested = ingest(options)  # doctest: +SKIP
-    >>> [chunk.id for chunk in ingested.chunks][:2]  # doctest: +SKIP
-    ['data/faqs.md#0', 'data/products.csv#0:0']
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "data").mkdir()
+    >>> _ = (root / "data/faq.md").write_text("# FAQ\\n\\nReset it from the login page.")
+    >>> _ = (root / "data/products.csv").write_text("name,price\\nKettle,12\\n")
+    >>> ingested = ingest(IngestOptions(source=root / "data", root=root))
+    >>> for chunk in ingested.chunks:
+    ...     print(chunk.id, repr(chunk.text), chunk.metadata)
+    data/faq.md#0 '# FAQ\\n\\nReset it from the login page.' {}
+    data/products.csv#0:0 'Kettle' {'price': 12}
 """
 
 from __future__ import annotations

@@ -4,9 +4,14 @@
 the fields a vectorstore tool names exist: CSV header columns, fields of the JSON records
 (after `record_path` and the prefixes), and `record_path` itself.
 
-    >>> check_mapping(IngestOptions(source=Path("/a/products.csv"), root=Path("/a"),
-    ...     vector_fields=("descripton",)))  # doctest: +SKIP
-    [MappingProblem(field='vector_field', message="'descripton' is not a column of ...")]
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> _ = (root / "products.csv").write_text("name,description\\nKettle,Boils water\\n")
+    >>> problems = check_mapping(IngestOptions(source=root / "products.csv", root=root,
+    ...     vector_fields=("descripton",)))
+    >>> [(problem.field, problem.message) for problem in problems]  # doctest: +NORMALIZE_WHITESPACE
+    [('vector_field', "'descripton' is not a column of products.csv; its columns are:
+      name, description (did you mean `description`?)")]
 """
 
 from __future__ import annotations
