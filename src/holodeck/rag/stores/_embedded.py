@@ -36,9 +36,12 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_record ON chunks (source, record_id, position);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
 _COMPACT_AT = 4096  # dead rows tolerated before compaction is considered
 _TIE_SLACK = 1e-5  # float32 products of equal rows may differ in the last bits
+_COMMON = 0.5  # a word in more than this share of chunks: ~0 weight in BM25, costly to rank
+_COMMON_FROM = 10000  # chunks from which such words are left out of a query
 
 
 def _normalised(vectors: Matrix) -> Matrix:
@@ -281,11 +284,12 @@ class EmbeddedStore:
         terms = list(dict.fromkeys(words(query)))
         if not terms or k <= 0:
             return []
-        # each word quoted: FTS5 operators and punctuation typed by a user stay plain words
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
         def search() -> list[Scored]:
             with self._lock:
+                kept = self._informative(terms)
+                # each word quoted: FTS5 operators typed by a user stay plain words
+                match = " OR ".join('"' + term.replace('"', '""') + '"' for term in kept)
                 rows = (
                     self._conn()
                     .execute(
@@ -299,6 +303,19 @@ class EmbeddedStore:
             return [Scored(chunk_from_json(data), float(score)) for data, score in rows]
 
         return await asyncio.to_thread(search)
+
+    def _informative(self, terms: list[str]) -> list[str]:
+        """The query's words; in a large collection, without those in most chunks (BM25
+        gives them next to no weight, and ranking every chunk they match is slow), or the
+        rarest word if all are common."""
+        db = self._conn()
+        total = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        if total < _COMMON_FROM:
+            return terms
+        marks = ",".join("?" * len(terms))
+        found = dict(db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", terms))
+        kept = [term for term in terms if found.get(term, 0) <= total * _COMMON]
+        return kept or [min(terms, key=lambda term: found.get(term, 0))]
 
     async def record_chunks(self, source: str, record_id: str) -> list[Chunk]:
         with self._lock:
