@@ -369,3 +369,23 @@ def test_bm25_takes_any_text(texts: list[str], query: str) -> None:
     ranked = bm25_rank(texts, query)
     assert all(score > 0 and 0 <= index < len(texts) for index, score in ranked)
     assert [score for _, score in ranked] == sorted((s for _, s in ranked), reverse=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=60))
+def test_embedded_keyword_takes_any_typed_query(
+    tmp_path_factory: pytest.TempPathFactory, query: str
+) -> None:
+    """FTS5 query syntax typed by a user (quotes, NEAR, *, ^, column filters) never fails."""
+    import asyncio
+
+    root = tmp_path_factory.getbasetemp() / "fts-any-query"
+
+    async def search() -> None:
+        async with open_store(StoreLocation("embedded", root), "docs", None) as store:
+            if not await store.files():
+                await store.replace_file(file("a.md"), [chunk("a.md", 0, "some words here")], None)
+            hits = await store.keyword(query, 3)
+            assert all(hit.score > 0 for hit in hits)
+
+    asyncio.run(search())

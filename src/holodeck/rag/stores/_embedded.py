@@ -62,6 +62,7 @@ class EmbeddedStore:
         self._vectors: VectorFile | None = None
         self._owner = np.empty(0, dtype=np.int64)  # vector row -> chunk row, -1 when dead
         self._seen_version = -1
+        self._writes = -1  # the collection's write count `_owner` reflects
 
     # -- opening
 
@@ -76,6 +77,7 @@ class EmbeddedStore:
         tb: TracebackType | None,
     ) -> None:
         with self._lock:
+            self._save_rows()
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -96,6 +98,7 @@ class EmbeddedStore:
                     wanted = "none" if self.dimensions is None else str(self.dimensions)
                     stored = {"dimensions": wanted, "generation": "0"}
                     db.executemany("INSERT INTO meta VALUES (?, ?)", list(stored.items()))
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('writes', '0')")
         except (OSError, sqlite3.Error) as error:
             raise ExecutionError(
                 f"embedded vector store {self.home}: {error}",
@@ -122,18 +125,53 @@ class EmbeddedStore:
         self._seen_version = version
         if self.dimensions is None:
             return
-        generation = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
-        path = self.home / f"vectors-{generation}.f32"
-        if self._vectors is None or self._vectors.path != path:
-            self._vectors = VectorFile(path, self.dimensions)
+        snapshot = not db.in_transaction  # the meta and the rows read at one moment
+        if snapshot:
+            db.execute("BEGIN")
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            path = self.home / f"vectors-{meta['generation']}.f32"
+            if self._vectors is None or self._vectors.path != path:
+                self._vectors = VectorFile(path, self.dimensions)
+            writes = int(meta["writes"])
+            cached = self.home / f"rows-{writes}.npy"
+            if writes != self._writes and cached.exists():
+                self._owner = np.load(cached)  # saved at a close: no query of every row
+            elif writes != self._writes:
+                self._owner = self._load_rows(db, self._vectors.size())
+            self._writes = writes
+        finally:
+            if snapshot:
+                db.execute("COMMIT")
+
+    @staticmethod
+    def _load_rows(db: sqlite3.Connection, size: int) -> npt.NDArray[np.int64]:
         pairs = np.array(
             db.execute("SELECT vrow, row FROM chunks WHERE vrow IS NOT NULL").fetchall(),
             dtype=np.int64,
         ).reshape(-1, 2)
-        size = max(self._vectors.size(), int(pairs[:, 0].max()) + 1 if len(pairs) else 0)
+        size = max(size, int(pairs[:, 0].max()) + 1 if len(pairs) else 0)
         owner = np.full(size, -1, dtype=np.int64)
         owner[pairs[:, 0]] = pairs[:, 1]
-        self._owner = owner
+        return owner
+
+    def _save_rows(self) -> None:
+        """Keep the row map for the next opening, unless the collection changed since."""
+        if self._db is None or self.dimensions is None or self._writes < 0:
+            return
+        try:
+            stored = self._db.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
+            target = self.home / f"rows-{self._writes}.npy"
+            if int(stored[0]) == self._writes and not target.exists():
+                partial = target.with_suffix(".tmp")
+                with partial.open("wb") as out:
+                    np.save(out, self._owner)
+                partial.replace(target)
+            for old in self.home.glob("rows-*.npy"):
+                if old != target:
+                    old.unlink(missing_ok=True)
+        except (OSError, sqlite3.Error):
+            pass  # only a cache: the next opening reads the rows from the database
 
     # -- writing
 
@@ -184,6 +222,8 @@ class EmbeddedStore:
         db.execute("DELETE FROM chunks WHERE source = ?", (path,))
         db.executemany("DELETE FROM fts WHERE rowid = ?", [(row,) for row, _ in gone])
         db.execute("DELETE FROM files WHERE path = ?", (path,))
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'writes'")
+        self._writes = int(db.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()[0])
         dead = [vrow for _, vrow in gone if vrow is not None and vrow < len(self._owner)]
         self._owner[dead] = -1
 
