@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# real Redis and PostgreSQL servers (redis_url, postgres_url); the wheel and a venv per
+# real Redis and PostgreSQL servers (redis_url, postgres_url); vector databases
+# (pgvector_url, redis_stack_url, chroma_url); the wheel and a venv per
 # Python; `serve`, the HTTP service under uvicorn
-pytest_plugins = ["db_servers", "python_envs", "server_harness"]
+pytest_plugins = ["db_servers", "python_envs", "server_harness", "vector_servers"]
 
 # CI replays the same examples every run (a landing must not hinge on a lucky draw);
 # developers' runs explore new ones.
