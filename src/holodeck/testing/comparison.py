@@ -96,6 +96,11 @@ def compare_runs(a: TestRun, b: TestRun) -> Comparison:
         comparison.notes.append(f"the runs test different agents ({a.agent} and {b.agent})")
     if a.model != b.model:
         comparison.notes.append(f"the model changed: {a.model} -> {b.model}")
+    for label, run in (("A", a), ("B", b)):
+        if run.offline:
+            comparison.notes.append(
+                f"run {label} is offline: its answer metrics were not judged and are not compared"
+            )
     comparison.new_cases = [name for name in after if name not in before]
     comparison.removed_cases = [name for name in before if name not in after]
     for name, new in after.items():
@@ -162,6 +167,8 @@ def _metric_view(case: CaseResult) -> dict[str, tuple[float | None, Status, floa
     scales: dict[str, float] = {}
     for run in case.runs:
         for metric in run.metrics:
+            if not metric.judged:  # a canned answer's or the offline judge's score
+                continue
             scores.setdefault(metric.name, [])
             if metric.score is not None:
                 scores[metric.name].append(metric.score)
