@@ -375,6 +375,28 @@ def test_the_testing_guide_example_is_the_file_and_passes_offline(tmp_path: Path
     assert "3 cases, 3 passed" in result.output
 
 
+def test_the_testing_guides_offline_run_output_is_real(tmp_path: Path) -> None:
+    """The guide's `console` block, line by line in order (`...` stands for anything)."""
+    import shutil
+
+    doc = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```console\n(.*?)```", doc, flags=re.DOTALL)
+    command, *expected = block.strip().splitlines()
+    shutil.copytree(REPO / "docs" / "examples" / "testing", tmp_path / "docs/examples/testing")
+    assert command == "$ holodeck test docs/examples/testing --model test"
+    previous = Path.cwd()
+    os.chdir(tmp_path)
+    try:  # as wide as a terminal, so the header is not wrapped
+        result = CliRunner(env={"COLUMNS": "120"}).invoke(cli, command.split()[2:])
+    finally:
+        os.chdir(previous)
+    assert result.exit_code == 0, result.output
+    lines = iter(result.output.splitlines())
+    for want in expected:
+        pattern = re.escape(want).replace(re.escape("..."), ".*")
+        assert any(re.fullmatch(pattern, line.rstrip()) for line in lines), want
+
+
 @pytest.mark.anyio
 async def test_the_rate_limit_spaces_requests_across_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio

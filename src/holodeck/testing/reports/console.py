@@ -151,7 +151,7 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
         console.print(Text("Interrupted: results are partial.", style="bold yellow"))
     note = judgement_note(run)
     if note is not None:
-        console.print(Text(note, style="yellow"))
+        console.print(Text(note, style="yellow"), soft_wrap=True)  # one line, even in logs
 
 
 def _utf(console: Console) -> bool:
