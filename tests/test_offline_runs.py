@@ -198,3 +198,53 @@ test_cases:
     assert data["offline"] is False
     (f1,) = metrics_of(data)
     assert (f1["status"], f1["judged"], f1["fails_case"]) == ("fail", True, True)
+
+
+def test_every_report_format_marks_unjudged_metrics(write: Write, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    root = write(
+        {
+            "agent.yaml": """
+name: shop
+model: {provider: openai, name: gpt-4o}
+instructions: {inline: Help customers.}
+tools:
+  - {type: function, name: order_status, file: tools.py, function: order_status}
+evaluations:
+  metrics: [{metric: f1_score, threshold: 0.99}, {metric: similarity}]
+test_cases:
+  - name: where
+    input: Where is order 7?
+    ground_truth: Order 7 was delivered yesterday.
+    expected_tools: [order_status]
+""",
+            "tools.py": TOOLS,
+        }
+    )
+    for name in ("r.json", "r.md", "r.html", "r.junit.xml"):
+        ran = holodeck("test", str(root), "--model", "test", "-v", "-o", name, cwd=tmp_path)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        # -v: each metric marked, the stand-in judge said so, the prompt shown
+        assert "F1: 0.25 not judged (threshold 0.99)" in ran.stdout
+        assert "Similarity: 5.0/5.0 not judged" in ran.stdout
+        assert "the offline `test` model stood in for the judge" in ran.stdout
+        assert "judge prompt:" in ran.stdout and ran.stdout.count(NOTE) == 1
+    metrics = metrics_of(report(tmp_path))
+    assert [(m["status"], m["judged"], m["fails_case"]) for m in metrics] == [
+        ("fail", False, False),  # what the threshold would say of a canned answer
+        ("pass", False, False),
+    ]
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "> **Not judged**: Answer metrics were not judged" in markdown
+    assert "| F1 | 0.25 | 0.99 | not judged |" in markdown
+    assert "| Model | test (offline: answers not judged) |" in markdown
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert html.count('class="badge unjudged"') == 2 and "✗ FAIL" not in html
+    assert '<div class="banner unjudged" role="note"><strong>Not judged.</strong>' in html
+    suite = ET.parse(tmp_path / "r.junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "0"
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["offline"] == "true"
+    assert (properties["not_judged"] or "").startswith(NOTE)
+    assert properties["where :: f1_score"] == "F1: 0.25 not judged (threshold 0.99)"

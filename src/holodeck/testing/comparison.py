@@ -167,8 +167,6 @@ def _metric_view(case: CaseResult) -> dict[str, tuple[float | None, Status, floa
     scales: dict[str, float] = {}
     for run in case.runs:
         for metric in run.metrics:
-            if not metric.judged:  # a canned answer's or the offline judge's score
-                continue
             scores.setdefault(metric.name, [])
             if metric.score is not None:
                 scores[metric.name].append(metric.score)
@@ -185,8 +183,12 @@ def _metric_view(case: CaseResult) -> dict[str, tuple[float | None, Status, floa
 
 def _metric_changes(case: str, old: CaseResult, new: CaseResult) -> list[MetricChange]:
     before, after = _metric_view(old), _metric_view(new)
+    # a canned answer's or the offline judge's score says nothing: no change to report
+    unjudged = {m.name for c in (old, new) for r in c.runs for m in r.metrics if not m.judged}
     changes = []
     for name in [*after, *(n for n in before if n not in after)]:
+        if name in unjudged:
+            continue
         b_score, b_status, b_scale = before.get(name, (None, None, None))
         a_score, a_status, a_scale = after.get(name, (None, None, None))
         same_score = (b_score is None and a_score is None) or (

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 JUDGE_TOOL = "verdict"
 OUTPUT_RETRIES = 2  # invalid answers (score off the scale) sent back to the judge
 RATE_LIMIT_BACKOFF_S = 1.0  # before retry_on_failure retries a rate-limited judge call
+OFFLINE_REASON = "the offline `test` model stood in for the judge: its score means nothing"
 
 
 # --- judge models ---------------------------------------------------------------------
@@ -386,7 +387,9 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
             if judges.options.cassette is not None:
                 await judges.options.cassette.asave()
             verdict = _verdict(request, result.output)
-            return not_judged(verdict) if judges.offline(request.model) else verdict
+            if judges.offline(request.model):  # its own reason is filler
+                return not_judged(verdict).model_copy(update={"reason": OFFLINE_REASON})
+            return verdict
         except TimeoutError:
             waited = (time.perf_counter() - started) * 1000
             message = f"judge: no answer within {request.timeout_ms or waited:.0f} ms"
