@@ -248,3 +248,26 @@ test_cases:
     assert properties["offline"] == "true"
     assert (properties["not_judged"] or "").startswith(NOTE)
     assert properties["where :: f1_score"] == "F1: 0.25 not judged (threshold 0.99)"
+
+
+def test_a_case_that_cannot_run_is_still_an_error_offline(write: Write, tmp_path: Path) -> None:
+    root = write(
+        {
+            "agent.yaml": """
+name: shop
+model: {provider: test}
+instructions: {inline: Help customers.}
+evaluations:
+  metrics: [f1_score]
+test_cases:
+  - name: photo
+    input: What is in this picture?
+    ground_truth: A parcel.
+    files: [{path: parcel.png, type: image}]
+""",
+            "parcel.png": "not really a picture",
+        }
+    )
+    ran = holodeck("test", str(root), cwd=tmp_path)
+    assert ran.returncode == 3, ran.stdout + ran.stderr  # the agent takes no image input
+    assert "does not accept image input" in ran.stdout
