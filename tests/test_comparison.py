@@ -153,3 +153,21 @@ def test_render_comparison_without_changes_says_so() -> None:
     text = out.getvalue()
     assert "Regressions" not in text and "Metric changes" not in text
     assert text.rstrip().endswith("0 regressions, 0 fixes, 6 unchanged; pass rate 83% -> 83%")
+
+
+def test_an_offline_runs_unjudged_scores_are_not_compared() -> None:
+    from holodeck.testing.offline import not_judged
+
+    judged = make_run("run-a", [case("greeting", score=4.5)])
+    smoke = make_run("run-b", [case("greeting", score=5.0, bleu=0.1)], model="test")
+    for run in smoke.cases[0].runs:
+        run.metrics = [not_judged(m) for m in run.metrics]
+    smoke = smoke.model_copy(update={"offline": True})
+
+    comparison = compare_runs(judged, smoke)
+
+    assert comparison.metric_changes == []  # the canned answer's scores say nothing
+    assert "run B is offline: its answer metrics were not judged and are not compared" in (
+        comparison.notes
+    )
+    assert compare_runs(smoke, judged).metric_changes == []

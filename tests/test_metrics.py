@@ -325,6 +325,7 @@ def test_groundedness_shows_input_response_and_numbered_context_and_scores_1_to_
         "reason": "All claims are in the context.",
         "error": None,
         "fails_case": False,
+        "judged": True,
     }
     (request,) = openai_server.requests
     body = request.body
@@ -763,8 +764,11 @@ def test_rag_without_context_or_ground_truth_is_an_error_and_asks_no_judge(
 # --- the offline test model as judge ---------------------------------------------------------
 
 
-def test_the_offline_test_model_judges_every_kind_in_range(write: Write) -> None:
-    """`holodeck test --model test`: judged metrics run offline with valid scores."""
+def test_the_offline_test_model_judges_every_kind_in_range_but_is_not_a_judgement(
+    write: Write,
+) -> None:
+    """`holodeck test --model test`: judged metrics run offline with valid scores, marked
+    not judged (the offline judge gives the top score) and failing no case."""
     spec = load_agent(
         write(
             {
@@ -799,6 +803,7 @@ def test_the_offline_test_model_judges_every_kind_in_range(write: Write) -> None
     assert [r.status for r in results] == ["pass"] * len(metrics), [r.error for r in results]
     for result in results:
         assert result.score is not None and result.reason is not None
+        assert result.judged is False and result.fails_case is False
         low = 1.0 if result.kind == "ai" else 0.0
         assert low <= result.score <= result.scale_max
     assert judges.model(None).name is None and judges.model(None).provider == "test"

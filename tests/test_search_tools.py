@@ -154,14 +154,15 @@ async def test_without_an_embedding_model_the_tool_says_so_once_and_uses_keyword
     root = write(
         {
             **DOCS,
+            # the offline `test` provider has no embeddings (and reaches no provider)
             "agent.yaml": agent_yaml(
                 "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
-                "    source: data/docs\n"
+                "    source: data/docs\n",
+                provider="test",
             ),
         }
     )
     caplog.set_level(logging.WARNING, logger="holodeck.tools.search")
-    # no OPENAI_API_KEY here: no embedding model
     spec = load_agent(root)
     index, missing = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
     assert index.embedder is None and missing is not None
@@ -294,9 +295,9 @@ def test_validate_checks_the_mapping_against_the_data(write: Write) -> None:
     assert result.exit_code == 2
     lines = result.output.splitlines()
     vector = next(line for line in lines if "descripton" in line)
-    assert "agent.yaml:14:" in vector and "description" in vector
+    assert "agent.yaml:12:" in vector and "description" in vector
     prize = next(line for line in lines if "prize" in line)
-    assert "agent.yaml:15:" in prize
+    assert "agent.yaml:13:" in prize
 
 
 def test_validate_says_which_embedding_model_each_tool_uses(write: Write) -> None:

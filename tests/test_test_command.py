@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+import scripted_servers
 from conftest import Write
 from holodeck.cli.main import cli
+from scripted_servers import OpenAIServer, text
+
+openai_server = scripted_servers.openai_server
 
 REPO = Path(__file__).resolve().parent.parent
 HOLODECK_COMMAND = (sys.executable, "-m", "holodeck")
@@ -72,7 +76,7 @@ def test_passing_run_exits_0_and_saves_the_run(write: Write, tmp_path: Path) -> 
     result = run("test", str(root), "--model", "test", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert re.search(r"PASS +status", result.output)  # in the report (progress lists failures)
-    assert "F1: 1.00 ✓ (threshold 0.90)" in result.output
+    assert "F1: 1.00 not judged (threshold 0.90)" in result.output  # an offline run
     (saved,) = (tmp_path / ".holodeck" / "runs").glob("*.json")
     data = json.loads(saved.read_text())
     assert data["summary"]["passed"] == 1
@@ -122,26 +126,32 @@ def test_configuration_and_execution_errors_have_their_exit_codes(
     assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_repeat_reports_pass_rate_and_flags_flaky_cases(write: Write, tmp_path: Path) -> None:
-    tools = TOOLS + (
-        "\ncalls = {'n': 0}\n\ndef coin() -> str:\n    calls['n'] += 1\n"
-        "    return 'heads' if calls['n'] % 2 else 'tails'\n"
-    )
-    root = write(
+def scripted(write: Write, server: OpenAIServer, cases: str) -> Path:
+    """An agent whose model is the scripted server (a real model's answers, judged)."""
+    model = f"model: {{provider: openai, name: gpt-4o, endpoint: {server.url}, api_key: sk-test}}"
+    return write(
         {
-            "agent.yaml": HEAD
-            + "  - {type: function, name: coin, file: tools.py, function: coin}\n"
-            + "test_cases:\n  - name: toss\n    input: toss\n    ground_truth: heads\n"
-            "    expected_tools: [coin]\n"
-            "    evaluations: [{metric: exact_match, threshold: 1}]\n",
-            "tools.py": tools,
+            "agent.yaml": HEAD.replace("model: {provider: openai, name: gpt-4o}", model)
+            + "test_cases:\n"
+            + cases,
+            "tools.py": TOOLS,
         }
     )
+
+
+def test_repeat_reports_pass_rate_and_flags_flaky_cases(
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    root = scripted(
+        write,
+        openai_server,
+        "  - name: toss\n    input: toss\n    ground_truth: heads\n"
+        "    evaluations: [{metric: exact_match, threshold: 1}]\n",
+    )
+    openai_server.script(text("heads"), text("tails"), text("heads"), text("tails"))
     result = run(
         "test",
         str(root),
-        "--model",
-        "test",
         "--repeat",
         "4",
         "--concurrency",
@@ -251,15 +261,22 @@ def test_turns_and_per_case_metrics(write: Write, tmp_path: Path) -> None:
 
 
 def test_an_uncomputable_metric_does_not_fail_the_case_unless_asked(
-    write: Write, tmp_path: Path
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
 ) -> None:
-    soft = project(write, PASSING, "evaluations:\n  metrics: [{metric: groundedness}]\n")
-    result = run("test", str(soft), "--model", "test", cwd=tmp_path)
-    assert result.exit_code == 0 and "ERROR" in result.output  # no retrieval context
-    hard = project(
-        write, PASSING, "evaluations:\n  metrics: [{metric: groundedness, fail_on_error: true}]\n"
+    case = "  - {name: hello, input: hi}\n"  # no tool is called: no retrieval context
+    soft = scripted(write, openai_server, case)
+    (soft / "agent.yaml").write_text(
+        (soft / "agent.yaml").read_text() + "evaluations:\n  metrics: [{metric: groundedness}]\n"
     )
-    assert run("test", str(hard), "--model", "test", cwd=tmp_path).exit_code == 1
+    hard = scripted(write, openai_server, case)
+    (hard / "agent.yaml").write_text(
+        (hard / "agent.yaml").read_text()
+        + "evaluations:\n  metrics: [{metric: groundedness, fail_on_error: true}]\n"
+    )
+    openai_server.script(text("Hello."), text("Hello."))
+    result = run("test", str(soft), cwd=tmp_path)
+    assert result.exit_code == 0 and "ERROR" in result.output
+    assert run("test", str(hard), cwd=tmp_path).exit_code == 1
 
 
 def test_ctrl_c_saves_the_partial_run_and_exits_within_5_s(write: Write, tmp_path: Path) -> None:
@@ -356,6 +373,28 @@ def test_the_testing_guide_example_is_the_file_and_passes_offline(tmp_path: Path
     result = run("test", str(example), "--model", "test", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert "3 cases, 3 passed" in result.output
+
+
+def test_the_testing_guides_offline_run_output_is_real(tmp_path: Path) -> None:
+    """The guide's `console` block, line by line in order (`...` stands for anything)."""
+    import shutil
+
+    doc = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```console\n(.*?)```", doc, flags=re.DOTALL)
+    command, *expected = block.strip().splitlines()
+    shutil.copytree(REPO / "docs" / "examples" / "testing", tmp_path / "docs/examples/testing")
+    assert command == "$ holodeck test docs/examples/testing --model test"
+    previous = Path.cwd()
+    os.chdir(tmp_path)
+    try:  # as wide as a terminal, so the header is not wrapped
+        result = CliRunner(env={"COLUMNS": "120"}).invoke(cli, command.split()[2:])
+    finally:
+        os.chdir(previous)
+    assert result.exit_code == 0, result.output
+    lines = iter(result.output.splitlines())
+    for want in expected:
+        pattern = re.escape(want).replace(re.escape("..."), ".*")
+        assert any(re.fullmatch(pattern, line.rstrip()) for line in lines), want
 
 
 @pytest.mark.anyio

@@ -66,18 +66,11 @@ def test_wheel_installs_and_works_on_each_supported_python(
     version_line = run([holodeck, "--version"], timeout=60, env=env, cwd=tmp_path)
     assert version_line.stdout.startswith("holodeck, version ")
 
-    # The conversational template runs offline end to end: its tools really run and
-    # every case gets a verdict. Its F1 thresholds judge real answers, so the test
-    # model's canned ones fail them (exit 1); an error would be exit 2 or 3.
+    # The conversational template's offline smoke run passes: its tools really run and
+    # its tool checks hold; its metrics are shown but not judged (canned answers).
     run([holodeck, "init", "x", "--template", "conversational"], timeout=120, env=env, cwd=tmp_path)
-    smoke = run(
-        [holodeck, "test", "x", "--model", "test"],
-        timeout=300,
-        env=env,
-        cwd=tmp_path,
-        codes=(0, 1),
-    )
-    assert " 0 errors " in smoke.stdout, smoke.stdout
+    smoke = run([holodeck, "test", "x", "--model", "test"], timeout=300, env=env, cwd=tmp_path)
+    assert " 0 failed, 0 errors " in smoke.stdout and "not judged" in smoke.stdout, smoke.stdout
     # The weather example's answers come from its tools, so its offline run passes.
     shutil.copytree(REPO / "examples" / "weather", tmp_path / "weather")
     run([holodeck, "test", "weather", "--model", "test"], timeout=300, env=env, cwd=tmp_path)

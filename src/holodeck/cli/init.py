@@ -104,7 +104,7 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
         (f"holodeck validate {target}", "check the definition"),
         (
             f"holodeck test {target} --model test",
-            "offline smoke run: tools really run, answers are canned (metrics may fail)",
+            "offline smoke run: tools really run, answers are canned (metrics not judged)",
         ),
         (f"holodeck chat {target}", "talk to the agent"),
     ]

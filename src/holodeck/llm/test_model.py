@@ -156,8 +156,8 @@ def _words(data: Any) -> str:
 
 
 def _best(call: ToolCallPart, tool: ToolDefinition) -> ToolCallPart:
-    """Bounded numbers at their maximum: as a judge, the test model gives the top score,
-    so an offline smoke run checks the pipeline rather than failing every threshold."""
+    """Bounded numbers at their maximum: as a judge, the test model gives the top score
+    (the test runner marks such verdicts not judged: they check the pipeline, not answers)."""
     properties = tool.parameters_json_schema.get("properties", {})
     args = dict(call.args) if isinstance(call.args, dict) else call.args
     if isinstance(args, dict):

@@ -96,6 +96,11 @@ def compare_runs(a: TestRun, b: TestRun) -> Comparison:
         comparison.notes.append(f"the runs test different agents ({a.agent} and {b.agent})")
     if a.model != b.model:
         comparison.notes.append(f"the model changed: {a.model} -> {b.model}")
+    for label, run in (("A", a), ("B", b)):
+        if run.offline:
+            comparison.notes.append(
+                f"run {label} is offline: its answer metrics were not judged and are not compared"
+            )
     comparison.new_cases = [name for name in after if name not in before]
     comparison.removed_cases = [name for name in before if name not in after]
     for name, new in after.items():
@@ -178,8 +183,12 @@ def _metric_view(case: CaseResult) -> dict[str, tuple[float | None, Status, floa
 
 def _metric_changes(case: str, old: CaseResult, new: CaseResult) -> list[MetricChange]:
     before, after = _metric_view(old), _metric_view(new)
+    # a canned answer's or the offline judge's score says nothing: no change to report
+    unjudged = {m.name for c in (old, new) for r in c.runs for m in r.metrics if not m.judged}
     changes = []
     for name in [*after, *(n for n in before if n not in after)]:
+        if name in unjudged:
+            continue
         b_score, b_status, b_scale = before.get(name, (None, None, None))
         a_score, a_status, a_scale = after.get(name, (None, None, None))
         same_score = (b_score is None and a_score is None) or (

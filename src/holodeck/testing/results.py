@@ -27,6 +27,9 @@ class MetricResult(_Record):
     reason: str | None = None  # the judge's or code metric's explanation
     error: str | None = None  # why it could not be computed
     fails_case: bool = True  # False for an ERROR that does not fail the case
+    # False when the answer (an offline smoke run) or the judge was the offline `test`
+    # model: the score is shown but says nothing about quality, and never fails the case
+    judged: bool = True
     judge_prompt: str | None = None  # kept for --verbose
     duration_ms: float = 0.0
 
@@ -131,5 +134,7 @@ class TestRun(_Record):
     concurrency: int
     repeat: int = 1
     interrupted: bool = False  # Ctrl+C: a partial report
+    # the answers came from the offline `test` model: answer metrics were not judged
+    offline: bool = False
     cases: list[CaseResult]
     summary: RunSummary

@@ -4,10 +4,11 @@ most `concurrency` at a time, then check its tool calls and score it with metric
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,7 +27,7 @@ from holodeck.runtime import (
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.evaluations import Metric
 from holodeck.spec.test_cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
-from holodeck.spec.tools import VectorstoreTool
+from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
@@ -97,7 +98,11 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     from holodeck.testing.metrics import JudgeFactory
 
     run_options = agent.options
-    judges = JudgeFactory(spec, spec.evaluations, run_options)
+    offline = offline_run(spec, run_options)
+    # an offline run's judges are the offline model too, whatever the metrics name: no
+    # provider (and no key) is needed for a smoke run
+    judge_options = replace(run_options, model=OFFLINE) if offline else run_options
+    judges = JudgeFactory(spec, spec.evaluations, judge_options)
     cases = select_cases(spec, options)
     started, clock = datetime.now(UTC), time.perf_counter()
     concurrency = concurrency_for(spec, options)
@@ -108,7 +113,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         runs = []
         for attempt in range(1, options.repeat + 1):
             async with gate, agent.session() as session:
-                runs.append(await _run_case(session, spec, case, judges, attempt))
+                runs.append(await _run_case(session, spec, case, judges, attempt, offline))
         result = _summarise(name, case, runs)
         results[name] = result
         if options.on_case is not None:
@@ -135,13 +140,14 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         concurrency=concurrency,
         repeat=options.repeat,
         interrupted=interrupted,
+        offline=offline,
         cases=ordered,
         summary=_totals(ordered, (time.perf_counter() - clock) * 1000),
     )
 
 
 async def _run_case(
-    session: Session, spec: AgentSpec, case: TestCase, judges: Any, attempt: int
+    session: Session, spec: AgentSpec, case: TestCase, judges: Any, attempt: int, offline: bool
 ) -> CaseRun:
     from holodeck.testing.metrics import Sample, evaluate
 
@@ -177,7 +183,8 @@ async def _run_case(
     metrics: list[Metric] = list(
         case.evaluations or (spec.evaluations.metrics if spec.evaluations else [])
     )
-    context = list(case.retrieval_context or _retrieved(spec, records))
+    given = case.retrieval_context
+    context = list(given) if given is not None else _retrieved(records)
     last = turns[-1]
     sample = Sample(
         input=last.input,
@@ -188,8 +195,10 @@ async def _run_case(
         structured_output=records[-1].structured_output,
     )
     scored: list[MetricResult] = await evaluate(metrics, sample, judges) if metrics else []
+    if offline:  # canned answers: scores are shown, but say nothing about quality
+        scored = [not_judged(m) for m in scored]
     failed = (tool_check is not None and not tool_check.passed) or any(
-        m.status == "fail" or (m.status == "error" and m.fails_case) for m in scored
+        m.status != "pass" and m.fails_case for m in scored
     )
     return CaseRun(
         attempt=attempt,
@@ -295,15 +304,28 @@ def _merge(checks: list[ToolCheck]) -> ToolCheck | None:
     )
 
 
-def _retrieved(spec: AgentSpec, records: list[TurnRecord]) -> list[str]:
-    """Retrieval context: what the agent's vectorstore tools returned."""
-    retrievers = {t.name for t in spec.tools if isinstance(t, VectorstoreTool)}
-    return [
-        c.result if isinstance(c.result, str) else str(c.result)
-        for r in records
-        for c in r.tool_calls
-        if c.name in retrievers and c.error is None
-    ]
+def _retrieved(records: list[TurnRecord]) -> list[str]:
+    """Retrieval context: what the agent's own tool calls (function, MCP, vectorstore,
+    sub-agent...) returned, turn by turn in the order the calls were made. Calls that
+    failed, and a sub-agent's inner calls (the agent saw only its answer), are left out."""
+    chunks = []
+    for record in records:
+        for call in _own(record):
+            if call.error is not None:
+                continue
+            chunk = _as_text(call.result)
+            if chunk.strip():
+                chunks.append(chunk)
+    return chunks
+
+
+def _as_text(result: Any) -> str:
+    """A tool's result as the judge reads it: text as is, data as JSON."""
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    return json.dumps(result, ensure_ascii=False, default=str)
 
 
 def _summarise(name: str, case: TestCase, runs: list[CaseRun]) -> CaseResult:

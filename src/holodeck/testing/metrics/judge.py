@@ -6,7 +6,8 @@ for RAG metrics, 0-10 for G-Eval, which is then divided by 10). A score outside 
 goes back to the judge as a validation error, up to `OUTPUT_RETRIES` times.
 
 The judge model of a metric is its own `model`, else `evaluations.model`, else the
-agent's model; the run's `--model` replaces all of them (`--model test` judges offline).
+agent's model; the run's `--model` replaces all of them. A verdict of the offline `test`
+model (it gives the top score) is kept but marked not judged, and fails no case.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import choose_model
 from holodeck.testing.metrics.sample import Outcome, Sample
+from holodeck.testing.offline import not_judged, offline_model
 from holodeck.testing.results import MetricResult
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 JUDGE_TOOL = "verdict"
 OUTPUT_RETRIES = 2  # invalid answers (score off the scale) sent back to the judge
 RATE_LIMIT_BACKOFF_S = 1.0  # before retry_on_failure retries a rate-limited judge call
+OFFLINE_REASON = "the offline `test` model stood in for the judge: its score means nothing"
 
 
 # --- judge models ---------------------------------------------------------------------
@@ -85,6 +88,11 @@ class JudgeFactory:
         if key not in self._models:
             self._models[key] = choose_model(own, self.options, self.spec.execution)
         return self._models[key]
+
+    def offline(self, metric_model: ModelSettings | None = None) -> bool:
+        """Whether the judge of a metric whose `model` is `metric_model` is the offline
+        `test` model, whose verdicts say nothing."""
+        return offline_model(self.settings_for(metric_model), self.options)
 
     def agent(self, metric_model: ModelSettings | None = None) -> PydanticAgent[None, Any]:
         """A pydantic-ai agent around `model(metric_model)`; output type is set per call."""
@@ -378,7 +386,10 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
                 )
             if judges.options.cassette is not None:
                 await judges.options.cassette.asave()
-            return _verdict(request, result.output)
+            verdict = _verdict(request, result.output)
+            if judges.offline(request.model):  # its own reason is filler
+                return not_judged(verdict).model_copy(update={"reason": OFFLINE_REASON})
+            return verdict
         except TimeoutError:
             waited = (time.perf_counter() - started) * 1000
             message = f"judge: no answer within {request.timeout_ms or waited:.0f} ms"
@@ -387,7 +398,8 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
         if attempt < request.retries and rate_limited:
             await asyncio.sleep(RATE_LIMIT_BACKOFF_S * (attempt + 1))
     tries = request.retries + 1
-    return outcome.error(message + (f" ({tries} attempts)" if tries > 1 else ""))
+    failed = outcome.error(message + (f" ({tries} attempts)" if tries > 1 else ""))
+    return not_judged(failed) if judges.offline(request.model) else failed
 
 
 def _verdict(request: JudgeRequest, answer: Any) -> MetricResult:

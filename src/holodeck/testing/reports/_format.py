@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
+from pathlib import Path
 from typing import Any
 
 from holodeck.testing.results import CaseResult, CaseRun, MetricResult, TestRun, ToolCheck
 
 PASS_MARK = "✓"
 FAIL_MARK = "✗"
+NOT_JUDGED = "not judged"  # a metric of canned answers, or of the offline judge
 
 # Control characters (other than newline and tab) that would drive a terminal: an agent's
 # output with ANSI escapes must show them, not recolour the console.
@@ -85,9 +88,13 @@ def metric_line(metric: MetricResult, *, marks: tuple[str, str] = (PASS_MARK, FA
     label = metric_label(metric.name)
     if metric.status == "error":
         text = f"{label}: ERROR ({metric_error_text(metric)})"
+        if not metric.judged:
+            return text + f" [{NOT_JUDGED}]"
         return text if metric.fails_case else text + " [does not fail the case]"
     score, threshold = score_parts(metric)
     mark = marks[0] if metric.status == "pass" else marks[1]
+    if not metric.judged:
+        mark = NOT_JUDGED
     text = f"{label}: {score if score is not None else 'no score'} {mark}"
     return text + (f" (threshold {threshold})" if threshold is not None else "")
 
@@ -182,6 +189,33 @@ def spread_lines(case: CaseResult) -> list[str]:
         for name, (low, high) in sorted(case.score_spread.items())
         if not math.isclose(low, high)
     ]
+
+
+def judgement_note(run: TestRun) -> str | None:
+    """One line when some answer metrics were not judged: why, and how to judge them."""
+    unjudged = sum(1 for c in run.cases for r in c.runs for m in r.metrics if not m.judged)
+    if not unjudged:
+        return None
+    if run.offline:
+        return (
+            "Answer metrics were not judged (the offline `test` model gave canned answers; "
+            "they fail no case). To judge them, run `holodeck test "
+            f"{shlex.quote(_shown_path(run.source))}` with a real model and its API key (the "
+            "agent's, or --model provider/name), or --replay a recorded cassette."
+        )
+    return (
+        f"{unjudged} metric result{'' if unjudged == 1 else 's'} not judged: the judge is "
+        "the offline `test` model. Give them a real judge (`evaluations.model` or the "
+        "metric's `model`)."
+    )
+
+
+def _shown_path(source: str) -> str:
+    """`source` relative to the working directory when it lies below it."""
+    try:
+        return Path(source).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return source
 
 
 def summary_line(run: TestRun) -> str:

@@ -15,11 +15,13 @@ from rich.text import Text
 from holodeck.testing.reports._format import (
     CONTROL,
     FAIL_MARK,
+    NOT_JUDGED,
     PASS_MARK,
     as_json,
     case_duration,
     case_tokens,
     duration,
+    judgement_note,
     metric_error_text,
     metric_label,
     passed_runs,
@@ -147,6 +149,9 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     console.print(Text(summary_line(run), style=style))
     if run.interrupted:
         console.print(Text("Interrupted: results are partial.", style="bold yellow"))
+    note = judgement_note(run)
+    if note is not None:
+        console.print(Text(note, style="yellow"), soft_wrap=True)  # one line, even in logs
 
 
 def _utf(console: Console) -> bool:
@@ -265,12 +270,16 @@ def _metric_text(metric: MetricResult, marks: tuple[str, str]) -> Text:
     if metric.status == "error":
         text.append("ERROR", style="bold yellow")
         text.append(f" ({metric_error_text(metric)})", style="yellow")
-        if not metric.fails_case:
+        if not metric.judged:
+            text.append(f" [{NOT_JUDGED}]", style="yellow")
+        elif not metric.fails_case:
             text.append(" [does not fail the case]", style="dim")
         return text
     score, threshold = score_parts(metric)
     text.append(score if score is not None else "no score", style="bold")
-    if metric.status == "pass":
+    if not metric.judged:
+        text.append(f" {NOT_JUDGED}", style="yellow")
+    elif metric.status == "pass":
         text.append(f" {marks[0]}", style="bold green")
     else:
         text.append(f" {marks[1]}", style="bold red")
@@ -333,6 +342,9 @@ def _compact_metrics(metrics: list[MetricResult], marks: tuple[str, str]) -> Tex
             continue
         score, _ = score_parts(metric)
         text.append((score or "-").split("/")[0] + " ")
+        if not metric.judged:
+            text.append(NOT_JUDGED, style="yellow")
+            continue
         passed = metric.status == "pass"
         text.append(marks[0] if passed else marks[1], style="green" if passed else "red")
     return text

@@ -54,6 +54,7 @@ def render_html(run: TestRun) -> str:
         css=Markup(assets.joinpath("report.css").read_text(encoding="utf-8")),
         js=Markup(assets.joinpath("report.js").read_text(encoding="utf-8")),
         pass_percent=_format.pass_percent(run),
+        note=_format.judgement_note(run),
         counts={
             "all": len(run.cases),
             "failed": sum(1 for c in run.cases if c.status != "pass"),
@@ -90,6 +91,7 @@ def _chips(case: CaseResult) -> list[dict[str, Any]]:
                 "label": _format.metric_label(metric.name),
                 "score": score.split("/")[0] if score else None,
                 "status": metric.status,
+                "judged": metric.judged,
             }
         )
     return out

@@ -12,6 +12,7 @@ from holodeck.testing.reports._format import (
     as_json,
     case_duration,
     duration,
+    judgement_note,
     metric_label,
     metric_line,
     passed_runs,
@@ -59,10 +60,14 @@ def render_junit(run: TestRun) -> str:
         "concurrency": str(run.concurrency),
         "repeat": str(run.repeat),
         "interrupted": str(run.interrupted).lower(),
+        "offline": str(run.offline).lower(),
         "flaky": str(s.flaky),
         "input_tokens": str(s.input_tokens),
         "output_tokens": str(s.output_tokens),
     }
+    note = judgement_note(run)
+    if note is not None:
+        facts["not_judged"] = note
     for name, value in facts.items():
         ET.SubElement(properties, "property", name=name, value=_clean(value))
     for case in run.cases:
@@ -120,7 +125,7 @@ def _reasons(case: CaseResult) -> list[str]:
         + f": {m.reason}"
         for r in case.runs
         for m in r.metrics
-        if m.status == "fail" and m.reason
+        if m.status == "fail" and m.fails_case and m.reason
     ]
 
 
@@ -131,7 +136,7 @@ def _failure_type(case: CaseResult) -> str:
     if any(m.status == "error" and m.fails_case for r in runs for m in r.metrics):
         return "MetricError"
     if any(r.tool_check is not None and not r.tool_check.passed for r in runs):
-        if any(m.status == "fail" for r in runs for m in r.metrics):
+        if any(m.status == "fail" and m.fails_case for r in runs for m in r.metrics):
             return "MetricAndToolFailure"
         return "ToolMismatch"
     return "MetricFailure"

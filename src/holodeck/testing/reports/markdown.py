@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 
 from holodeck.testing.reports._format import (
+    NOT_JUDGED,
     as_json,
     case_duration,
     case_tokens,
     duration,
+    judgement_note,
     metric_error_text,
     metric_label,
     metric_line,
@@ -30,12 +32,15 @@ def render_markdown(run: TestRun) -> str:
     lines = [f"# Test report: {_inline(run.agent)}", ""]
     if run.interrupted:
         lines += ["> **Interrupted**: the run was stopped; results are partial.", ""]
+    note = judgement_note(run)
+    if note is not None:
+        lines += [f"> **Not judged**: {_inline(note)}", ""]
     lines += [
         "| | |",
         "| --- | --- |",
         f"| Result | **{s.passed}/{s.total} passed** ({pass_percent(run):.0f}%): "
         f"{s.failed} failed, {s.errors} errors, {s.flaky} flaky |",
-        f"| Model | {_cell(run.model)} |",
+        f"| Model | {_cell(run.model)}{' (offline: answers not judged)' if run.offline else ''} |",
         f"| Source | {_cell(run.source)} |",
         f"| Run | {_cell(run.run_id)} |",
         f"| Started | {run.started_at.isoformat(sep=' ', timespec='seconds')} |",
@@ -117,10 +122,12 @@ def _run_section(run: CaseRun) -> list[str]:
         for m in run.metrics:
             score, threshold = score_parts(m)
             result = {"pass": "✓ pass", "fail": "✗ fail", "error": "ERROR"}[m.status]
+            if not m.judged:
+                result = "ERROR, not judged" if m.status == "error" else NOT_JUDGED
             reason = m.reason or ""
             if m.status == "error":
                 reason = metric_error_text(m)
-                if not m.fails_case:
+                if not m.fails_case and m.judged:
                     reason += " (does not fail the case)"
             lines.append(
                 f"| {_cell(metric_label(m.name))} | {score or '-'} | {threshold or '-'} "
