@@ -1,7 +1,7 @@
 """The vectors of an embedded collection: one append-only file of float32 rows, mapped
-into memory, and the map of which chunk owns each row. A replaced file's new rows go at the end and its old rows are only marked
-dead (nothing is rewritten); when dead rows outnumber live ones the file is compacted
-into a new generation."""
+into memory, and the map of which chunk owns each row. A replaced file's new rows go at
+the end and its old rows are only marked dead (nothing is rewritten); when dead rows
+outnumber live ones the file is compacted into a new generation."""
 
 from __future__ import annotations
 
