@@ -264,6 +264,19 @@ async def test_two_collections_do_not_see_each_other(opener: Opener) -> None:
         assert await two.count() == 1
 
 
+async def test_two_openings_of_one_collection_agree(opener: Opener) -> None:
+    """As two machines sharing one database: the manifest and chunks live in the store."""
+    async with opener("shared") as first, opener("shared") as second:
+        await first.replace_file(
+            file("a.md", "h1"), [chunk("a.md", 0, "written by one")], np.stack([unit(1)])
+        )
+        assert await second.files() == {"a.md": "h1"}
+        assert [h.chunk.text for h in await second.nearest(unit(1), 3)] == ["written by one"]
+        await second.delete_file("a.md")
+        assert await first.files() == {}
+        assert await first.nearest(unit(1), 3) == []
+
+
 async def test_reopening_with_another_width_is_a_clear_error(opener: Opener) -> None:
     async with opener("sized") as store:
         await store.replace_file(file("a.md"), [chunk("a.md", 0, "x")], np.stack([unit(1)]))
