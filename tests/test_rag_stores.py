@@ -1,9 +1,10 @@
 """The vector store contract, on every backend: the embedded default and real servers
-(PostgreSQL + pgvector, Redis with search, Chroma's server; Qdrant in qdrant-client's
-local mode, its server being on no registry). Each test uses collections of its own."""
+(PostgreSQL + pgvector, Redis with search, Chroma's server, and Chroma in a directory;
+Qdrant in qdrant-client's local mode, its server being on no registry). Each test uses collections of its own."""
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,8 @@ from holodeck.rag.stores import StoreLocation, VectorStore, open_store
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ["embedded", "postgres", "redis", "chromadb", "qdrant"]
+# chromadb: Chroma's server; chromadb-path: Chroma in a directory (no server)
+BACKENDS = ["embedded", "postgres", "redis", "chromadb", "chromadb-path", "qdrant"]
 DIMS = 8
 Opener = Callable[..., VectorStore]
 
@@ -36,7 +38,8 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
         "redis": lambda: request.getfixturevalue("redis_stack_url"),
         "chromadb": lambda: request.getfixturevalue("chroma_url"),
     }.get(backend, lambda: None)()
-    location = StoreLocation(backend, tmp_path / backend, url=url)
+    provider = backend.removesuffix("-path")
+    location = StoreLocation(provider, tmp_path / backend, url=url)
     suffix = uuid.uuid4().hex[:8]
 
     def open_(name: str = "docs", dimensions: int | None = DIMS) -> VectorStore:
@@ -86,6 +89,11 @@ async def test_replace_delete_and_the_manifest(opener: Opener) -> None:
         assert await store.count() == 2
         texts = {hit.chunk.text for hit in await store.nearest(unit(1), 10)}
         assert texts == {"alpha new", "beta"}
+
+        # a file that became empty keeps its place in the manifest, with no chunks
+        await store.replace_file(file("a.md", "empty"), [], None)
+        assert await store.files() == {"a.md": "empty", "b.md": "v1"}
+        assert await store.count() == 1
 
         await store.delete_file("a.md")
         assert await store.files() == {"b.md": "v1"}
@@ -256,6 +264,19 @@ async def test_two_collections_do_not_see_each_other(opener: Opener) -> None:
         assert await two.count() == 1
 
 
+async def test_two_openings_of_one_collection_agree(opener: Opener) -> None:
+    """As two machines sharing one database: the manifest and chunks live in the store."""
+    async with opener("shared") as first, opener("shared") as second:
+        await first.replace_file(
+            file("a.md", "h1"), [chunk("a.md", 0, "written by one")], np.stack([unit(1)])
+        )
+        assert await second.files() == {"a.md": "h1"}
+        assert [h.chunk.text for h in await second.nearest(unit(1), 3)] == ["written by one"]
+        await second.delete_file("a.md")
+        assert await first.files() == {}
+        assert await first.nearest(unit(1), 3) == []
+
+
 async def test_reopening_with_another_width_is_a_clear_error(opener: Opener) -> None:
     async with opener("sized") as store:
         await store.replace_file(file("a.md"), [chunk("a.md", 0, "x")], np.stack([unit(1)]))
@@ -300,6 +321,26 @@ async def test_an_unreachable_server_is_named_without_its_password(
     message = str(raised.value)
     assert store in message and "127.0.0.1" in message
     assert "s3cret-pw" not in message and "k3y" not in message
+
+
+@pytest.mark.parametrize(
+    ("provider", "module", "extra"),
+    [
+        ("postgres", "pgvector.psycopg", "pgvector"),
+        ("redis", "redis.asyncio", "redis"),
+        ("chromadb", "chromadb", "chromadb"),
+        ("qdrant", "qdrant_client", "qdrant"),
+    ],
+)
+async def test_a_missing_client_package_names_the_extra_to_install(
+    provider: str, module: str, extra: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed: importing fails
+    location = StoreLocation(provider, tmp_path, url="http://127.0.0.1:1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError) as raised:
+        async with open_store(location, "docs", DIMS):
+            pass
+    assert raised.value.hint == f"pip install 'holodeck[{extra}]'"
 
 
 def test_a_missing_url_is_a_configuration_error(tmp_path: Path) -> None:

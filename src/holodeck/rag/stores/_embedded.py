@@ -3,7 +3,8 @@ chunks, the file manifest and an FTS5 index (BM25); the vectors live in an appen
 float32 file searched exactly by one matrix product (see `bench/vector_store.py`).
 
 Several processes may share a directory: writers take SQLite's write lock before they
-append vectors, and readers notice other processes' commits (`PRAGMA data_version`)."""
+append vectors, and readers notice other processes' commits (`PRAGMA data_version`).
+SQLite and numpy work runs in a worker thread, so the event loop never waits on disk."""
 
 from __future__ import annotations
 
@@ -13,19 +14,19 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from holodeck.errors import ExecutionError
-from holodeck.rag._bm25 import words
 from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
+from holodeck.rag.stores._fts import fts_search
 from holodeck.rag.stores._naming import safe_name
 from holodeck.rag.stores._ranking import top_rows
 from holodeck.rag.stores._remote import check_dimensions, check_rows
-from holodeck.rag.stores._vector_file import Matrix, VectorFile
+from holodeck.rag.stores._vector_file import Matrix, VectorFile, load_row_map, save_row_map
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,8 +41,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
 _COMPACT_AT = 4096  # dead rows tolerated before compaction is considered
 _TIE_SLACK = 1e-5  # float32 products of equal rows may differ in the last bits
-_COMMON = 0.5  # a word in more than this share of chunks: ~0 weight in BM25, costly to rank
-_COMMON_FROM = 10000  # chunks from which such words are left out of a query
 
 
 def _normalised(vectors: Matrix) -> Matrix:
@@ -138,46 +137,25 @@ class EmbeddedStore:
             if writes != self._writes and cached.exists():
                 self._owner = np.load(cached)  # saved at a close: no query of every row
             elif writes != self._writes:
-                self._owner = self._load_rows(db, self._vectors.size())
+                self._owner = load_row_map(db, self._vectors.size())
             self._writes = writes
         finally:
             if snapshot:
                 db.execute("COMMIT")
 
-    @staticmethod
-    def _load_rows(db: sqlite3.Connection, size: int) -> npt.NDArray[np.int64]:
-        pairs = np.array(
-            db.execute("SELECT vrow, row FROM chunks WHERE vrow IS NOT NULL").fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 2)
-        size = max(size, int(pairs[:, 0].max()) + 1 if len(pairs) else 0)
-        owner = np.full(size, -1, dtype=np.int64)
-        owner[pairs[:, 0]] = pairs[:, 1]
-        return owner
-
     def _save_rows(self) -> None:
-        """Keep the row map for the next opening, unless the collection changed since."""
-        if self._db is None or self.dimensions is None or self._writes < 0:
-            return
-        try:
-            stored = self._db.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
-            target = self.home / f"rows-{self._writes}.npy"
-            if int(stored[0]) == self._writes and not target.exists():
-                partial = target.with_suffix(".tmp")
-                with partial.open("wb") as out:
-                    np.save(out, self._owner)
-                partial.replace(target)
-            for old in self.home.glob("rows-*.npy"):
-                if old != target:
-                    old.unlink(missing_ok=True)
-        except (OSError, sqlite3.Error):
-            pass  # only a cache: the next opening reads the rows from the database
+        if self._db is not None and self.dimensions is not None and self._writes >= 0:
+            save_row_map(self._db, self.home, self._writes, self._owner)
 
     # -- writing
 
-    async def files(self) -> dict[str, str]:
+    def _read(self, statement: str, params: tuple[str, ...] = ()) -> list[Any]:
         with self._lock:
-            return dict(self._conn().execute("SELECT path, hash FROM files").fetchall())
+            return self._conn().execute(statement, params).fetchall()
+
+    async def files(self) -> dict[str, str]:
+        rows = await asyncio.to_thread(self._read, "SELECT path, hash FROM files")
+        return dict(rows)
 
     async def replace_file(
         self, file: SourceFile, chunks: Sequence[Chunk], vectors: Matrix | None
@@ -321,50 +299,21 @@ class EmbeddedStore:
         return found
 
     async def keyword(self, query: str, k: int) -> list[Scored]:
-        terms = list(dict.fromkeys(words(query)))
-        if not terms or k <= 0:
-            return []
-
-        def search() -> list[Scored]:
+        def search() -> list[tuple[str, float]]:
             with self._lock:
-                kept = self._informative(terms)
-                # each word quoted: FTS5 operators typed by a user stay plain words
-                match = " OR ".join('"' + term.replace('"', '""') + '"' for term in kept)
-                rows = (
-                    self._conn()
-                    .execute(
-                        "SELECT chunks.data, -bm25(fts) FROM fts "
-                        "JOIN chunks ON chunks.row = fts.rowid "
-                        "WHERE fts MATCH ? ORDER BY bm25(fts), fts.rowid LIMIT ?",
-                        (match, k),
-                    )
-                    .fetchall()
-                )
-            return [Scored(chunk_from_json(data), float(score)) for data, score in rows]
+                return fts_search(self._conn(), query, k)
 
-        return await asyncio.to_thread(search)
-
-    def _informative(self, terms: list[str]) -> list[str]:
-        """The query's words; in a large collection, without those in most chunks (BM25
-        gives them next to no weight, and ranking every chunk they match is slow), or the
-        rarest word if all are common."""
-        db = self._conn()
-        total = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        if total < _COMMON_FROM:
-            return terms
-        marks = ",".join("?" * len(terms))
-        found = dict(db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", terms))
-        kept = [term for term in terms if found.get(term, 0) <= total * _COMMON]
-        return kept or [min(terms, key=lambda term: found.get(term, 0))]
+        found = await asyncio.to_thread(search)
+        return [Scored(chunk_from_json(data), score) for data, score in found]
 
     async def record_chunks(self, source: str, record_id: str) -> list[Chunk]:
-        with self._lock:
-            rows = self._conn().execute(
-                "SELECT data FROM chunks WHERE source = ? AND record_id = ? ORDER BY position",
-                (source, record_id),
-            )
-            return [chunk_from_json(data) for (data,) in rows]
+        rows = await asyncio.to_thread(
+            self._read,
+            "SELECT data FROM chunks WHERE source = ? AND record_id = ? ORDER BY position",
+            (source, record_id),
+        )
+        return [chunk_from_json(data) for (data,) in rows]
 
     async def count(self) -> int:
-        with self._lock:
-            return int(self._conn().execute("SELECT count(*) FROM chunks").fetchone()[0])
+        [(found,)] = await asyncio.to_thread(self._read, "SELECT count(*) FROM chunks")
+        return int(found)

@@ -215,12 +215,13 @@ class PostgresStore:
         async def fetch(n: int) -> list[Scored]:
             async def search(db: AsyncConnection[Any]) -> list[Scored]:
                 async with db.transaction():
-                    # the index looks at no more candidates than ef_search
+                    # the index looks at no more candidates than ef_search; ordering by the
+                    # distance alone lets the HNSW index answer
                     await db.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, n))}")
                     cursor = await db.execute(
                         self._sql(
                             "SELECT data, 1 - (embedding <=> %s) FROM {chunks} "
-                            "ORDER BY embedding <=> %s, row LIMIT %s"
+                            "ORDER BY embedding <=> %s LIMIT %s"
                         ),
                         (query, query, n),
                     )

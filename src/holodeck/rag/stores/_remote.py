@@ -67,6 +67,8 @@ def check_dimensions(store: str, collection: str, stored: int | None, wanted: in
 
 def check_rows(vectors_rows: int, chunks: int, width: int | None, dimensions: int | None) -> None:
     """`replace_file` gets one vector per chunk, of the collection's width."""
+    if chunks == 0 and vectors_rows == 0:
+        return  # a file with nothing to search: no vectors needed
     if vectors_rows != chunks or width != dimensions:
         raise ExecutionError(
             f"{chunks} chunks came with {vectors_rows} vectors of width {width}; "

@@ -1,10 +1,11 @@
 """The vectors of an embedded collection: one append-only file of float32 rows, mapped
-into memory. A replaced file's new rows go at the end and its old rows are only marked
-dead (nothing is rewritten); when dead rows outnumber live ones the file is compacted
-into a new generation."""
+into memory, and the map of which chunk owns each row. A replaced file's new rows go at
+the end and its old rows are only marked dead (nothing is rewritten); when dead rows
+outnumber live ones the file is compacted into a new generation."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +58,37 @@ class VectorFile:
     def close(self) -> None:
         self._map = None
         self._mapped_rows = -1
+
+
+def load_row_map(db: sqlite3.Connection, size: int) -> npt.NDArray[np.int64]:
+    """Vector row -> chunk row (-1 for a dead row), read from the chunks table."""
+    pairs = np.array(
+        db.execute("SELECT vrow, row FROM chunks WHERE vrow IS NOT NULL").fetchall(),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    size = max(size, int(pairs[:, 0].max()) + 1 if len(pairs) else 0)
+    owner = np.full(size, -1, dtype=np.int64)
+    owner[pairs[:, 0]] = pairs[:, 1]
+    return owner
+
+
+def save_row_map(
+    db: sqlite3.Connection, home: Path, writes: int, owner: npt.NDArray[np.int64]
+) -> None:
+    """Keep the row map as `rows-<writes>.npy` for the next opening, so it reads no rows;
+    not when the collection changed since the map was made (its write count moved)."""
+    try:
+        stored = db.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
+        if int(stored[0]) != writes:
+            return  # stale: another opening wrote since (and may keep its own map)
+        target = home / f"rows-{writes}.npy"
+        if not target.exists():
+            partial = target.with_suffix(".tmp")
+            with partial.open("wb") as out:
+                np.save(out, owner)
+            partial.replace(target)
+        for old in home.glob("rows-*.npy"):
+            if old != target:
+                old.unlink(missing_ok=True)
+    except (OSError, sqlite3.Error):
+        pass  # only a cache: the next opening reads the rows from the database
