@@ -68,46 +68,13 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "AgentFile.test_cases_file": ("test_cases",),
 }
 
-_VECTORSTORE = "issue 10: vectorstore tools (until then the runtime refuses the tool)"
-
 NOT_YET_USED: dict[str, str] = {
     "ImageConfig.spec_version": "a format version: the loader accepts 1 and rejects any other",
-    "Settings.vectorstores": _VECTORSTORE,
-    "VectorstoreEntry.provider": _VECTORSTORE,
-    "VectorstoreEntry.connection_string": _VECTORSTORE,
-    "DatabaseConnection.provider": _VECTORSTORE,
-    "DatabaseConnection.connection_string": _VECTORSTORE,
-    **{
-        f"VectorstoreTool.{name}": _VECTORSTORE
-        for name in (
-            "source",
-            "description",
-            "vector_field",
-            "vector_fields",
-            "meta_fields",
-            "meta",
-            "record_path",
-            "record_prefix",
-            "meta_prefix",
-            "chunk_size",
-            "chunk_overlap",
-            "embedding_model",
-            "database",
-            "top_k",
-            "min_similarity_score",
-        )
-    },
 }
 
 # Unused fields whose name the check finds read only because an unrelated attribute shares
 # it: where those reads are.
-SAME_NAME_READ_ELSEWHERE: dict[str, str] = {
-    "Settings.vectorstores": "config/settings.py only carries it over when merging files",
-    "VectorstoreEntry.provider": "`.provider` of models and provider entries",
-    "DatabaseConnection.provider": "`.provider` of models and provider entries",
-    "VectorstoreTool.source": "`.source` of the agent's definition file",
-    "VectorstoreTool.description": "`.description` of other tools and agents",
-}
+SAME_NAME_READ_ELSEWHERE: dict[str, str] = {}
 
 
 # --- the checker --------------------------------------------------------------------------
