@@ -68,7 +68,7 @@ def choose_embedder(
         check_local_dimensions(dimensions)
         inner = LocalEmbedder()
     else:
-        inner = _remote_embedder(plan, settings, dimensions)
+        inner = _remote_embedder(plan, settings, env, dimensions)
     return CachedEmbedder(inner, cache_dir / CACHE_FILE)
 
 
@@ -77,7 +77,9 @@ def describe_default(agent_model: ModelSettings, settings: Settings, env: Mappin
     return describe_plan(plan_embedder(None, agent_model, settings, env))
 
 
-def _remote_embedder(plan: Plan, settings: Settings, dimensions: int | None) -> ModelEmbedder:
+def _remote_embedder(
+    plan: Plan, settings: Settings, env: Mapping[str, str], dimensions: int | None
+) -> ModelEmbedder:
     resolved = plan.resolved
     assert resolved is not None
     base = plan.model.split(":", 1)[0] if resolved.provider is ProviderType.OLLAMA else plan.model
@@ -106,7 +108,7 @@ def _remote_embedder(plan: Plan, settings: Settings, dimensions: int | None) -> 
     suffix = f"[{dimensions}]" if dimensions is not None else ""
     return ModelEmbedder(
         name=f"{resolved.settings.provider}:{plan.model}{suffix}",
-        model=_model(resolved, plan.model, retries, timeout),
+        model=_model(resolved, plan.model, retries, timeout, env),
         provider=resolved.settings.provider if resolved.settings.provider else kind,
         model_name=plan.model,
         settings=options or None,
@@ -121,10 +123,12 @@ def _google_task(name: str) -> EmbeddingSettings:
     return {"google_task_type": "SEMANTIC_SIMILARITY"}  # type: ignore[typeddict-unknown-key]
 
 
-def _model(resolved: ResolvedModel, name: str, retries: int, timeout: float) -> EmbeddingModel:
+def _model(
+    resolved: ResolvedModel, name: str, retries: int, timeout: float, env: Mapping[str, str]
+) -> EmbeddingModel:
     """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying."""
     from holodeck.rag.embeddings._clients import google_model, openai_model
 
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
-        return google_model(resolved, name, retries, timeout)
+        return google_model(resolved, name, retries, timeout, env)
     return openai_model(resolved, name, retries, timeout)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from holodeck.config.credentials import ResolvedModel, key_variable, resolve_model
 from holodeck.errors import ConfigurationError
+from holodeck.rag.embeddings._clients import VERTEX_PROJECT_VARS
 from holodeck.rag.embeddings._local import LOCAL_INSTALL, LOCAL_MODEL, local_installed
 from holodeck.spec.model_settings import ModelSettings, ProviderType, split_model_string
 from holodeck.spec.settings_models import Settings
@@ -32,7 +33,6 @@ LOCAL_PREFIXES = ("local", "sentence-transformers")
 # `openai_compatible` is how the provider is often spelt in a model string
 SPELLINGS = {"openai_compatible": ProviderType.OPENAI_COMPATIBLE.value}
 EXAMPLES = "openai/text-embedding-3-small, ollama/nomic-embed-text or all-MiniLM-L6-v2"
-VERTEX_PROJECT_VARS = ("GOOGLE_CLOUD_PROJECT", "VERTEXAI_PROJECT")
 
 
 @dataclass(frozen=True)
