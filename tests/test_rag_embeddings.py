@@ -268,6 +268,11 @@ def test_dimensions_are_sent_and_name_the_vectors(
     assert embeddings_server.requests[0].body["model"] == "text-embedding-3-large"
     assert vectors.shape == (2, 64)
     assert embedder.name == "openai:text-embedding-3-large[64]"
+    # the model's own size is the same vectors as no size at all
+    native = pick("text-embedding-3-large", tmp_path, env, dimensions=3072)
+    embed(native, ["gamma"])
+    assert "dimensions" not in embeddings_server.requests[-1].body
+    assert native.name == "openai:text-embedding-3-large"
 
 
 def test_a_fixed_size_model_refuses_other_dimensions(tmp_path: Path) -> None:
@@ -284,6 +289,15 @@ def test_a_fixed_size_model_refuses_other_dimensions(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=f"{LOCAL_SIZE} dimensions"):
         choose_embedder(
             "all-MiniLM-L6-v2", OPENAI_AGENT, NO_SETTINGS, {}, dimensions=256, cache_dir=tmp_path
+        )
+    with pytest.raises(ConfigurationError, match="at most 1536 dimensions"):
+        choose_embedder(
+            "openai/text-embedding-3-small",
+            OPENAI_AGENT,
+            NO_SETTINGS,
+            env,
+            dimensions=2048,
+            cache_dir=tmp_path,
         )
     with pytest.raises(ConfigurationError, match="positive"):
         choose_embedder(None, OPENAI_AGENT, NO_SETTINGS, env, dimensions=0, cache_dir=tmp_path)
@@ -317,7 +331,7 @@ def test_gemini_embeddings(
     # queries and chunks share one `embed`: a symmetric task keeps them comparable
     assert {r["taskType"] for r in request.body["requests"]} == {"SEMANTIC_SIMILARITY"}
     assert {r["outputDimensionality"] for r in request.body["requests"]} == {8}
-    assert embedder.name == "gemini:gemini-embedding-001[8]"
+    assert embedder.name == "google:gemini-embedding-001[8]"
     np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 8), rtol=1e-6)
 
 
@@ -496,10 +510,10 @@ KEYS = {
     [
         ("openai", "openai:text-embedding-3-small"),
         ("azure_openai", "azure_openai:text-embedding-3-small"),
-        ("azure", "azure:text-embedding-3-small"),
+        ("azure", "azure_openai:text-embedding-3-small"),
         ("ollama", "ollama:nomic-embed-text"),
         ("google", "google:gemini-embedding-001"),
-        ("gemini", "gemini:gemini-embedding-001"),
+        ("gemini", "google:gemini-embedding-001"),
         ("mistral", "mistral:mistral-embed"),
         ("anthropic", "local:all-MiniLM-L6-v2"),
         ("groq", "local:all-MiniLM-L6-v2"),

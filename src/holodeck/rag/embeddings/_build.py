@@ -84,15 +84,18 @@ def _remote_embedder(
     assert resolved is not None
     base = plan.model.split(":", 1)[0] if resolved.provider is ProviderType.OLLAMA else plan.model
     known = KNOWN_SIZES.get(base)
-    if dimensions is not None and known is not None and base not in ADJUSTABLE:
-        if dimensions != known:
+    if dimensions is not None and known is not None:
+        adjustable = base in ADJUSTABLE
+        if dimensions > known or (dimensions != known and not adjustable):
+            limit = f"at most {known}" if adjustable else str(known)
             raise ConfigurationError(
                 f"embedding dimensions {dimensions} cannot be had from {plan.label}: "
-                f"its vectors have {known} dimensions",
-                hint=f"set the dimensions to {known} or remove them, or choose a model that "
+                f"its vectors have {limit} dimensions",
+                hint=f"set the dimensions to {limit} or remove them, or choose a model that "
                 "takes a size (openai/text-embedding-3-small)",
             )
-        dimensions = None  # the model's own size: nothing to ask for
+        if dimensions == known:
+            dimensions = None  # the model's own size: nothing to ask for
     execution = settings.execution
     retries = DEFAULT_RETRIES
     timeout = DEFAULT_TIMEOUT
@@ -104,12 +107,15 @@ def _remote_embedder(
         options["dimensions"] = dimensions
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
         options.update(_google_task(plan.model))
-    kind = resolved.provider.value
+    written = resolved.settings.provider
+    # an alias (`azure`, `gemini`) makes the same vectors as its type: one name for both;
+    # a config.yaml entry keeps its own, as it may point at another server
+    source = written if written in settings.providers else resolved.provider.value
     suffix = f"[{dimensions}]" if dimensions is not None else ""
     return ModelEmbedder(
-        name=f"{resolved.settings.provider}:{plan.model}{suffix}",
+        name=f"{source}:{plan.model}{suffix}",
         model=_model(resolved, plan.model, retries, timeout, env),
-        provider=resolved.settings.provider if resolved.settings.provider else kind,
+        provider=written,
         model_name=plan.model,
         settings=options or None,
         size=dimensions or known,
