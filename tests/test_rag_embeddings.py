@@ -193,6 +193,24 @@ def test_a_refused_key_says_which_variable(
     assert "refused" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
 
 
+def test_an_unreachable_endpoint_says_so(tmp_path: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": scripted_servers.closed_port_url()}
+    settings = Settings(execution=ExecutionSettings(max_retries=0))
+    with pytest.raises(ProviderError, match="cannot reach the endpoint"):
+        embed(pick(None, tmp_path, env, settings=settings), ["alpha"])
+
+
+def test_a_slow_server_times_out_at_model_timeout(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    embeddings_server.script(delay(30, Reply()))
+    settings = Settings(execution=ExecutionSettings(model_timeout=0.5, max_retries=0))
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match="timed out"):
+        embed(pick(None, tmp_path, openai_env(embeddings_server), settings=settings), ["alpha"])
+    assert time.monotonic() - started < 5
+
+
 def test_azure_deployment_with_api_version(
     embeddings_server: EmbeddingsServer, tmp_path: Path
 ) -> None:
