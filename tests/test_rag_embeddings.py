@@ -229,6 +229,38 @@ def test_azure_deployment_with_api_version(
     np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 16), rtol=1e-6)
 
 
+def test_the_agents_own_endpoint_and_key_serve_its_embeddings(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    azure = ModelSettings.model_validate(
+        {
+            "provider": "azure_openai",
+            "name": "gpt-4o-prod",
+            "endpoint": embeddings_server.root,
+            "api_key": "from-agent-yaml",
+            "api_version": "2024-10-21",
+        }
+    )
+    embed(pick(None, tmp_path, {}, agent_model=azure), ["alpha"])
+    embed(pick("embed-large", tmp_path, {}, agent_model=azure), ["alpha"])
+    paths = [r.path for r in embeddings_server.requests]
+    assert paths == [
+        "/openai/deployments/text-embedding-3-small/embeddings",
+        "/openai/deployments/embed-large/embeddings",
+    ]
+    assert {r.headers["api-key"] for r in embeddings_server.requests} == {"from-agent-yaml"}
+    # another provider's model does not get the agent's key
+    other = choose_embedder(
+        "openai/text-embedding-3-small",
+        azure,
+        NO_SETTINGS,
+        {},
+        dimensions=None,
+        cache_dir=tmp_path,
+    )
+    assert isinstance(other, NoEmbedder) and "OPENAI_API_KEY" in other.reason
+
+
 def test_azure_without_an_endpoint_is_not_available(tmp_path: Path) -> None:
     env = {"AZURE_OPENAI_API_KEY": "k", "OPENAI_API_VERSION": "2024-10-21"}
     chosen = choose_embedder(
