@@ -433,6 +433,18 @@ def test_a_broken_cache_file_is_said_plainly(
     assert embeddings_server.requests == []
 
 
+def test_a_model_that_changed_size_under_its_name_is_said_plainly(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    env = {"OLLAMA_BASE_URL": embeddings_server.url}
+    ollama = agent("ollama", "llama3.2")
+    embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha"])
+    embeddings_server.dim = 8  # `ollama pull` brought another model under the same name
+    with pytest.raises(ExecutionError, match="vectors of another size") as caught:
+        embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha", "beta"])
+    assert "delete" in str(caught.value.hint)
+
+
 def test_cache_is_shared_by_concurrent_processes(
     embeddings_server: EmbeddingsServer, tmp_path: Path
 ) -> None:
