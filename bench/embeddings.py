@@ -2,8 +2,9 @@
 cache's reads and writes.
 
 Run: .venv/bin/python bench/embeddings.py [texts] [--cache-only]
-Targets: cached vectors read back at over 20k per second; the offline model embeds a
-400-character chunk in under 20 ms on one CPU core once loaded.
+Measured on 2 shared cores (load ~4): 20,000 vectors of 384 written in 1.1 s and read
+back in 0.5 s (~39k/s, 42 MB); the offline model imports and loads in ~12 s and embeds a
+370-character chunk in ~70 ms (torch competing with other work for both cores).
 """
 
 from __future__ import annotations
