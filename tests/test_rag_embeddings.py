@@ -21,7 +21,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 import scripted_servers
-from holodeck.errors import ConfigurationError, HoloDeckError
+from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 from holodeck.llm.errors import ProviderError
 from holodeck.rag.embeddings import (
     LOCAL_SIZE,
@@ -116,10 +116,10 @@ def test_requests_hold_at_most_256_texts(
 ) -> None:
     texts = [f"text {i}" for i in range(600)]
     vectors = embed(pick(None, tmp_path, openai_env(embeddings_server)), texts)
-    assert [len(batch) for batch in embeddings_server.inputs()] == [256, 256, 88]
-    assert [
-        t for batch in embeddings_server.inputs() for t in batch
-    ] == texts  # each text once, in order
+    # requests run concurrently, so they may arrive in any order
+    batches = sorted(embeddings_server.inputs(), key=lambda batch: texts.index(batch[0]))
+    assert [len(batch) for batch in batches] == [256, 256, 88]
+    assert [t for batch in batches for t in batch] == texts  # each text once, in order
     np.testing.assert_allclose(vectors, expected(texts, 16), rtol=1e-6)
 
 
@@ -134,14 +134,14 @@ def test_requests_stay_within_the_size_budget(
 
 
 def test_a_few_requests_run_at_once(embeddings_server: EmbeddingsServer, tmp_path: Path) -> None:
-    embeddings_server.script(*[delay(0.4, Reply()) for _ in range(10)])
+    embeddings_server.script(*[delay(0.6, Reply()) for _ in range(10)])
     texts = [f"t{i}" for i in range(256 * 10)]
     started = time.monotonic()
     vectors = embed(pick(None, tmp_path, openai_env(embeddings_server)), texts)
     elapsed = time.monotonic() - started
     assert len(embeddings_server.requests) == 10
     assert embeddings_server.max_in_flight == 4  # bounded, and really concurrent
-    assert elapsed < 10 * 0.4  # faster than one request after another
+    assert elapsed < 10 * 0.6  # faster than one request after another
     np.testing.assert_allclose(vectors[-3:], expected(texts[-3:], 16), rtol=1e-6)
 
 
@@ -193,6 +193,24 @@ def test_a_refused_key_says_which_variable(
     assert "refused" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
 
 
+def test_an_unreachable_endpoint_says_so(tmp_path: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": scripted_servers.closed_port_url()}
+    settings = Settings(execution=ExecutionSettings(max_retries=0))
+    with pytest.raises(ProviderError, match="cannot reach the endpoint"):
+        embed(pick(None, tmp_path, env, settings=settings), ["alpha"])
+
+
+def test_a_slow_server_times_out_at_model_timeout(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    embeddings_server.script(delay(30, Reply()))
+    settings = Settings(execution=ExecutionSettings(model_timeout=0.5, max_retries=0))
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match="timed out"):
+        embed(pick(None, tmp_path, openai_env(embeddings_server), settings=settings), ["alpha"])
+    assert time.monotonic() - started < 5
+
+
 def test_azure_deployment_with_api_version(
     embeddings_server: EmbeddingsServer, tmp_path: Path
 ) -> None:
@@ -209,6 +227,38 @@ def test_azure_deployment_with_api_version(
     assert request.headers["api-key"] == "azure-key"
     assert embedder.name == "azure_openai:embed-prod"
     np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 16), rtol=1e-6)
+
+
+def test_the_agents_own_endpoint_and_key_serve_its_embeddings(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    azure = ModelSettings.model_validate(
+        {
+            "provider": "azure_openai",
+            "name": "gpt-4o-prod",
+            "endpoint": embeddings_server.root,
+            "api_key": "from-agent-yaml",
+            "api_version": "2024-10-21",
+        }
+    )
+    embed(pick(None, tmp_path, {}, agent_model=azure), ["alpha"])
+    embed(pick("embed-large", tmp_path, {}, agent_model=azure), ["alpha"])
+    paths = [r.path for r in embeddings_server.requests]
+    assert paths == [
+        "/openai/deployments/text-embedding-3-small/embeddings",
+        "/openai/deployments/embed-large/embeddings",
+    ]
+    assert {r.headers["api-key"] for r in embeddings_server.requests} == {"from-agent-yaml"}
+    # another provider's model does not get the agent's key
+    other = choose_embedder(
+        "openai/text-embedding-3-small",
+        azure,
+        NO_SETTINGS,
+        {},
+        dimensions=None,
+        cache_dir=tmp_path,
+    )
+    assert isinstance(other, NoEmbedder) and "OPENAI_API_KEY" in other.reason
 
 
 def test_azure_without_an_endpoint_is_not_available(tmp_path: Path) -> None:
@@ -268,6 +318,11 @@ def test_dimensions_are_sent_and_name_the_vectors(
     assert embeddings_server.requests[0].body["model"] == "text-embedding-3-large"
     assert vectors.shape == (2, 64)
     assert embedder.name == "openai:text-embedding-3-large[64]"
+    # the model's own size is the same vectors as no size at all
+    native = pick("text-embedding-3-large", tmp_path, env, dimensions=3072)
+    embed(native, ["gamma"])
+    assert "dimensions" not in embeddings_server.requests[-1].body
+    assert native.name == "openai:text-embedding-3-large"
 
 
 def test_a_fixed_size_model_refuses_other_dimensions(tmp_path: Path) -> None:
@@ -284,6 +339,15 @@ def test_a_fixed_size_model_refuses_other_dimensions(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=f"{LOCAL_SIZE} dimensions"):
         choose_embedder(
             "all-MiniLM-L6-v2", OPENAI_AGENT, NO_SETTINGS, {}, dimensions=256, cache_dir=tmp_path
+        )
+    with pytest.raises(ConfigurationError, match="at most 1536 dimensions"):
+        choose_embedder(
+            "openai/text-embedding-3-small",
+            OPENAI_AGENT,
+            NO_SETTINGS,
+            env,
+            dimensions=2048,
+            cache_dir=tmp_path,
         )
     with pytest.raises(ConfigurationError, match="positive"):
         choose_embedder(None, OPENAI_AGENT, NO_SETTINGS, env, dimensions=0, cache_dir=tmp_path)
@@ -317,7 +381,7 @@ def test_gemini_embeddings(
     # queries and chunks share one `embed`: a symmetric task keeps them comparable
     assert {r["taskType"] for r in request.body["requests"]} == {"SEMANTIC_SIMILARITY"}
     assert {r["outputDimensionality"] for r in request.body["requests"]} == {8}
-    assert embedder.name == "gemini:gemini-embedding-001[8]"
+    assert embedder.name == "google:gemini-embedding-001[8]"
     np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 8), rtol=1e-6)
 
 
@@ -354,6 +418,31 @@ def test_cache_keeps_embedders_apart(embeddings_server: EmbeddingsServer, tmp_pa
     other = embed(pick("text-embedding-3-large", tmp_path, env), ["alpha"])
     assert len(embeddings_server.requests) == 3
     assert small.shape == (1, 16) and short.shape == (1, 8) and other.shape == (1, 16)
+
+
+def test_a_broken_cache_file_is_said_plainly(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache" / "embeddings.sqlite3"
+    cache.parent.mkdir()
+    cache.write_bytes(b"this is not a database, it is a text file " * 100)
+    with pytest.raises(ExecutionError) as caught:
+        embed(pick(None, tmp_path, openai_env(embeddings_server)), ["alpha"])
+    assert str(cache) in caught.value.message
+    assert f"delete {cache}" in str(caught.value.hint)
+    assert embeddings_server.requests == []
+
+
+def test_a_model_that_changed_size_under_its_name_is_said_plainly(
+    embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    env = {"OLLAMA_BASE_URL": embeddings_server.url}
+    ollama = agent("ollama", "llama3.2")
+    embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha"])
+    embeddings_server.dim = 8  # `ollama pull` brought another model under the same name
+    with pytest.raises(ExecutionError, match="vectors of another size") as caught:
+        embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha", "beta"])
+    assert "delete" in str(caught.value.hint)
 
 
 def test_cache_is_shared_by_concurrent_processes(
@@ -483,10 +572,10 @@ KEYS = {
     [
         ("openai", "openai:text-embedding-3-small"),
         ("azure_openai", "azure_openai:text-embedding-3-small"),
-        ("azure", "azure:text-embedding-3-small"),
+        ("azure", "azure_openai:text-embedding-3-small"),
         ("ollama", "ollama:nomic-embed-text"),
         ("google", "google:gemini-embedding-001"),
-        ("gemini", "gemini:gemini-embedding-001"),
+        ("gemini", "google:gemini-embedding-001"),
         ("mistral", "mistral:mistral-embed"),
         ("anthropic", "local:all-MiniLM-L6-v2"),
         ("groq", "local:all-MiniLM-L6-v2"),
@@ -569,6 +658,15 @@ def test_agent_on_a_custom_entry_gets_its_types_standard_model(tmp_path: Path) -
     settings = Settings(providers={"gpu-box": entry})
     embedder = pick(None, tmp_path, {}, agent_model=agent("gpu-box"), settings=settings)
     assert embedder.name == "gpu-box:nomic-embed-text"
+
+
+def test_vertex_needs_a_key_or_a_project(tmp_path: Path, no_local: None) -> None:
+    vertex = agent("vertex_ai", "gemini-2.5-flash")
+    chosen = choose_embedder(None, vertex, NO_SETTINGS, {}, dimensions=None, cache_dir=tmp_path)
+    assert isinstance(chosen, NoEmbedder)
+    assert "GOOGLE_CLOUD_PROJECT" in chosen.reason
+    env = {"GOOGLE_CLOUD_PROJECT": "my-project"}
+    assert pick(None, tmp_path, env, agent_model=vertex).name == "vertex_ai:gemini-embedding-001"
 
 
 def test_unknown_provider_is_not_available(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def choose_embedder(
         check_local_dimensions(dimensions)
         inner = LocalEmbedder()
     else:
-        inner = _remote_embedder(plan, settings, dimensions)
+        inner = _remote_embedder(plan, settings, env, dimensions)
     return CachedEmbedder(inner, cache_dir / CACHE_FILE)
 
 
@@ -77,20 +77,25 @@ def describe_default(agent_model: ModelSettings, settings: Settings, env: Mappin
     return describe_plan(plan_embedder(None, agent_model, settings, env))
 
 
-def _remote_embedder(plan: Plan, settings: Settings, dimensions: int | None) -> ModelEmbedder:
+def _remote_embedder(
+    plan: Plan, settings: Settings, env: Mapping[str, str], dimensions: int | None
+) -> ModelEmbedder:
     resolved = plan.resolved
     assert resolved is not None
     base = plan.model.split(":", 1)[0] if resolved.provider is ProviderType.OLLAMA else plan.model
     known = KNOWN_SIZES.get(base)
-    if dimensions is not None and known is not None and base not in ADJUSTABLE:
-        if dimensions != known:
+    if dimensions is not None and known is not None:
+        adjustable = base in ADJUSTABLE
+        if dimensions > known or (dimensions != known and not adjustable):
+            limit = f"at most {known}" if adjustable else str(known)
             raise ConfigurationError(
                 f"embedding dimensions {dimensions} cannot be had from {plan.label}: "
-                f"its vectors have {known} dimensions",
-                hint=f"set the dimensions to {known} or remove them, or choose a model that "
+                f"its vectors have {limit} dimensions",
+                hint=f"set the dimensions to {limit} or remove them, or choose a model that "
                 "takes a size (openai/text-embedding-3-small)",
             )
-        dimensions = None  # the model's own size: nothing to ask for
+        if dimensions == known:
+            dimensions = None  # the model's own size: nothing to ask for
     execution = settings.execution
     retries = DEFAULT_RETRIES
     timeout = DEFAULT_TIMEOUT
@@ -102,12 +107,15 @@ def _remote_embedder(plan: Plan, settings: Settings, dimensions: int | None) -> 
         options["dimensions"] = dimensions
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
         options.update(_google_task(plan.model))
-    kind = resolved.provider.value
+    written = resolved.settings.provider
+    # an alias (`azure`, `gemini`) makes the same vectors as its type: one name for both;
+    # a config.yaml entry keeps its own, as it may point at another server
+    source = written if written in settings.providers else resolved.provider.value
     suffix = f"[{dimensions}]" if dimensions is not None else ""
     return ModelEmbedder(
-        name=f"{resolved.settings.provider}:{plan.model}{suffix}",
-        model=_model(resolved, plan.model, retries, timeout),
-        provider=resolved.settings.provider if resolved.settings.provider else kind,
+        name=f"{source}:{plan.model}{suffix}",
+        model=_model(resolved, plan.model, retries, timeout, env),
+        provider=written,
         model_name=plan.model,
         settings=options or None,
         size=dimensions or known,
@@ -121,10 +129,12 @@ def _google_task(name: str) -> EmbeddingSettings:
     return {"google_task_type": "SEMANTIC_SIMILARITY"}  # type: ignore[typeddict-unknown-key]
 
 
-def _model(resolved: ResolvedModel, name: str, retries: int, timeout: float) -> EmbeddingModel:
+def _model(
+    resolved: ResolvedModel, name: str, retries: int, timeout: float, env: Mapping[str, str]
+) -> EmbeddingModel:
     """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying."""
     from holodeck.rag.embeddings._clients import google_model, openai_model
 
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
-        return google_model(resolved, name, retries, timeout)
+        return google_model(resolved, name, retries, timeout, env)
     return openai_model(resolved, name, retries, timeout)

@@ -11,23 +11,31 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
+from holodeck.errors import ExecutionError
 from holodeck.rag.embeddings._protocol import Embedder
 from holodeck.rag.embeddings._vectors import Vectors, empty
 
+# A rowid table, not WITHOUT ROWID: a vector (1.5 KB at 384 dimensions, 6 KB at 1536)
+# then sits in its table page instead of spilling into overflow pages of the key's
+# B-tree, which tripled the file's size.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
+    id INTEGER PRIMARY KEY,
     embedder TEXT NOT NULL,
     text_sha256 BLOB NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (embedder, text_sha256)
-) WITHOUT ROWID
+    UNIQUE (embedder, text_sha256)
+)
 """
 _BUSY_MS = 30_000
+T = TypeVar("T")
+R = TypeVar("R")
 _CHUNK = 500  # keys per SELECT: below SQLite's limit on bound parameters
 
 
@@ -55,7 +63,7 @@ class CachedEmbedder:
         if not texts:
             return empty(self.size)
         keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
-        found = await asyncio.to_thread(self._read, keys)
+        found = await asyncio.to_thread(self._guarded, self._read, keys)
         missing: dict[bytes, str] = {}
         for key, text in zip(keys, texts, strict=True):
             if key not in found and key not in missing:
@@ -63,9 +71,28 @@ class CachedEmbedder:
         if missing:
             fresh = await self.inner.embed(list(missing.values()))
             new = dict(zip(missing, fresh, strict=True))
-            await asyncio.to_thread(self._write, new)
+            await asyncio.to_thread(self._guarded, self._write, new)
             found.update(new)
-        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+        rows = [found[k] for k in keys]
+        if len({len(r) for r in rows}) > 1:
+            # the model behind this name changed size (an Ollama model replaced, say)
+            raise ExecutionError(
+                f"the embedding cache {self.path} holds vectors of another size for "
+                f"{self.name} than the model gives now",
+                hint=f"delete {self.path} to embed everything again",
+            )
+        return np.stack(rows).astype(np.float32, copy=False)
+
+    def _guarded(self, work: Callable[[T], R], arg: T) -> R:
+        """`work(arg)`, with a broken or unwritable cache file said plainly."""
+        try:
+            return work(arg)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise ExecutionError(
+                f"the embedding cache {self.path} cannot be used: {exc}",
+                hint=f"check that its folder is writable, or delete {self.path} "
+                "(it only holds vectors that can be made again)",
+            ) from None
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ same when given retry options. Only the number of retries and the timeout are se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from holodeck.llm.hosted import HOSTED_URLS, is_hosted
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
     from holodeck.config.credentials import ResolvedModel
 
 OPENAI_URL = "https://api.openai.com/v1"
+# Vertex AI without an express-mode key: Application Default Credentials in a project and
+# region (Google's variables first, then LiteLLM's), as for chat models
+VERTEX_PROJECT_VARS = ("GOOGLE_CLOUD_PROJECT", "VERTEXAI_PROJECT")
+VERTEX_LOCATION_VARS = ("GOOGLE_CLOUD_LOCATION", "VERTEXAI_LOCATION")
 
 
 def openai_model(
@@ -58,7 +63,7 @@ def openai_model(
 
 
 def google_model(
-    resolved: ResolvedModel, name: str, retries: int, timeout: float
+    resolved: ResolvedModel, name: str, retries: int, timeout: float, env: Mapping[str, str]
 ) -> EmbeddingModel:
     """`name` on the Gemini API, or on Vertex AI (express key, or a project's credentials)."""
     from google.genai import Client
@@ -73,9 +78,15 @@ def google_model(
         retry_options=HttpRetryOptions(attempts=retries + 1),
     )
     if resolved.provider is ProviderType.VERTEX_AI and key is None:
-        client = Client(vertexai=True, http_options=options)
+        project = _first(env, VERTEX_PROJECT_VARS)
+        location = _first(env, VERTEX_LOCATION_VARS) or "us-central1"
+        client = Client(vertexai=True, project=project, location=location, http_options=options)
     elif resolved.provider is ProviderType.VERTEX_AI:
         client = Client(vertexai=True, api_key=key, http_options=options)
     else:
         client = Client(api_key=key, http_options=options)
     return GoogleEmbeddingModel(name, provider=GoogleProvider(client=client))
+
+
+def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    return next((env[n] for n in names if env.get(n)), None)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from holodeck.config.credentials import ResolvedModel, key_variable, resolve_model
 from holodeck.errors import ConfigurationError
+from holodeck.rag.embeddings._clients import VERTEX_PROJECT_VARS
 from holodeck.rag.embeddings._local import LOCAL_INSTALL, LOCAL_MODEL, local_installed
 from holodeck.spec.model_settings import ModelSettings, ProviderType, split_model_string
 from holodeck.spec.settings_models import Settings
@@ -32,7 +33,6 @@ LOCAL_PREFIXES = ("local", "sentence-transformers")
 # `openai_compatible` is how the provider is often spelt in a model string
 SPELLINGS = {"openai_compatible": ProviderType.OPENAI_COMPATIBLE.value}
 EXAMPLES = "openai/text-embedding-3-small, ollama/nomic-embed-text or all-MiniLM-L6-v2"
-VERTEX_PROJECT_VARS = ("GOOGLE_CLOUD_PROJECT", "VERTEXAI_PROJECT")
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,14 @@ def plan_embedder(
         return _local("named in `embedding_model`")
     parts = split_model_string(text)
     if parts is None:  # a bare name: the agent's provider serves it
-        return _remote(agent_model.provider, text, settings, env, "named in `embedding_model`")
+        parts = (agent_model.provider, text)
     provider, name = SPELLINGS.get(parts[0], parts[0]), parts[1]
     if provider.lower() in LOCAL_PREFIXES:
         raise ConfigurationError(
             f"embedding model {text!r}: only {LOCAL_MODEL} runs offline",
             hint=f"write `{LOCAL_MODEL}`, or a provider's model such as {EXAMPLES}",
         )
-    return _remote(provider, name, settings, env, "named in `embedding_model`")
+    return _remote(provider, name, settings, env, "named in `embedding_model`", agent_model)
 
 
 def describe_plan(plan: Plan | NoEmbedder) -> str:
@@ -132,7 +132,7 @@ def _default(agent: ModelSettings, settings: Settings, env: Mapping[str, str]) -
             f"openai/text-embedding-3-small), or {LOCAL_INSTALL} for the offline {LOCAL_MODEL}"
         )
     why = f"the standard embedding model of the agent's provider `{agent.provider}`"
-    plan = _remote(agent.provider, standard, settings, env, why)
+    plan = _remote(agent.provider, standard, settings, env, why, agent)
     if isinstance(plan, Plan):
         return plan
     if local_installed():
@@ -141,7 +141,12 @@ def _default(agent: ModelSettings, settings: Settings, env: Mapping[str, str]) -
 
 
 def _remote(
-    provider: str, name: str, settings: Settings, env: Mapping[str, str], why: str
+    provider: str,
+    name: str,
+    settings: Settings,
+    env: Mapping[str, str],
+    why: str,
+    agent: ModelSettings,
 ) -> Plan | NoEmbedder:
     kind = settings.provider_type(provider)
     if kind is None:
@@ -155,7 +160,18 @@ def _remote(
             f"provider `{provider}` serves no embeddings: name another provider's model "
             f"(e.g. openai/text-embedding-3-small) or {LOCAL_MODEL} ({LOCAL_INSTALL})"
         )
-    resolved = resolve_model(ModelSettings(provider=provider, name=name), settings, env)
+    model = ModelSettings(provider=provider, name=name)
+    if provider == agent.provider:
+        # the agent's own endpoint, key and API version (agent.yaml `model:`) reach the
+        # embeddings too: on Azure or a self-hosted server they live there, not in config
+        model = model.model_copy(
+            update={
+                "endpoint": agent.endpoint,
+                "api_key": agent.api_key,
+                "api_version": agent.api_version,
+            }
+        )
+    resolved = resolve_model(model, settings, env)
     missing = _missing(resolved, env)
     if missing is not None:
         return NoEmbedder(f"{missing}: set it, or {_local_way()}")

@@ -40,15 +40,15 @@ class ModelEmbedder:
         return rows
 
     async def _request(self, batch: list[str]) -> Vectors:
-        from pydantic_ai.exceptions import ModelAPIError
-
         try:
             # one kind of input for queries and chunks alike: both sides of a search
             # must be embedded the same way, as the protocol has no query/document split
             result = await self.model.embed(batch, input_type="document", settings=self.settings)
-        except ModelAPIError as exc:
+        except Exception as exc:
+            # provider failures (after the SDK's retries) and missing Google Cloud
+            # credentials become one line naming the model and the fix
             error = explain(exc, self.provider, self.model_name)
-            if error is None:  # pragma: no cover - explain covers every ModelAPIError
+            if error is None:
                 raise
             raise error from None
         if len(result.embeddings) != len(batch):
