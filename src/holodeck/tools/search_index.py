@@ -113,7 +113,7 @@ def choose_tool_embedder(
     model = effective_settings(spec.model, options)
     offline = model is not None and model.provider == "test"
     if offline and tool.embedding_model is None:
-        return None, "the offline model (--model test) has no embeddings"
+        return None, "an offline run: `--model test` embeds nothing"
     wanted = tool.embedding_model
     if wanted is None and spec.embedding_provider is not None:
         # agent.yaml's `embedding_provider`: a model block with its own credentials
