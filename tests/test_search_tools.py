@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from click.testing import CliRunner
 from pydantic_ai.messages import ModelMessage, ToolReturnPart
@@ -338,3 +341,31 @@ async def test_a_store_that_is_down_fails_the_tool_not_the_agent(
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert finished and finished[0].error is not None and "unavailable" in finished[0].error
     assert any("127.0.0.1:9" in r.getMessage() for r in caplog.records)
+
+
+def test_a_large_source_shows_a_progress_bar_on_a_terminal(write: Write) -> None:
+    rows = "\n".join(f"p-{i},Item {i} is a sturdy thing for task number {i}" for i in range(600))
+    root = write(
+        {
+            "data/items.csv": "sku,description\n" + rows + "\n",
+            "agent.yaml": agent_yaml(
+                "  - type: vectorstore\n    name: items\n    description: Items.\n"
+                f"    source: data/items.csv\n    embedding_model: {LOCAL}\n"
+            ),
+        }
+    )
+    holodeck = Path(sys.executable).parent / "holodeck"
+    child = pexpect.spawn(
+        str(holodeck),
+        ["ingest", str(root)],
+        env={**os.environ, "COLUMNS": "120"},
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=120,
+    )
+    child.expect(r"items: embedding")
+    child.expect(r"\d+/600")
+    child.expect(r"items: 1 files, 1 changed, 0 removed; 600 chunks embedded")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

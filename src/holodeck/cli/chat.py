@@ -106,13 +106,14 @@ def _conversation(
     from dataclasses import replace
 
     from holodeck.cli.chat_conversation import Conversation
+    from holodeck.cli.ingest_progress import IngestBar
     from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime import Agent
 
     spec = load_agent(path)
-    options = RunOptions(model=model).for_agent(spec)
+    options = RunOptions(model=model, progress=IngestBar()).for_agent(spec)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )
@@ -141,6 +142,7 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, stop, signum)
         try:
+            await _ingest(conversation)
             result = await main
         except asyncio.CancelledError:
             if not stopped:
@@ -165,6 +167,16 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run(runner())
     except _Stopped as stopped:
         _leave(stopped.code)
+
+
+async def _ingest(conversation: Conversation) -> None:
+    """Search tools read and embed their sources before the first question, under a bar."""
+    from holodeck.cli.ingest_progress import IngestBar, has_search_tools
+
+    bar = conversation.agent.options.progress
+    if isinstance(bar, IngestBar) and has_search_tools(conversation.agent.spec):
+        with bar.shown():
+            await conversation.agent.start()
 
 
 class _Stopped(Exception):

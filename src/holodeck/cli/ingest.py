@@ -34,7 +34,7 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
       holodeck ingest
       holodeck ingest examples/research --tool search_papers
     """
-    from holodeck.cli.ingest_progress import ingest_progress
+    from holodeck.cli.ingest_progress import IngestBar
     from holodeck.config.loader import load_agent
     from holodeck.errors import ConfigurationError
     from holodeck.llm.run_options import RunOptions
@@ -53,8 +53,9 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
     if not tools:
         click.echo(f"{spec.name}: no search tools to ingest")
         return
-    with ingest_progress(always=True) as progress:
-        options = RunOptions(model=model, progress=progress).for_agent(spec)
+    bar = IngestBar(always=True)
+    with bar.shown():
+        options = RunOptions(model=model, progress=bar).for_agent(spec)
         asyncio.run(_ingest_all(tools, spec, options))
 
 

@@ -1,5 +1,5 @@
-"""A progress bar for search tools' ingestion, shown on a terminal while sources are
-read and embedded (`holodeck ingest`, and the first run of `test`, `chat`, `deploy`)."""
+"""A progress bar for search tools' ingestion on a terminal (stderr): `holodeck ingest`,
+and the start of `test` and `chat`, when sources are read and embedded."""
 
 from __future__ import annotations
 
@@ -12,39 +12,51 @@ from typing import Any
 SHOWN_FROM = 200
 
 
-@contextlib.contextmanager
-def ingest_progress(*, always: bool = False) -> Iterator[Any]:
-    """Yields the `RunOptions.progress` callback: a rich bar per tool and phase on a
-    terminal (stderr), nothing elsewhere."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+class IngestBar:
+    """`RunOptions.progress`: draws only inside `shown()` (reports outside it, say from a
+    tool's first use while cases run under their own bar, are dropped)."""
 
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    tasks: dict[tuple[str, str], Any] = {}
+    def __init__(self, *, always: bool = False) -> None:
+        self._always = always
+        self._bar: Any = None
+        self._tasks: dict[tuple[str, str], Any] = {}
 
-    def report(tool: str, phase: str, done: int, total: int) -> None:
-        if total < SHOWN_FROM and not always:
+    def __call__(self, tool: str, phase: str, done: int, total: int) -> None:
+        if self._bar is None or (total < SHOWN_FROM and not self._always):
             return
         key = (tool, phase)
-        if key not in tasks:
-            tasks[key] = bar.add_task(f"{tool}: {phase}", total=total)
-        bar.update(tasks[key], completed=done, total=total)
+        if key not in self._tasks:
+            self._tasks[key] = self._bar.add_task(f"{tool}: {phase}", total=total)
+        self._bar.update(self._tasks[key], completed=done, total=total)
 
-    with bar:
-        yield report
+    @contextlib.contextmanager
+    def shown(self) -> Iterator[None]:
+        if not sys.stderr.isatty():
+            yield
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        try:
+            with self._bar:
+                yield
+        finally:
+            self._bar, self._tasks = None, {}
+
+
+def has_search_tools(spec: Any) -> bool:
+    return any(t.type in ("vectorstore", "hierarchical_document") for t in spec.tools)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_options import run_options
 from holodeck.errors import (
     EXIT_EXECUTION,
@@ -149,11 +150,13 @@ def test(
     cassette = Cassette.from_settings(
         spec.execution, spec.root, None, record_path=record, replay_path=replay
     )
+    bar = IngestBar()
     options = TestOptions(
         run=RunOptions(
             model=model,
             cassette=cassette,
             rate_limit=RateLimiter(rate_limit) if rate_limit else None,
+            progress=bar,
         ),
         names=names,
         keyword=keyword,
@@ -171,7 +174,7 @@ def test(
     with phases.phase("load"):  # the model and tools: building the agent
         agent = agent_for_tests(spec, options)
     try:
-        code = asyncio.run(_test(spec, options, agent, report, len(selected)))
+        code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))
     finally:
         if timings:
             click.echo(phases.line(), err=True)
@@ -179,7 +182,12 @@ def test(
 
 
 async def _test(
-    spec: AgentSpec, options: TestOptions, agent: Agent, report: _Report, total: int
+    spec: AgentSpec,
+    options: TestOptions,
+    agent: Agent,
+    report: _Report,
+    total: int,
+    bar: IngestBar,
 ) -> int:
     """Run the cases, save and report what ran, then stop the agent's servers.
 
@@ -191,6 +199,9 @@ async def _test(
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None
+    if has_search_tools(spec):  # ingest now, under a bar of its own, not in the first case
+        with bar.shown(), report.phases.phase("ingest"):
+            await agent.start()
     cases = asyncio.create_task(run_tests(spec, options, agent))
 
     def interrupt() -> None:

@@ -1,5 +1,6 @@
 """Where a `holodeck test` run spends its time (`--timings`): importing the runtime,
-loading the definition, running the cases, saving the run and writing the reports."""
+loading the definition, ingesting search tools' sources, running the cases, saving the
+run and writing the reports."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-PHASES = ("import", "load", "run", "save", "report")
+PHASES = ("import", "load", "ingest", "run", "save", "report")
 
 
 class Phases:
@@ -23,5 +24,6 @@ class Phases:
             self.seconds[name] += time.perf_counter() - started
 
     def line(self) -> str:
-        parts = " · ".join(f"{name} {self.seconds[name]:.2f} s" for name in PHASES)
+        shown = [n for n in PHASES if n != "ingest" or self.seconds[n]]  # only when it ran
+        parts = " · ".join(f"{name} {self.seconds[name]:.2f} s" for name in shown)
         return f"timings: {parts}"
