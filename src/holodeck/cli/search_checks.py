@@ -50,12 +50,18 @@ def embedders_of(spec: AgentSpec) -> dict[str, str]:
     from holodeck.tools.search_index import choose_tool_embedder
 
     options = RunOptions().for_agent(spec)
+    assert options.settings is not None and options.env is not None
     said: dict[str, str] = {}
     for tool in tools:
         embedder, missing = choose_tool_embedder(tool, spec, options)
-        said[tool.name] = (
-            f"embeds with {embedder.name}"
-            if embedder is not None
-            else f"no embedding model ({missing}): searches by keywords"
-        )
+        if embedder is None:
+            said[tool.name] = f"no embedding model ({missing}): searches by keywords"
+        elif tool.embedding_model is None and spec.embedding_provider is None and spec.model:
+            # the default: say which model and why (the provider's, or the local fallback)
+            from holodeck.rag.embeddings import describe_default
+
+            why = describe_default(spec.model, options.settings, options.env)
+            said[tool.name] = why.replace("embeddings:", "embeds with", 1)
+        else:
+            said[tool.name] = f"embeds with {embedder.name}"
     return said
