@@ -103,7 +103,7 @@ def test_builtin_tool_forms_read_as_one_sentence(
         (
             "tools: [{type: vectorstore, name: v, description: d, source: s, database: 5}]",
             "tools[0].database",
-            "expected text or a mapping with `provider` and `connection_string`, not `5`",
+            "expected text or a mapping with `provider`, not `5`",
         ),
         (
             "tools: [{type: vectorstore, name: v, description: d, source: s, vector_field: 5}]",
@@ -143,7 +143,10 @@ def test_a_tool_that_is_not_a_mapping_lists_the_tool_types(write: Write) -> None
     root = write({"agent.yaml": MINIMAL_AGENT + "tools:\n  - get_weather\n"})
     (found,) = diagnostics_of(root)
     assert found.message == "expected a mapping, not `get_weather`"
-    assert found.hint is not None and "function, prompt, vectorstore, mcp, agent" in found.hint
+    assert (
+        found.hint is not None
+        and "function, prompt, vectorstore, hierarchical_document, mcp, agent" in found.hint
+    )
 
 
 def test_a_case_only_near_miss_gets_a_hint(write: Write) -> None:
