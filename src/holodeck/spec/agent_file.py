@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
     ExecutionSettings,
@@ -63,6 +64,7 @@ class AgentFile(Strict):
     memory: MemorySettings | None = None
     logging: LoggingSettings | None = None
     deployment: DeploymentSettings | None = None
+    observability: ObservabilitySettings | None = None
 
     @model_validator(mode="before")
     @classmethod

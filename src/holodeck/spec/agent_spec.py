@@ -11,6 +11,7 @@ from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
     ExecutionSettings,
@@ -85,6 +86,9 @@ class AgentSpec(_Frozen):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     deployment: DeploymentSettings | None = None
+    observability: ObservabilitySettings | None = Field(
+        default=None, description="agent.yaml's block over the config files', nested fields too."
+    )
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:
