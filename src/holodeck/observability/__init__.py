@@ -15,7 +15,7 @@ trees `holodeck chat --trace` and `holodeck test -v` print.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
@@ -35,7 +35,7 @@ _EXPORTS = {
     "render": "holodeck.observability._tree",
 }
 
-__all__ = sorted([*_EXPORTS, "service_name", "telemetry_for"])
+__all__ = sorted([*_EXPORTS, "service_name", "telemetry_for", "traced_in_terminal", "tree_printer"])
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
@@ -68,3 +68,28 @@ def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Tele
 def service_name(agent: str, settings: ObservabilitySettings, env: Mapping[str, str]) -> str:
     """`service_name`, else OTEL_SERVICE_NAME, else holodeck-<agent name>."""
     return settings.service_name or env.get("OTEL_SERVICE_NAME") or f"holodeck-{agent}"
+
+
+def traced_in_terminal(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Telemetry:
+    """The agent's telemetry, or, with observability off, tracing kept in memory with no
+    exporter (for `--trace`: span trees without a collector)."""
+    found = telemetry_for(spec, env)
+    if found is not None:
+        return found
+    from holodeck.observability._telemetry import Telemetry
+    from holodeck.spec.observability_settings import ObservabilitySettings
+
+    settings = ObservabilitySettings(enabled=True)
+    name = service_name(spec.name, settings, os.environ if env is None else env)
+    return Telemetry(settings, name, exporting=False)
+
+
+def tree_printer(write: Callable[[str], None]) -> Callable[[list[SpanNode]], None]:
+    """A `Telemetry.watch_traces` callback writing each trace as an indented tree."""
+
+    def show(roots: list[SpanNode]) -> None:
+        from holodeck.observability._tree import render
+
+        write("\n".join(render(roots)))
+
+    return show

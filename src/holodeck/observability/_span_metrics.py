@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from holodeck.observability import _names as names
+from holodeck.observability import names
 
 # the GenAI semantic conventions' advised buckets for operation durations, in seconds
 _DURATION_BUCKETS = [
