@@ -11,6 +11,8 @@ import asyncio
 import logging
 import os
 import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -155,7 +157,9 @@ class Telemetry:
             provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
         level = _LEVELS[logs.level]
         # the handler takes the current span's trace and span ids into each record
-        handler = LoggingHandler(level=level, logger_provider=provider)
+        with warnings.catch_warnings():  # its successor is a separate package; this one works
+            warnings.simplefilter("ignore", DeprecationWarning)
+            handler = LoggingHandler(level=level, logger_provider=provider)
         for namespace in logs.filter_namespaces:
             logger = logging.getLogger(namespace)
             logger.addHandler(handler)
@@ -181,11 +185,18 @@ class Telemetry:
         return self.redactor.text(text)
 
     def flush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
-        """Export what is waiting, for at most `timeout_ms`; False when it did not finish."""
-        done = bool(self.tracer_provider.force_flush(timeout_ms))
-        done = bool(self.meter_provider.force_flush(timeout_ms)) and done
-        if self.logger_provider is not None:
-            done = bool(self.logger_provider.force_flush(timeout_ms)) and done
+        """Export what is waiting, for at most `timeout_ms` in all; False when it did
+        not finish (a dead collector: the rest is dropped)."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        providers = [self.tracer_provider, self.meter_provider, self.logger_provider]
+        done = True
+        for provider in providers:
+            left = int((deadline - time.monotonic()) * 1000)
+            if provider is None:
+                continue
+            if left <= 0:
+                return False
+            done = bool(provider.force_flush(left)) and done
         return done
 
     async def aflush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
@@ -199,7 +210,7 @@ class Telemetry:
         self._closers.clear()
         self.flush()
         self.tracer_provider.shutdown()
-        self.meter_provider.shutdown(timeout_millis=FLUSH_LIMIT_MS)
+        self.meter_provider.shutdown(timeout_millis=1)  # flushed above, within the limit
         if self.logger_provider is not None:
             self.logger_provider.shutdown()
 
