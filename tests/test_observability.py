@@ -362,3 +362,24 @@ def test_what_is_not_acted_on_is_refused_clearly(
         load_agent(write_agent(tmp_path / "a", {"enabled": True, **block}))
     assert expected in str(caught.value)
     assert "agent.yaml:" in str(caught.value)
+
+
+def test_the_guides_configuration_example_is_valid(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    from holodeck.spec.observability_settings import ObservabilitySettings
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "observability.md").read_text()
+    (block,) = [b for b in page.split("```yaml\n")[1:] if b.startswith("observability:")]
+    data = YAML(typ="safe").load(block.split("```")[0])
+    settings = ObservabilitySettings.model_validate(data["observability"])
+    assert settings.enabled and settings.exporters.otlp is not None
+    # and as agent.yaml's block it loads, ${VAR} and all
+    os.environ["COLLECTOR_KEY"] = "k"
+    try:
+        spec = load_agent(write_agent(tmp_path / "a", data["observability"]))
+    finally:
+        del os.environ["COLLECTOR_KEY"]
+    assert spec.observability is not None
+    assert spec.observability.exporters.otlp is not None
+    assert spec.observability.exporters.otlp.headers == {"x-api-key": "k"}
