@@ -383,3 +383,55 @@ def test_the_guides_configuration_example_is_valid(tmp_path: Path) -> None:
     assert spec.observability is not None
     assert spec.observability.exporters.otlp is not None
     assert spec.observability.exporters.otlp.headers == {"x-api-key": "k"}
+
+
+def test_a_served_turn_is_a_server_span_and_its_log_line_carries_the_ids(
+    tmp_path: Path,
+) -> None:
+    from server_harness import log_lines, served
+
+    with otlp_http() as received:
+        path = write_agent(tmp_path / "agent", otlp(received.endpoint, "http"))
+        with served(path, state_dir=tmp_path / "state") as server:
+            answer = server.chat("Weather?")
+            assert answer.status_code == 200
+        (line,) = [x for x in log_lines(tmp_path / "home", "top") if x["endpoint"] == "/v1/chat"]
+        received.wait_for(lambda r: any(s.span_id == line["span_id"] for s in r.spans))
+        request = next(s for s in received.spans if s.span_id == line["span_id"])
+        assert request.name == "/v1/chat" and request.trace_id == line["trace_id"]
+        assert request.attributes["holodeck.request.id"] == answer.json()["request_id"]
+        turn = by_name(received.spans, "invoke_agent top")
+        assert turn.parent_id == request.span_id
+        asyncio.run(shutdown_shared())
+
+
+def test_without_observability_the_log_line_has_no_trace_ids(tmp_path: Path) -> None:
+    from server_harness import log_lines, served
+
+    path = write_agent(tmp_path / "agent", None)
+    with served(path, state_dir=tmp_path / "state") as server:
+        assert server.chat("Weather?").status_code == 200
+    (line,) = [x for x in log_lines(tmp_path / "home", "top") if x["endpoint"] == "/v1/chat"]
+    assert "trace_id" not in line and "span_id" not in line
+
+
+def test_prometheus_serves_the_metrics_on_its_path_only(tmp_path: Path) -> None:
+    import httpx
+
+    from server_harness import free_port
+
+    port = free_port()
+    settings = {
+        "enabled": True,
+        "exporters": {"prometheus": {"enabled": True, "port": port, "path": "/scrape"}},
+    }
+    asyncio.run(one_turn(write_agent(tmp_path / "agent", settings)))
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        scraped = client.get("/scrape")
+        assert scraped.status_code == 200
+        assert "holodeck_tool_calls" in scraped.text
+        assert 'gen_ai_tool_name="broken"' in scraped.text
+        assert client.get("/metrics").status_code == 404
+    asyncio.run(shutdown_shared())  # stops the server
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/scrape")
