@@ -435,3 +435,118 @@ def test_prometheus_serves_the_metrics_on_its_path_only(tmp_path: Path) -> None:
     asyncio.run(shutdown_shared())  # stops the server
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/scrape")
+
+
+def in_memory(settings: dict[str, Any], env: dict[str, str] | None = None) -> Any:
+    """A Telemetry whose spans are also collected in memory (the SDK's own exporter)."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from holodeck.observability import Telemetry
+    from holodeck.spec.observability_settings import ObservabilitySettings
+
+    telemetry = Telemetry(ObservabilitySettings.model_validate(settings), "svc", env=env or {})
+    memory = InMemorySpanExporter()
+    telemetry.tracer_provider.add_span_processor(SimpleSpanProcessor(memory))
+    return telemetry, memory
+
+
+def test_console_export_is_json_on_stderr_shaped_by_its_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for pretty, stamps in ((True, True), (False, False)):
+        console = {"enabled": True, "pretty_print": pretty, "include_timestamps": stamps}
+        telemetry, _ = in_memory({"enabled": True, "exporters": {"console": console}})
+        with telemetry.span("test_case one"):
+            pass
+        telemetry.shutdown()
+        out, err = capsys.readouterr()
+        assert out == ""  # standard output is the chat's or the report's
+        spans = [line for line in err.splitlines() if '"test_case one"' in line]
+        assert spans, err
+        assert ("start_time" in err) == stamps
+        assert spans[0].startswith("    ") == pretty  # indented, else one line a span
+        if not pretty:
+            assert json.loads(spans[0])["name"] == "test_case one"
+
+
+def test_a_sampled_out_turn_is_not_exported_but_still_counted(tmp_path: Path) -> None:
+    with otlp_http() as received:
+        settings = otlp(received.endpoint, "http", sample_rate=0.0)
+        asyncio.run(one_turn(write_agent(tmp_path / "agent", settings)))
+        asyncio.run(shutdown_shared())
+        received.wait_for(lambda r: "holodeck.tool.calls" in r.metrics)
+        assert received.spans == []
+        calls = received.metric_points["holodeck.tool.calls"]
+        assert {p["attributes"]["gen_ai.tool.name"] for p in calls} >= {"lookup", "broken"}
+
+
+def test_otel_variables_fill_in_what_the_block_leaves_out(tmp_path: Path) -> None:
+    with otlp_http() as received:
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": received.endpoint,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_SERVICE_NAME": "from-the-environment",
+        }
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            path = write_agent(tmp_path / "agent", {"enabled": True})  # no exporter named
+            asyncio.run(one_turn(path))
+            asyncio.run(shutdown_shared())
+        received.wait_for(lambda r: any(s.name == "invoke_agent top" for s in r.spans))
+        top = by_name(received.spans, "invoke_agent top")
+        assert top.resource["service.name"] == "from-the-environment"
+
+
+def test_prompt_tools_model_calls_are_traced_under_their_tool_span(tmp_path: Path) -> None:
+    telemetry, memory = in_memory({"enabled": True, "exporters": {"console": {"enabled": False}}})
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "agent.yaml").write_text(
+        dump(
+            {
+                "name": "writer",
+                "model": {"provider": "test"},
+                "instructions": {"inline": "Write."},
+                "tools": [
+                    {
+                        "type": "prompt",
+                        "name": "haiku",
+                        "description": "A haiku about a topic.",
+                        "template": "Write a haiku about {{ topic }}.",
+                        "parameters": {"topic": {"type": "string"}},
+                    }
+                ],
+            }
+        )
+    )
+    agent = Agent(load_agent(root / "agent.yaml"), RunOptions(model="test"), telemetry=telemetry)
+    asyncio.run(agent.answer("A haiku please", expected_tools=["haiku"]))
+    spans = memory.get_finished_spans()
+    tool = next(s for s in spans if s.name == "execute_tool haiku")
+    inner = [s for s in spans if s.parent is not None and s.parent.span_id == tool.context.span_id]
+    assert [s.name for s in inner] == ["invoke_agent agent"]
+    telemetry.shutdown()
+
+
+def test_holodeck_test_verbose_prints_each_cases_tree_when_observability_is_on(
+    tmp_path: Path,
+) -> None:
+    settings = {"enabled": True, "exporters": {"console": {"enabled": False}}}
+    path = write_agent(
+        tmp_path / "agent",
+        settings,
+        test_cases=[{"name": "oslo", "input": "Weather?", "expected_tools": ["lookup"]}],
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "holodeck", "test", str(path), "--model", "test", "-v"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "test_case oslo" in done.stdout
+    assert "└─ invoke_agent top" in done.stdout or "├─ invoke_agent top" in done.stdout

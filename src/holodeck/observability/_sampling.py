@@ -20,10 +20,22 @@ def record_all_sampler(rate: float) -> Any:
         def __init__(self) -> None:
             self._inner = ParentBased(TraceIdRatioBased(rate))
 
-        def should_sample(self, *args: Any, **kwargs: Any) -> SamplingResult:
-            result = self._inner.should_sample(*args, **kwargs)
+        def should_sample(
+            self,
+            parent_context: Any,
+            trace_id: int,
+            name: str,
+            kind: Any = None,
+            attributes: Any = None,
+            links: Any = None,
+            trace_state: Any = None,
+        ) -> SamplingResult:
+            result = self._inner.should_sample(
+                parent_context, trace_id, name, kind, attributes, links, trace_state
+            )
             if result.decision is Decision.DROP:
-                return SamplingResult(Decision.RECORD_ONLY, None, result.trace_state)
+                # the span keeps its attributes: the metrics read them when it ends
+                return SamplingResult(Decision.RECORD_ONLY, attributes, result.trace_state)
             return result
 
         def get_description(self) -> str:
