@@ -65,10 +65,7 @@ class Received:
     logs: list[LogRecord] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def endpoint(self) -> str:
-        return self._endpoint
+    endpoint: str = ""  # the receiver's base URL, once it listens
 
     def add_traces(self, request: Any) -> None:
         with self.lock:
@@ -136,7 +133,7 @@ def _point(point: Any) -> dict[str, Any]:
     return {"value": getattr(point, point.WhichOneof("value"))}
 
 
-_HTTP_PATHS = {
+_HTTP_PATHS: dict[str, tuple[Any, str]] = {
     "/v1/traces": (trace_service_pb2.ExportTraceServiceRequest, "add_traces"),
     "/v1/metrics": (metrics_service_pb2.ExportMetricsServiceRequest, "add_metrics"),
     "/v1/logs": (logs_service_pb2.ExportLogsServiceRequest, "add_logs"),
@@ -177,7 +174,7 @@ def otlp_http() -> Iterator[Received]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    received._endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    received.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         yield received
     finally:
@@ -189,7 +186,7 @@ def otlp_http() -> Iterator[Received]:
 @contextmanager
 def otlp_grpc() -> Iterator[Received]:
     """An OTLP/gRPC receiver on 127.0.0.1 (plain text); `endpoint` is its URL."""
-    import grpc
+    import grpc  # type: ignore[import-untyped]
 
     received = Received()
 
@@ -216,12 +213,12 @@ def otlp_grpc() -> Iterator[Received]:
             return logs_service_pb2.ExportLogsServiceResponse()
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
-    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
-    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)  # type: ignore[no-untyped-call]
+    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)  # type: ignore[no-untyped-call]
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)  # type: ignore[no-untyped-call]
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    received._endpoint = f"http://127.0.0.1:{port}"
+    received.endpoint = f"http://127.0.0.1:{port}"
     try:
         yield received
     finally:
