@@ -15,13 +15,24 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from holodeck.observability import shutdown_shared
 from otlp_receiver import otlp_http
-from runtime_overhead import AGENT_YAML, TOOLS_PY, WARMUP, holodeck_turn, medians_ms
+from runtime_overhead import (
+    AGENT_YAML,
+    INSTRUCTIONS,
+    TOOLS_PY,
+    WARMUP,
+    bare_turn,
+    holodeck_turn,
+    lookup,
+    medians_ms,
+    scripted_model,
+)
 
 IMPORTS = (
     "import opentelemetry.sdk.trace, opentelemetry.sdk.metrics, opentelemetry.sdk._logs, "
@@ -49,6 +60,31 @@ def import_ms() -> float:
     return times[2]
 
 
+def instrumented_bare_turn() -> Any:
+    """The runtime benchmark's bare pydantic-ai turn, instrumented with an SDK that
+    exports nothing: what pydantic-ai's own instrumentation costs."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import InstrumentationSettings, Tool
+
+    agent: PydanticAgent[None, str] = PydanticAgent(
+        scripted_model(1),
+        instructions=INSTRUCTIONS,
+        tools=[Tool(lookup, takes_ctx=False, docstring_format="auto")],
+    )
+    agent.instrument = InstrumentationSettings(
+        tracer_provider=TracerProvider(), meter_provider=MeterProvider(), include_content=False
+    )
+
+    async def turn() -> None:
+        async with agent.run_stream_events("look it up") as stream:
+            async for _ in stream:
+                pass
+
+    return turn
+
+
 async def main() -> None:
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     warnings.simplefilter("ignore")
@@ -68,11 +104,16 @@ async def main() -> None:
         )
         await shutdown_shared()
         exported = len(receiver.spans)
+        # the share that is pydantic-ai's own instrumentation, on its bare agent
+        bare_off, bare_on = await medians_ms(bare_turn(1), instrumented_bare_turn(), turns)
     ratio = traced_ms / untraced_ms
     print(f"median ms per turn with one tool call, {turns} turns after {WARMUP} warm-up turns")
     print(f"tracing off: {untraced_ms:.3f} ms   on (OTLP/HTTP): {traced_ms:.3f} ms")
+    print(f"traced turn: {ratio:.2f}x the untraced one (target <= 1.10x)")
+    print(f"spans exported: {exported}; extra per turn: {traced_ms - untraced_ms:.3f} ms")
     print(
-        f"traced turn: {ratio:.2f}x the untraced one (target <= 1.10x); {exported} spans exported"
+        "pydantic-ai's instrumentation alone, on its bare agent (in-memory SDK, no export): "
+        f"{bare_on / bare_off:.2f}x ({bare_off:.3f} -> {bare_on:.3f} ms)"
     )
     print(f"importing the OpenTelemetry SDK and OTLP exporters: {import_ms():.0f} ms")
 
