@@ -550,3 +550,16 @@ def test_holodeck_test_verbose_prints_each_cases_tree_when_observability_is_on(
     assert done.returncode == 0, done.stderr
     assert "test_case oslo" in done.stdout
     assert "└─ invoke_agent top" in done.stdout or "├─ invoke_agent top" in done.stdout
+
+
+@pytest.mark.parametrize("off", ["traces", "metrics"])
+def test_traces_or_metrics_can_be_turned_off_alone(tmp_path: Path, off: str) -> None:
+    with otlp_http() as received:
+        settings = otlp(received.endpoint, "http")
+        settings[off]["enabled"] = False
+        asyncio.run(one_turn(write_agent(tmp_path / "agent", settings)))
+        asyncio.run(shutdown_shared())
+        on_arrived = (lambda r: bool(r.metrics)) if off == "traces" else (lambda r: bool(r.spans))
+        received.wait_for(on_arrived)
+        assert (received.spans == []) == (off == "traces")
+        assert (received.metrics == set()) == (off == "metrics")

@@ -45,6 +45,7 @@ class Telemetry:
         env: Mapping[str, str] | None = None,
         exporting: bool = True,
     ) -> None:
+        from opentelemetry.metrics import NoOpMeterProvider
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -68,9 +69,10 @@ class Telemetry:
             sampler=record_all_sampler(settings.traces.sample_rate),
             shutdown_on_exit=False,
         )
-        self.tracer_provider.add_span_processor(
-            span_metrics_processor(self.meter_provider.get_meter("holodeck", __version__))
-        )
+        counting = settings.metrics.enabled and exporting
+        if counting:
+            meter = self.meter_provider.get_meter("holodeck", __version__)
+            self.tracer_provider.add_span_processor(span_metrics_processor(meter))
         if where is not None and settings.traces.enabled:
             self._span_exporters(where, env)
         self.logger_provider: Any = None
@@ -80,7 +82,8 @@ class Telemetry:
         self.capture_content = settings.traces.capture_content
         self.instrumentation = InstrumentationSettings(
             tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
+            # metrics off: pydantic-ai records none either (its histograms cost ~7% a turn)
+            meter_provider=self.meter_provider if counting else NoOpMeterProvider(),
             include_content=settings.traces.capture_content,
             include_model_request_parameters=settings.traces.capture_content,
             version=5,
