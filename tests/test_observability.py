@@ -563,3 +563,15 @@ def test_traces_or_metrics_can_be_turned_off_alone(tmp_path: Path, off: str) -> 
         received.wait_for(on_arrived)
         assert (received.spans == []) == (off == "traces")
         assert (received.metrics == set()) == (off == "metrics")
+
+
+def test_a_taken_prometheus_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = {"enabled": True, "exporters": {"prometheus": {"enabled": True, "port": port}}}
+        spec = load_agent(write_agent(tmp_path / "agent", settings))
+        with pytest.raises(HoloDeckError) as caught:
+            Agent(spec, RunOptions(model="test"))
+    assert f"cannot listen on 127.0.0.1:{port}" in str(caught.value)

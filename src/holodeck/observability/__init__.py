@@ -62,7 +62,7 @@ def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Tele
         ) from None
     from holodeck.observability._telemetry import shared_telemetry
 
-    return shared_telemetry(settings, service_name(spec.name, settings, env))
+    return shared_telemetry(settings, service_name(spec.name, settings, env), env)
 
 
 def service_name(agent: str, settings: ObservabilitySettings, env: Mapping[str, str]) -> str:

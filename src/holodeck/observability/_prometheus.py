@@ -31,7 +31,16 @@ def prometheus_reader(settings: PrometheusExporter) -> tuple[Any, Callable[[], N
             return [f"metrics are at {settings.path}\n".encode()]
         return metrics(environ, start)  # type: ignore[no-any-return]
 
-    server: WSGIServer = make_server(settings.host, settings.port, app, handler_class=_Quiet)
+    try:
+        server: WSGIServer = make_server(settings.host, settings.port, app, handler_class=_Quiet)
+    except OSError as exc:
+        from holodeck.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"observability.exporters.prometheus: cannot listen on "
+            f"{settings.host}:{settings.port}: {exc.strerror or exc}",
+            hint="choose a free `port` (and a `host` of this machine)",
+        ) from None
     thread = threading.Thread(target=server.serve_forever, name="holodeck-prometheus", daemon=True)
     thread.start()
 

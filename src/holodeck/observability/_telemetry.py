@@ -222,14 +222,17 @@ _SHARED: dict[tuple[str, str], Telemetry] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_telemetry(settings: ObservabilitySettings, service_name: str) -> Telemetry:
+def shared_telemetry(
+    settings: ObservabilitySettings, service_name: str, env: Mapping[str, str] | None = None
+) -> Telemetry:
     """The process's one `Telemetry` for this configuration and service (agents of one
-    process share exporters rather than opening one connection each)."""
+    process share exporters rather than opening one connection each). `env` (default
+    the process's) supplies the OTEL_* variables the block leaves out."""
     key = (settings.model_dump_json(), service_name)
     with _SHARED_LOCK:
         found = _SHARED.get(key)
         if found is None:
-            found = _SHARED[key] = Telemetry(settings, service_name)
+            found = _SHARED[key] = Telemetry(settings, service_name, env=env)
         return found
 
 
