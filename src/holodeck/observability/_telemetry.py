@@ -11,7 +11,6 @@ import asyncio
 import logging
 import os
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -189,33 +188,49 @@ class Telemetry:
 
     def flush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
         """Export what is waiting, for at most `timeout_ms` in all; False when it did
-        not finish (a dead collector: the rest is dropped)."""
-        deadline = time.monotonic() + timeout_ms / 1000
-        providers = [self.tracer_provider, self.meter_provider, self.logger_provider]
-        done = True
-        for provider in providers:
-            left = int((deadline - time.monotonic()) * 1000)
-            if provider is None:
-                continue
-            if left <= 0:
-                return False
-            done = bool(provider.force_flush(left)) and done
-        return done
+        not finish (a dead collector: what is left goes when it can, or is dropped)."""
+        return _within(timeout_ms, self._flush_all)
+
+    def _flush_all(self) -> None:
+        for provider in (self.tracer_provider, self.meter_provider, self.logger_provider):
+            if provider is not None:
+                provider.force_flush()
 
     async def aflush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
         """`flush` off the event loop: other turns keep running meanwhile."""
         return await asyncio.to_thread(self.flush, timeout_ms)
 
     def shutdown(self) -> None:
-        """Flush (bounded) and stop the exporters; idempotent."""
+        """Flush and stop the exporters, waiting at most FLUSH_LIMIT_MS; idempotent."""
         for close in self._closers:
             close()
         self._closers.clear()
-        self.flush()
+        _within(FLUSH_LIMIT_MS, self._stop_all)
+
+    def _stop_all(self) -> None:
+        self._flush_all()
         self.tracer_provider.shutdown()
-        self.meter_provider.shutdown(timeout_millis=1)  # flushed above, within the limit
+        self.meter_provider.shutdown()
         if self.logger_provider is not None:
             self.logger_provider.shutdown()
+
+
+def _within(timeout_ms: int, work: Callable[[], None]) -> bool:
+    """Run `work` and wait for it at most `timeout_ms`; True if it finished.
+
+    The SDK's flush and shutdown block for as long as an export retries (up to the
+    exporter's timeout, per signal), so they run on a thread of their own that a dead
+    collector may keep a while; it is a daemon, and ends when the export gives up."""
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            work()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="holodeck-telemetry-flush", daemon=True).start()
+    return done.wait(timeout_ms / 1000)
 
 
 _SHARED: dict[tuple[str, str], Telemetry] = {}

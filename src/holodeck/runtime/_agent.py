@@ -109,6 +109,7 @@ class Agent:
         self.spec = spec
         self.options = with_cassette((options or RunOptions()).for_agent(spec), spec)
         self.telemetry = telemetry or telemetry_for(spec, self.options.env)
+        self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
             raise TurnError(
@@ -170,8 +171,8 @@ class Agent:
                 raise result
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
-        if self.telemetry is not None:  # bounded: a dead collector costs at most its limit
-            await self.telemetry.aflush()
+        if self.telemetry is not None and self._flushes:  # bounded: a dead collector
+            await self.telemetry.aflush()  # costs at most the flush limit
 
     async def __aenter__(self) -> Agent:
         await self.start()
