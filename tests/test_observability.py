@@ -578,3 +578,26 @@ def test_a_taken_prometheus_port_is_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(HoloDeckError) as caught:
             Agent(spec, RunOptions(model="test"))
     assert f"cannot listen on 127.0.0.1:{port}" in str(caught.value)
+
+
+def test_holodeck_test_against_a_dead_collector_ends_within_the_flush_limit(
+    tmp_path: Path,
+) -> None:
+    dead = otlp(f"http://127.0.0.1:{closed_port()}", "grpc")
+    dead["exporters"]["otlp"]["timeout_ms"] = 30_000
+    path = write_agent(
+        tmp_path / "agent",
+        dead,
+        test_cases=[{"name": "oslo", "input": "Weather?", "expected_tools": ["lookup"]}],
+    )
+    clock = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "holodeck", "test", str(path), "--model", "test"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert time.perf_counter() - clock < 25  # start, MCP server, the 5 s flush limit, exit

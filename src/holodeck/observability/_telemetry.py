@@ -26,6 +26,7 @@ from holodeck.spec.observability_settings import ObservabilitySettings
 
 # Flushing at the end of a run waits at most this long, whatever the export timeout.
 FLUSH_LIMIT_MS = 5000
+STALLED_LIMIT_MS = 500
 _LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 
 
@@ -87,8 +88,7 @@ class Telemetry:
             include_model_request_parameters=settings.traces.capture_content,
             version=5,
         )
-        self._users = 0
-        self._lock = threading.Lock()
+        self._stalled = False
 
     # -- what is exported where
 
@@ -189,7 +189,9 @@ class Telemetry:
     def flush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
         """Export what is waiting, for at most `timeout_ms` in all; False when it did
         not finish (a dead collector: what is left goes when it can, or is dropped)."""
-        return _within(timeout_ms, self._flush_all)
+        done = _within(timeout_ms, self._flush_all)
+        self._stalled = not done
+        return done
 
     def _flush_all(self) -> None:
         for provider in (self.tracer_provider, self.meter_provider, self.logger_provider):
@@ -205,7 +207,9 @@ class Telemetry:
         for close in self._closers:
             close()
         self._closers.clear()
-        _within(FLUSH_LIMIT_MS, self._stop_all)
+        # a flush that just timed out means the collector is not answering: do not wait
+        # the whole limit a second time
+        _within(STALLED_LIMIT_MS if self._stalled else FLUSH_LIMIT_MS, self._stop_all)
 
     def _stop_all(self) -> None:
         self._flush_all()
