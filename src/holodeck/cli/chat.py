@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     help="Keep the conversation in this JSON file: resumed if it exists, saved after each turn.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tool arguments and results in full.")
+@click.option(
+    "--trace",
+    is_flag=True,
+    help="Print each turn's span tree on stderr (traced in memory without a collector).",
+)
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -41,6 +46,7 @@ def chat(
     record: Path | None,
     replay: Path | None,
     verbose: bool,
+    trace: bool,
 ) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
 
@@ -65,7 +71,9 @@ def chat(
     from holodeck.cli.chat_view import ChatView
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
-    conversation = _conversation(path, model, max_messages, session, record, replay, debug)
+    conversation = _conversation(
+        path, model, max_messages, session, record, replay, debug, trace=trace
+    )
     asking = sys.stdin.isatty()
     markdown = sys.stdout.isatty()
     view = ChatView(
@@ -101,6 +109,8 @@ def _conversation(
     record: Path | None,
     replay: Path | None,
     debug: bool,
+    *,
+    trace: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
@@ -117,7 +127,13 @@ def _conversation(
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )
-    agent = Agent(spec, replace(options, cassette=cassette))
+    telemetry = None
+    if trace:
+        from holodeck.observability import traced_in_terminal, tree_printer
+
+        telemetry = traced_in_terminal(spec, options.env)
+        telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
+    agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry)
     limit = max_messages or spec.memory.max_messages
     return Conversation(agent, max_messages=limit, session_file=session, debug=debug)
 
@@ -153,6 +169,10 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
             try:
                 await conversation.session.aclose()
                 await conversation.agent.aclose()
+                if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
+                    from holodeck.observability import shutdown_shared
+
+                    await shutdown_shared()
                 cassette = conversation.agent.options.cassette
                 if cassette is not None:
                     cassette.save(durable=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -76,6 +77,11 @@ RUNS_DIR = Path(".holodeck") / "runs"
 @click.option(
     "-v", "--verbose", is_flag=True, help="Show conversations, full tool results and judge prompts."
 )
+@click.option(
+    "--trace",
+    is_flag=True,
+    help="Print each case's span tree (traced in memory when observability is off).",
+)
 @click.option("--strict", is_flag=True, help="Treat keys beyond spec_version 1 as errors.")
 @click.option(
     "--timings",
@@ -96,6 +102,7 @@ def test(
     fmt: str | None,
     compare: tuple[str, str] | None,
     verbose: bool,
+    trace: bool,
     strict: bool,
     timings: bool,
 ) -> None:
@@ -172,7 +179,7 @@ def test(
         )
     report = _Report(console, output, fmt, verbose, phases)
     with phases.phase("load"):  # the model and tools: building the agent
-        agent = agent_for_tests(spec, options)
+        agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
     try:
         code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))
     finally:
@@ -223,10 +230,27 @@ async def _test(
     finally:
         try:
             await agent.aclose()  # MCP servers: bounded by the SDK (stdin, TERM, KILL)
+            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
+                from holodeck.observability import shutdown_shared
+
+                await shutdown_shared()
         except asyncio.CancelledError:
             pass  # a second Ctrl+C: what is left stops as the event loop ends
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> Any:
+    """With --trace, or -v when observability is on: telemetry printing each case's
+    span tree as it ends. None otherwise (the agent's own block decides)."""
+    observed = spec.observability is not None and spec.observability.enabled
+    if not trace and not (verbose and observed):
+        return None
+    from holodeck.observability import traced_in_terminal, tree_printer
+
+    telemetry = traced_in_terminal(spec)
+    telemetry.watch_traces(tree_printer(lambda text: console.print(text, markup=False)))
+    return telemetry
 
 
 class _Report:

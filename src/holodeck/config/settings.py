@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
+from holodeck.spec.observability_settings import overlay_observability
 from holodeck.spec.settings_models import Settings, overlay, overlay_memory
 from holodeck.spec.validation_errors import diagnostics_from, salvaged
 from holodeck.spec.yaml_source import read_yaml
@@ -103,6 +104,7 @@ def _merge(layers: list[Settings]) -> Settings:
             deployment=overlay(merged.deployment, layer.deployment),
             memory=overlay_memory(merged.memory, layer.memory),
             execution=overlay(merged.execution, layer.execution),
+            observability=overlay_observability(merged.observability, layer.observability),
         )
     return merged
 

@@ -46,6 +46,7 @@ from holodeck.spec.agent_spec import AgentSpec
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
+    from holodeck.observability import Telemetry
     from holodeck.runtime._session import Session
 
 log = logging.getLogger("holodeck.runtime")
@@ -94,9 +95,21 @@ class Agent:
     conversation. Without `async with`, servers start on first use and stop with
     `aclose()` (or when the event loop that started them ends)."""
 
-    def __init__(self, spec: AgentSpec, options: RunOptions | None = None) -> None:
+    def __init__(
+        self,
+        spec: AgentSpec,
+        options: RunOptions | None = None,
+        *,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        """`telemetry` traces the agent's turns; by default the agent's `observability:`
+        block decides (off: None, and no OpenTelemetry SDK is loaded)."""
+        from holodeck.observability import telemetry_for
+
         self.spec = spec
         self.options = with_cassette((options or RunOptions()).for_agent(spec), spec)
+        self.telemetry = telemetry or telemetry_for(spec, self.options.env)
+        self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
             raise TurnError(
@@ -129,6 +142,8 @@ class Agent:
             name=spec.name,
             capabilities=native or None,
         )
+        if self.telemetry is not None:  # pydantic-ai's GenAI spans and metrics
+            self._agent.instrument = self.telemetry.instrumentation
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
@@ -156,6 +171,8 @@ class Agent:
                 raise result
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
+        if self.telemetry is not None and self._flushes:  # bounded: a dead collector
+            await self.telemetry.aflush()  # costs at most the flush limit
 
     async def __aenter__(self) -> Agent:
         await self.start()
@@ -223,7 +240,7 @@ class Agent:
         """
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(queue, scope=scope, stream_text=stream_text)  # type: ignore[arg-type]
+        turn = Turn(queue, scope=scope, stream_text=stream_text, telemetry=self.telemetry)  # type: ignore[arg-type]
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)

@@ -52,10 +52,10 @@ def _tool(
     async def delegate(ctx: RunContext[Any], task: str) -> str:
         from holodeck.runtime._agent import Agent
 
-        if not built:
-            built.append(Agent(sub, options))
-            registry.append(built[0])
         parent = CURRENT_TURN.get()
+        if not built:  # traced into the caller's telemetry: one trace for the whole turn
+            built.append(Agent(sub, options, telemetry=parent.telemetry if parent else None))
+            registry.append(built[0])
         turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)
         return str(final.text)

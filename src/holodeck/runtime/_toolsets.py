@@ -14,7 +14,7 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime._turn import TURN_OBSERVER
+from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,
@@ -127,6 +127,9 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
         if key not in cache:
             built = choose_model(own or spec.model, options, spec.execution)
             cache[key] = PydanticAgent(built.model, model_settings=built.settings or None)  # type: ignore[arg-type]
+            turn = CURRENT_TURN.get()
+            if turn is not None and turn.telemetry is not None:  # its model call, traced
+                cache[key].instrument = turn.telemetry.instrumentation
         result = await cache[key].run(prompt, usage=ctx.usage)
         return str(result.output)
 

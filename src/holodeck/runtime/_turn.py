@@ -18,6 +18,7 @@ class Turn:
     parent_call_id: str | None = None
     scope: SessionScope | None = None  # the conversation's own resources
     stream_text: bool = True  # TextDelta events wanted (else whole model responses)
+    telemetry: Telemetry | None = None  # the top agent's: sub-agents trace into it too
     # Each model numbers its own calls, so a sub-agent's ids may repeat its parent's:
     # its events' ids start with the path of calls that led to it ("call_1/call_1").
     prefix: str = ""
@@ -42,10 +43,19 @@ class Turn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
         parent = self.prefix + parent_call_id
-        return Turn(self.queue, path, parent, self.scope, self.stream_text, prefix=parent + "/")
+        return Turn(
+            self.queue,
+            path,
+            parent,
+            self.scope,
+            self.stream_text,
+            self.telemetry,
+            prefix=parent + "/",
+        )
 
 
 if TYPE_CHECKING:
+    from holodeck.observability import Telemetry
     from holodeck.runtime._scope import SessionScope
 
 CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)
@@ -82,6 +92,18 @@ class TurnObserver:
             )
             turn.finished[call_id] = event
             turn.emit(event)
+            if error is not None and turn.telemetry is not None:
+                _mark_failed(error)
+
+
+def _mark_failed(error: str) -> None:
+    """Mark the current tool span failed: the model got "" and the turn went on, but a
+    trace should show the failure (pydantic-ai sees a successful call)."""
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+    span.set_attribute("error.type", error.split(":", 1)[0])
 
 
 TURN_OBSERVER = TurnObserver()

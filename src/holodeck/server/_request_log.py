@@ -64,6 +64,7 @@ class RequestLog:
         status: int,
         error: str | None,
         endpoint: str,
+        trace_ids: tuple[str, str] | None = None,
     ) -> None:
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
@@ -95,6 +96,8 @@ class RequestLog:
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             "error": error,
         }
+        if trace_ids is not None:  # the turn's server span, to find it in a trace backend
+            record["trace_id"], record["span_id"] = trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from types import FrameType
 
@@ -60,4 +61,17 @@ def serve(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
         )
         Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
-        uvicorn.run(create_app(options, specs), **common)  # type: ignore[arg-type]
+        try:
+            uvicorn.run(create_app(options, specs), **common)  # type: ignore[arg-type]
+        finally:
+            _stop_telemetry()
+
+
+def _stop_telemetry() -> None:
+    """Flush (bounded) and stop the exporters, if observability was on."""
+    if "holodeck.observability._telemetry" in sys.modules:
+        import asyncio
+
+        from holodeck.observability import shutdown_shared
+
+        asyncio.run(shutdown_shared())

@@ -95,6 +95,7 @@ class Turn:
     calls: list[ToolCallFinished] = field(default_factory=list)
     final: FinalMessage | None = None
     logged: bool = False
+    trace_ids: tuple[str, str] | None = None  # (trace id, span id) when traced
 
     @property
     def usage(self) -> Usage:
@@ -126,7 +127,15 @@ class Turn:
             status=status,
             error=error,
             endpoint=self.endpoint,
+            trace_ids=self.trace_ids if self._log_trace_context() else None,
         )
+
+    def _log_trace_context(self) -> bool:
+        observability = self.served.spec.observability
+        return observability is not None and observability.logs.include_trace_context
+
+    def traced(self, ids: tuple[str, str]) -> None:
+        self.trace_ids = ids
 
 
 class Opened:
@@ -215,7 +224,17 @@ async def _turn_events(
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
-    async for event in session.run(turn.message, attachments=attachments, stream_text=stream_text):
+    from holodeck.server._trace import traced_stream
+
+    attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
+    events = traced_stream(
+        turn.served.agent.telemetry,
+        turn.endpoint,
+        attributes,
+        lambda: session.run(turn.message, attachments=attachments, stream_text=stream_text),
+        lambda trace_id, span_id: turn.traced((trace_id, span_id)),
+    )
+    async for event in events:
         if isinstance(event, ToolCallFinished):
             turn.calls.append(event)
         elif isinstance(event, FinalMessage):

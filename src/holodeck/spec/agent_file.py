@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
     ExecutionSettings,
@@ -68,6 +69,7 @@ class AgentFile(Strict):
         description="The model (and credentials) that embeds for search tools without "
         "their own `embedding_model`, e.g. {provider: openai, name: text-embedding-3-small}.",
     )
+    observability: ObservabilitySettings | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
     ExecutionSettings,
@@ -94,6 +95,9 @@ class AgentSpec(_Frozen):
     deployment: DeploymentSettings | None = None
     embedding_provider: ModelSettings | None = Field(
         default=None, description="Embeds for search tools without their own model."
+    )
+    observability: ObservabilitySettings | None = Field(
+        default=None, description="agent.yaml's block over the config files', nested fields too."
     )
     warnings: tuple[Diagnostic, ...] = ()
 

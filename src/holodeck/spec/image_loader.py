@@ -117,6 +117,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         execution=overlay(ctx.settings.execution, image.execution()) or ExecutionSettings(),
         memory=ctx.settings.memory or MemorySettings(),
         deployment=ctx.settings.deployment,
+        observability=ctx.settings.observability,
         warnings=tuple(ctx.collector.warnings),
     )
 

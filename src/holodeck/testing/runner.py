@@ -39,6 +39,7 @@ from holodeck.testing.results import (
     TurnRecord,
 )
 from holodeck.testing.tool_check import check_tools
+from holodeck.testing.traced import traced_case, traced_metrics
 
 DEFAULT_CONCURRENCY = 8
 INTERRUPT_GRACE_S = 2.0
@@ -79,12 +80,12 @@ def concurrency_for(spec: AgentSpec, options: TestOptions) -> int:
     return max(1, chosen)
 
 
-def agent_for_tests(spec: AgentSpec, options: TestOptions) -> Agent:
+def agent_for_tests(spec: AgentSpec, options: TestOptions, telemetry: Any = None) -> Agent:
     """The agent every case runs on. Built once: definition and key problems surface
     before any case runs, and every case shares its tools (MCP servers start once) in a
     conversation of its own. One cassette for the whole run: every case and every judge
-    records into it."""
-    return Agent(spec, options.run)
+    records into it. `telemetry` replaces the agent's own (`--trace`)."""
+    return Agent(spec, options.run, telemetry=telemetry)
 
 
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
@@ -103,6 +104,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     # provider (and no key) is needed for a smoke run
     judge_options = replace(run_options, model=OFFLINE) if offline else run_options
     judges = JudgeFactory(spec, spec.evaluations, judge_options)
+    judges.telemetry = agent.telemetry  # judges' model calls nest under their metric's span
     cases = select_cases(spec, options)
     started, clock = datetime.now(UTC), time.perf_counter()
     concurrency = concurrency_for(spec, options)
@@ -113,7 +115,8 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         runs = []
         for attempt in range(1, options.repeat + 1):
             async with gate, agent.session() as session:
-                runs.append(await _run_case(session, spec, case, judges, attempt, offline))
+                run = _run_case(session, spec, case, judges, attempt, offline)
+                runs.append(await traced_case(agent.telemetry, name, attempt, run))
         result = _summarise(name, case, runs)
         results[name] = result
         if options.on_case is not None:
@@ -149,7 +152,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
 async def _run_case(
     session: Session, spec: AgentSpec, case: TestCase, judges: Any, attempt: int, offline: bool
 ) -> CaseRun:
-    from holodeck.testing.metrics import Sample, evaluate
+    from holodeck.testing.metrics import Sample
 
     clock = time.perf_counter()
     turns = case.turns or [
@@ -194,7 +197,7 @@ async def _run_case(
         tool_calls=[c for r in records for c in r.tool_calls],
         structured_output=records[-1].structured_output,
     )
-    scored: list[MetricResult] = await evaluate(metrics, sample, judges) if metrics else []
+    scored: list[MetricResult] = await traced_metrics(metrics, sample, judges) if metrics else []
     if offline:  # canned answers: scores are shown, but say nothing about quality
         scored = [not_judged(m) for m in scored]
     failed = (tool_check is not None and not tool_check.passed) or any(

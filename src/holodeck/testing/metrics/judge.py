@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings as SamplingSettings
 
     from holodeck.llm.providers import BuiltModel
+    from holodeck.observability import Telemetry
     from holodeck.spec.agent_spec import AgentSpec
     from holodeck.spec.evaluations import EvaluationConfig, StandardMetric
     from holodeck.spec.model_settings import ModelSettings
@@ -67,6 +68,7 @@ class JudgeFactory:
         self.options = (options or RunOptions()).for_agent(spec)
         self._models: dict[str, BuiltModel] = {}
         self._agents: dict[str, PydanticAgent[None, Any]] = {}
+        self.telemetry: Telemetry | None = None  # traces the judges' model calls when set
 
     @property
     def root(self) -> Path:
@@ -103,6 +105,8 @@ class JudgeFactory:
             built = self.model(metric_model)
             settings = cast("SamplingSettings", built.settings) or None
             self._agents[key] = PydanticAgent(built.model, model_settings=settings, name="judge")
+            if self.telemetry is not None:
+                self._agents[key].instrument = self.telemetry.instrumentation
         return self._agents[key]
 
 

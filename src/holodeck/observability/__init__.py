@@ -1,0 +1,95 @@
+"""OpenTelemetry traces, metrics and logs of HoloDeck runs (the `observability:` block).
+
+    >>> from holodeck.observability import telemetry_for
+    >>> from holodeck.spec.agent_spec import AgentSpec
+    >>> from pathlib import Path
+    >>> telemetry_for(AgentSpec(format="agent.yaml", root=Path("."), source=Path("a"), name="a"))
+    >>> # None: observability is off, and no OpenTelemetry SDK module was imported
+
+Spans follow the GenAI semantic conventions: pydantic-ai's instrumentation makes the
+`invoke_agent`, `chat <model>` and `execute_tool <name>` spans; HoloDeck adds test case
+and metric spans, tool failures, metrics derived from spans, log export, and the span
+trees `holodeck chat --trace` and `holodeck test -v` print.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from holodeck._lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from holodeck.observability._telemetry import Telemetry as Telemetry
+    from holodeck.observability._telemetry import shutdown_shared as shutdown_shared
+    from holodeck.observability._tree import SpanNode as SpanNode
+    from holodeck.observability._tree import render as render
+    from holodeck.spec.agent_spec import AgentSpec
+    from holodeck.spec.observability_settings import ObservabilitySettings
+
+_EXPORTS = {
+    "Telemetry": "holodeck.observability._telemetry",
+    "shutdown_shared": "holodeck.observability._telemetry",
+    "SpanNode": "holodeck.observability._tree",
+    "render": "holodeck.observability._tree",
+}
+
+__all__ = sorted([*_EXPORTS, "service_name", "telemetry_for", "traced_in_terminal", "tree_printer"])
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+
+def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Telemetry | None:
+    """The shared `Telemetry` of the agent's `observability:` block, or None when it is
+    off (nothing of the OpenTelemetry SDK is imported then). OTEL_SDK_DISABLED=true
+    turns it off too."""
+    settings = spec.observability
+    env = os.environ if env is None else env
+    if settings is None or not settings.enabled:
+        return None
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    try:
+        import opentelemetry.sdk  # noqa: F401
+    except ImportError:
+        from holodeck.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"{spec.source}: `observability.enabled` is true but the OpenTelemetry SDK "
+            "is not installed",
+            hint="pip install 'holodeck[otel]', or set `observability.enabled: false`",
+        ) from None
+    from holodeck.observability._telemetry import shared_telemetry
+
+    return shared_telemetry(settings, service_name(spec.name, settings, env), env)
+
+
+def service_name(agent: str, settings: ObservabilitySettings, env: Mapping[str, str]) -> str:
+    """`service_name`, else OTEL_SERVICE_NAME, else holodeck-<agent name>."""
+    return settings.service_name or env.get("OTEL_SERVICE_NAME") or f"holodeck-{agent}"
+
+
+def traced_in_terminal(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Telemetry:
+    """The agent's telemetry, or, with observability off, tracing kept in memory with no
+    exporter (for `--trace`: span trees without a collector)."""
+    found = telemetry_for(spec, env)
+    if found is not None:
+        return found
+    from holodeck.observability._telemetry import Telemetry
+    from holodeck.spec.observability_settings import ObservabilitySettings
+
+    settings = ObservabilitySettings(enabled=True)
+    name = service_name(spec.name, settings, os.environ if env is None else env)
+    return Telemetry(settings, name, exporting=False)
+
+
+def tree_printer(write: Callable[[str], None]) -> Callable[[list[SpanNode]], None]:
+    """A `Telemetry.watch_traces` callback writing each trace as an indented tree."""
+
+    def show(roots: list[SpanNode]) -> None:
+        from holodeck.observability._tree import render
+
+        write("\n".join(render(roots)))
+
+    return show

@@ -1,0 +1,71 @@
+"""Redaction of captured content before it leaves the process: every string attribute
+of a span and of its events is rewritten, so a pattern also covers content that
+pydantic-ai's instrumentation captured (prompts, answers, tool arguments and results)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+MARK = "[REDACTED]"
+
+
+class Redactor:
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def text(self, value: str) -> str:
+        return self._pattern.sub(MARK, value) if self._pattern is not None else value
+
+    def attributes(self, attributes: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in (attributes or {}).items():
+            if isinstance(value, str):
+                value = self.text(value)
+            elif isinstance(value, tuple | list) and any(isinstance(v, str) for v in value):
+                value = tuple(self.text(v) if isinstance(v, str) else v for v in value)
+            out[key] = value
+        return out
+
+
+def redacting_exporter(exporter: Any, redactor: Redactor) -> Any:
+    """`exporter`, sending copies of the spans with their strings redacted."""
+    from opentelemetry.sdk.trace import Event, ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class RedactingExporter(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            cleaned = [
+                ReadableSpan(
+                    name=redactor.text(span.name),
+                    context=span.context,
+                    parent=span.parent,
+                    resource=span.resource,
+                    attributes=redactor.attributes(span.attributes),
+                    events=[
+                        Event(e.name, redactor.attributes(e.attributes), e.timestamp)
+                        for e in span.events
+                    ],
+                    links=span.links,
+                    kind=span.kind,
+                    status=span.status,
+                    start_time=span.start_time,
+                    end_time=span.end_time,
+                    instrumentation_scope=span.instrumentation_scope,
+                )
+                for span in spans
+            ]
+            result: SpanExportResult = exporter.export(cleaned)
+            return result
+
+        def shutdown(self) -> None:
+            exporter.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(exporter.force_flush(timeout_millis))
+
+    return RedactingExporter()

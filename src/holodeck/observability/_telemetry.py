@@ -1,0 +1,264 @@
+"""`Telemetry`: the OpenTelemetry providers of one `observability:` configuration.
+
+Built with explicit providers (never the global ones), so an embedding program's own
+OpenTelemetry set-up is left alone. Export runs on the SDK's background workers with
+bounded queues and timeouts: a slow or dead collector drops telemetry, it never slows
+or fails a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from holodeck._version import __version__
+from holodeck.observability import _exporters as exporters
+from holodeck.observability._redact import Redactor, redacting_exporter
+from holodeck.observability._sampling import record_all_sampler
+from holodeck.observability._span_metrics import span_metrics_processor
+from holodeck.observability._tree import SpanNode, span_trees
+from holodeck.spec.observability_settings import ObservabilitySettings
+
+# Flushing at the end of a run waits at most this long, whatever the export timeout.
+FLUSH_LIMIT_MS = 5000
+STALLED_LIMIT_MS = 500
+_LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
+
+
+class Telemetry:
+    """Tracer, meter and logger providers, and pydantic-ai's instrumentation over them.
+
+    `Telemetry(settings, "svc")` starts the exporters `settings` asks for;
+    `shutdown()` flushes and stops them. Agents share one per configuration
+    (`shared_telemetry`)."""
+
+    def __init__(
+        self,
+        settings: ObservabilitySettings,
+        service_name: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        exporting: bool = True,
+    ) -> None:
+        from opentelemetry.metrics import NoOpMeterProvider
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from pydantic_ai import InstrumentationSettings
+
+        env = os.environ if env is None else env
+        self.settings = settings
+        self.service_name = service_name
+        self.redactor = Redactor(settings.traces.redaction_patterns)
+        # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES
+        resource = Resource.create({**settings.resource_attributes, "service.name": service_name})
+        where = exporters.destinations(settings, env) if exporting else None
+        self._closers: list[Callable[[], None]] = []
+        self.meter_provider = MeterProvider(
+            resource=resource,
+            metric_readers=self._metric_readers(where, env) if exporting else [],
+            shutdown_on_exit=False,
+        )
+        self.tracer_provider = TracerProvider(
+            resource=resource,
+            sampler=record_all_sampler(settings.traces.sample_rate),
+            shutdown_on_exit=False,
+        )
+        counting = settings.metrics.enabled and exporting
+        if counting:
+            meter = self.meter_provider.get_meter("holodeck", __version__)
+            self.tracer_provider.add_span_processor(span_metrics_processor(meter))
+        if where is not None and settings.traces.enabled:
+            self._span_exporters(where, env)
+        self.logger_provider: Any = None
+        if where is not None and settings.logs.enabled:
+            self._log_export(where, env)
+        self.tracer = self.tracer_provider.get_tracer("holodeck", __version__)
+        self.capture_content = settings.traces.capture_content
+        self.instrumentation = InstrumentationSettings(
+            tracer_provider=self.tracer_provider,
+            # metrics off: pydantic-ai records none either (its histograms cost ~7% a turn)
+            meter_provider=self.meter_provider if counting else NoOpMeterProvider(),
+            include_content=settings.traces.capture_content,
+            include_model_request_parameters=settings.traces.capture_content,
+            version=5,
+        )
+        self._stalled = False
+
+    # -- what is exported where
+
+    def _span_exporters(self, where: exporters.Destinations, env: Mapping[str, str]) -> None:
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        traces = self.settings.traces
+        chosen = []
+        if where.otlp is not None:
+            chosen.append(exporters.otlp_exporter(where.otlp, "traces", env))
+        if where.console is not None:
+            chosen.append(exporters.console_span_exporter(where.console))
+        for exporter in chosen:
+            if self.redactor:
+                exporter = redacting_exporter(exporter, self.redactor)
+            self.tracer_provider.add_span_processor(
+                BatchSpanProcessor(
+                    exporter,
+                    max_queue_size=traces.max_queue_size,
+                    schedule_delay_millis=traces.schedule_delay_millis,
+                    max_export_batch_size=traces.max_export_batch_size,
+                    export_timeout_millis=exporters.export_timeout_ms(self.settings, env),
+                )
+            )
+
+    def _metric_readers(
+        self, where: exporters.Destinations | None, env: Mapping[str, str]
+    ) -> list[Any]:
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+        metrics = self.settings.metrics
+        if where is None or not metrics.enabled:
+            return []
+        readers: list[Any] = []
+        chosen = []
+        if where.otlp is not None:
+            chosen.append(exporters.otlp_exporter(where.otlp, "metrics", env))
+        if where.console is not None:
+            chosen.append(exporters.console_metric_exporter(where.console))
+        for exporter in chosen:
+            readers.append(
+                PeriodicExportingMetricReader(
+                    exporter,
+                    export_interval_millis=metrics.export_interval_ms,
+                    export_timeout_millis=exporters.export_timeout_ms(self.settings, env),
+                )
+            )
+        prometheus = self.settings.exporters.prometheus
+        if prometheus is not None and prometheus.enabled:
+            from holodeck.observability._prometheus import prometheus_reader
+
+            reader, stop = prometheus_reader(prometheus)
+            readers.append(reader)
+            self._closers.append(stop)
+        return readers
+
+    def _log_export(self, where: exporters.Destinations, env: Mapping[str, str]) -> None:
+        from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+        logs = self.settings.logs
+        provider = LoggerProvider(resource=self.tracer_provider.resource, shutdown_on_exit=False)
+        if where.otlp is not None:
+            exporter = exporters.otlp_exporter(where.otlp, "logs", env)
+            provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+        if where.console is not None:
+            exporter = exporters.console_log_exporter(where.console)
+            provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+        level = _LEVELS[logs.level]
+        # the handler takes the current span's trace and span ids into each record
+        with warnings.catch_warnings():  # its successor is a separate package; this one works
+            warnings.simplefilter("ignore", DeprecationWarning)
+            handler = LoggingHandler(level=level, logger_provider=provider)
+        for namespace in logs.filter_namespaces:
+            logger = logging.getLogger(namespace)
+            logger.addHandler(handler)
+            if logger.getEffectiveLevel() > level:
+                logger.setLevel(level)
+            self._closers.append(lambda logger=logger: logger.removeHandler(handler))  # type: ignore[misc]
+        self.logger_provider = provider
+
+    # -- use
+
+    def watch_traces(self, on_trace: Callable[[list[SpanNode]], None]) -> None:
+        """Call `on_trace` with each trace's span tree when its root span ends."""
+        self.tracer_provider.add_span_processor(span_trees(on_trace))
+
+    @contextmanager
+    def span(self, name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
+        """A span of HoloDeck's own (a test case, a metric), current inside the block."""
+        with self.tracer.start_as_current_span(name, attributes=attributes) as span:
+            yield span
+
+    def content(self, text: str) -> str:
+        """`text` as captured content: redacted."""
+        return self.redactor.text(text)
+
+    def flush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
+        """Export what is waiting, for at most `timeout_ms` in all; False when it did
+        not finish (a dead collector: what is left goes when it can, or is dropped)."""
+        done = _within(timeout_ms, self._flush_all)
+        self._stalled = not done
+        return done
+
+    def _flush_all(self) -> None:
+        for provider in (self.tracer_provider, self.meter_provider, self.logger_provider):
+            if provider is not None:
+                provider.force_flush()
+
+    async def aflush(self, timeout_ms: int = FLUSH_LIMIT_MS) -> bool:
+        """`flush` off the event loop: other turns keep running meanwhile."""
+        return await asyncio.to_thread(self.flush, timeout_ms)
+
+    def shutdown(self) -> None:
+        """Flush and stop the exporters, waiting at most FLUSH_LIMIT_MS; idempotent."""
+        for close in self._closers:
+            close()
+        self._closers.clear()
+        # a flush that just timed out means the collector is not answering: do not wait
+        # the whole limit a second time
+        _within(STALLED_LIMIT_MS if self._stalled else FLUSH_LIMIT_MS, self._stop_all)
+
+    def _stop_all(self) -> None:
+        self._flush_all()
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
+
+
+def _within(timeout_ms: int, work: Callable[[], None]) -> bool:
+    """Run `work` and wait for it at most `timeout_ms`; True if it finished.
+
+    The SDK's flush and shutdown block for as long as an export retries (up to the
+    exporter's timeout, per signal), so they run on a thread of their own that a dead
+    collector may keep a while; it is a daemon, and ends when the export gives up."""
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            work()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="holodeck-telemetry-flush", daemon=True).start()
+    return done.wait(timeout_ms / 1000)
+
+
+_SHARED: dict[tuple[str, str], Telemetry] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_telemetry(
+    settings: ObservabilitySettings, service_name: str, env: Mapping[str, str] | None = None
+) -> Telemetry:
+    """The process's one `Telemetry` for this configuration and service (agents of one
+    process share exporters rather than opening one connection each). `env` (default
+    the process's) supplies the OTEL_* variables the block leaves out."""
+    key = (settings.model_dump_json(), service_name)
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            found = _SHARED[key] = Telemetry(settings, service_name, env=env)
+        return found
+
+
+async def shutdown_shared() -> None:
+    """Flush and stop every shared `Telemetry` (the end of a command or a server)."""
+    with _SHARED_LOCK:
+        telemetries = list(_SHARED.values())
+        _SHARED.clear()
+    for telemetry in telemetries:
+        await asyncio.to_thread(telemetry.shutdown)

@@ -1,0 +1,20 @@
+"""Span names and attributes HoloDeck adds to pydantic-ai's GenAI spans."""
+
+from __future__ import annotations
+
+TEST_CASE_SPAN = "test_case"  # `test_case <name>`: one run of a test case
+METRIC_SPAN = "evaluate"  # `evaluate <metric>`: one metric of one run
+
+CASE_NAME = "holodeck.test.case"
+CASE_ATTEMPT = "holodeck.test.attempt"
+CASE_STATUS = "holodeck.test.status"
+METRIC_NAME = "holodeck.metric.name"
+METRIC_SCORE = "holodeck.metric.score"
+METRIC_THRESHOLD = "holodeck.metric.threshold"
+METRIC_STATUS = "holodeck.metric.status"
+METRIC_INPUT = "holodeck.metric.input"
+METRIC_OUTPUT = "holodeck.metric.output"
+METRIC_EXPECTED = "holodeck.metric.ground_truth"
+TOOL_ERROR = "holodeck.tool.error"
+TOOL_AGENT = "holodeck.tool.caller"
+OPERATION = "gen_ai.operation.name"
