@@ -126,6 +126,8 @@ async def test_documents_are_searched_by_meaning_with_their_source(write: Write)
     scores = [r["relevance_score"] for r in results]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
     assert len(results) == 3
+    # the agent closed its store on leaving `async with` (closing saves the row map)
+    assert list((root / ".holodeck" / "vectors").rglob("rows-*.npy"))
 
 
 async def test_records_come_back_with_metadata_the_whole_record_and_ties(write: Write) -> None:
@@ -369,3 +371,22 @@ def test_a_large_source_shows_a_progress_bar_on_a_terminal(write: Write) -> None
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_served_agent_is_ready_once_its_sources_are_ingested(write: Write, serve: Any) -> None:
+    root = write(
+        {
+            **DOCS,
+            "agent.yaml": agent_yaml(
+                "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
+                "    source: data/docs\n",
+                provider="test",
+            ),
+        }
+    )
+    with serve(root) as server:  # returns once GET /ready says 200
+        stored = list((root / ".holodeck" / "vectors").rglob("*"))
+        assert stored, "ready before the sources were stored"
+        answer = server.chat("How fast is express delivery?")
+        assert answer.status_code == 200
+        assert [c["name"] for c in answer.json()["tool_calls"]] == ["docs"]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from pydantic_ai import FunctionToolset, Tool
-from pydantic_ai.toolsets import WrapperToolset
+from pydantic_ai import FunctionToolset, RunContext, Tool
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
 from holodeck.llm.run_options import RunOptions
@@ -38,8 +39,11 @@ class _Entry:
         self.lock = asyncio.Lock()
 
 
-class SearchToolset(WrapperToolset[Any]):
-    """The agent's search tools; `start()` ingests every source, `aclose()` closes."""
+class SearchToolset(AbstractToolset[Any]):
+    """The agent's search tools; `start()` ingests every source, `aclose()` closes.
+
+    Not a wrapper toolset: `Agent.start()` finds toolsets with `start()` by visiting them,
+    and a wrapper would show the visitor only what it wraps."""
 
     def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
         self._entries: dict[str, _Entry] = {}
@@ -49,11 +53,22 @@ class SearchToolset(WrapperToolset[Any]):
             index, missing = search_index(tool, spec, options)
             self._entries[tool.name] = _Entry(index, missing)
             functions.add_tool(self._tool(tool))
-        super().__init__(functions)
+        self._functions = functions
 
     @property
     def id(self) -> str | None:
         return "holodeck-search"
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await self._functions.get_tools(ctx)
+        return {name: replace(tool, toolset=self) for name, tool in tools.items()}
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        return await self._functions.call_tool(
+            name, tool_args, ctx, replace(tool, toolset=self._functions)
+        )
 
     def _tool(self, tool: SearchTool) -> Tool[Any]:
         entry_name = tool.name
