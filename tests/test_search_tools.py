@@ -390,3 +390,30 @@ def test_a_served_agent_is_ready_once_its_sources_are_ingested(write: Write, ser
         answer = server.chat("How fast is express delivery?")
         assert answer.status_code == 200
         assert [c["name"] for c in answer.json()["tool_calls"]] == ["docs"]
+
+
+async def test_with_the_local_model_chunks_fit_what_it_reads(write: Write) -> None:
+    """all-MiniLM-L6-v2 ignores what follows its first 256 word pieces: unless the tool
+    sets `chunk_size`, chunks are cut to fit, so the end of a long text is searchable."""
+    filler = " ".join(
+        f"Paragraph filler sentence number {i} about nothing much." for i in range(60)
+    )
+    text = filler + " The lighthouse keeper feeds three orange cats every morning."
+    root = write(
+        {
+            "notes.txt": text,
+            "agent.yaml": agent_yaml(
+                "  - type: vectorstore\n    name: notes\n    description: Notes.\n"
+                f"    source: notes.txt\n    embedding_model: {LOCAL}\n    top_k: 1\n"
+                f"  - type: vectorstore\n    name: big\n    description: Notes.\n"
+                f"    source: notes.txt\n    embedding_model: {LOCAL}\n    chunk_size: 800\n"
+            ),
+        }
+    )
+    spec = load_agent(root)
+    options = RunOptions().for_agent(spec)
+    fitted, _ = search_index(spec.tools[0], spec, options)  # type: ignore[arg-type]
+    chosen, _ = search_index(spec.tools[1], spec, options)  # type: ignore[arg-type]
+    assert fitted.ingest.chunk_size == 200 and chosen.ingest.chunk_size == 800
+    [results] = await ask(root, "notes", "who looks after the cats at the lighthouse?")
+    assert "orange cats" in results[0]["matched_content"]

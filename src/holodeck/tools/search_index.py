@@ -29,16 +29,31 @@ if TYPE_CHECKING:
 DATA_DIR = Path(".holodeck")
 
 
-def ingest_options(tool: SearchTool, root: Path) -> IngestOptions:
-    """What to read from the tool's source, and how to cut it."""
+# The local model reads 256 word pieces of a text and ignores the rest: about 200 of our
+# tokens (words and punctuation marks). Chunks it embeds are that long unless set.
+LOCAL_WINDOW = 200
+
+
+def ingest_options(tool: SearchTool, root: Path, *, window: int | None = None) -> IngestOptions:
+    """What to read from the tool's source, and how to cut it. `window`: the most tokens
+    the embedding model reads, the chunk size when the definition sets none."""
     if isinstance(tool, HierarchicalDocumentTool):
+        size = tool.max_chunk_tokens
+        overlap = tool.chunk_overlap
+        if window is not None and "max_chunk_tokens" not in tool.model_fields_set:
+            size = min(size, window)
+            overlap = min(overlap, size // 4)
         return IngestOptions(
             source=(root / tool.source).resolve(),
             root=root.resolve(),
-            chunk_size=tool.max_chunk_tokens,
-            chunk_overlap=tool.chunk_overlap,
+            chunk_size=size,
+            chunk_overlap=overlap,
             structure="headings" if tool.chunking_strategy == "structure" else "plain",
         )
+    size = tool.chunk_size or min(DEFAULT_CHUNK_SIZE, window or DEFAULT_CHUNK_SIZE)
+    overlap = min(DEFAULT_CHUNK_OVERLAP, size // 4)
+    if tool.chunk_overlap is not None:
+        overlap = min(tool.chunk_overlap, size - 1)
     fields = tool.fields_embedded
     return IngestOptions(
         source=(root / tool.source).resolve(),
@@ -51,10 +66,8 @@ def ingest_options(tool: SearchTool, root: Path) -> IngestOptions:
         meta=tuple(tool.meta) if tool.meta is not None else None,
         record_prefix=tool.record_prefix,
         meta_prefix=tool.meta_prefix,
-        chunk_size=tool.chunk_size or DEFAULT_CHUNK_SIZE,
-        chunk_overlap=tool.chunk_overlap
-        if tool.chunk_overlap is not None
-        else (min(DEFAULT_CHUNK_OVERLAP, (tool.chunk_size or DEFAULT_CHUNK_SIZE) // 4)),
+        chunk_size=size,
+        chunk_overlap=overlap,
     )
 
 
@@ -157,8 +170,9 @@ def search_index(
     tool: SearchTool, spec: AgentSpec, options: RunOptions
 ) -> tuple[SearchIndex, str | None]:
     """The tool's index (not yet open) and, when it has no embedder, the reason."""
-    ingest = ingest_options(tool, spec.root)
     embedder, missing = choose_tool_embedder(tool, spec, options)
+    local = embedder is not None and embedder.name.startswith("local")
+    ingest = ingest_options(tool, spec.root, window=LOCAL_WINDOW if local else None)
     dimensions = tool.embedding_dimensions if embedder is not None else None
     index = SearchIndex(
         tool.name,
