@@ -417,3 +417,26 @@ async def test_with_the_local_model_chunks_fit_what_it_reads(write: Write) -> No
     assert fitted.ingest.chunk_size == 200 and chosen.ingest.chunk_size == 800
     [results] = await ask(root, "notes", "who looks after the cats at the lighthouse?")
     assert "orange cats" in results[0]["matched_content"]
+
+
+def test_an_offline_run_never_calls_a_provider_for_embeddings(
+    write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-would-be-used")
+    root = write(
+        {
+            **DOCS,
+            "agent.yaml": agent_yaml(
+                "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
+                "    source: data/docs\n    embedding_model: openai/text-embedding-3-small\n"
+                f"  - type: vectorstore\n    name: local_docs\n    description: Same.\n"
+                f"    source: data/docs\n    embedding_model: {LOCAL}\n"
+            ),
+        }
+    )
+    spec = load_agent(root)
+    options = RunOptions(model="test").for_agent(spec)
+    remote, why = search_index(spec.tools[0], spec, options)  # type: ignore[arg-type]
+    assert remote.embedder is None and why is not None and "does not call" in why
+    local, _ = search_index(spec.tools[1], spec, options)  # type: ignore[arg-type]
+    assert local.embedder is not None and local.embedder.name.startswith("local")

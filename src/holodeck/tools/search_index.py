@@ -126,7 +126,7 @@ def choose_tool_embedder(
     model = effective_settings(spec.model, options)
     offline = model is not None and model.provider == "test"
     if offline and tool.embedding_model is None:
-        return None, "an offline run: `--model test` embeds nothing"
+        return None, "the offline `test` model embeds nothing"
     wanted = tool.embedding_model
     if wanted is None and spec.embedding_provider is not None:
         # agent.yaml's `embedding_provider`: a model block with its own credentials
@@ -146,7 +146,7 @@ def choose_tool_embedder(
     if isinstance(choice, NoEmbedder):
         return None, choice.reason
     if offline and not choice.name.startswith("local"):
-        return None, f"an offline run (--model test) does not call {choice.name}"
+        return None, f"an offline run (the `test` model) does not call {choice.name}"
     return choice, None
 
 
