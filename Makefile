@@ -59,6 +59,9 @@ bench: $(BIN)/holodeck services
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
 	$(BIN)/python bench/server_load.py
+	$(BIN)/python bench/tracing_overhead.py
+	$(BIN)/python bench/vector_store.py
+	$(BIN)/python bench/rag_ingest.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules
