@@ -440,3 +440,34 @@ def test_an_offline_run_never_calls_a_provider_for_embeddings(
     assert remote.embedder is None and why is not None and "does not call" in why
     local, _ = search_index(spec.tools[1], spec, options)  # type: ignore[arg-type]
     assert local.embedder is not None and local.embedder.name.startswith("local")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "database"),
+    [
+        ("pgvector_url", "provider: postgres\n      connection_string: {url}"),
+        ("redis_stack_url", "provider: redis\n      connection_string: {url}"),
+        ("chroma_url", "provider: chromadb\n      url: {url}"),
+        (None, "provider: qdrant\n      path: qdrant-data"),
+    ],
+)
+async def test_an_agent_searches_its_sources_in_a_vector_database(
+    write: Write, request: pytest.FixtureRequest, fixture: str | None, database: str
+) -> None:
+    """US 6.1: with a configured vector database, the source is ingested into it and
+    searched there (real servers; Qdrant in its local mode, its server being on no
+    registry). A second agent on the same database finds the files already stored."""
+    url = request.getfixturevalue(fixture) if fixture else ""
+    tools = (
+        "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
+        f"    source: data/docs\n    embedding_model: {LOCAL}\n    top_k: 1\n"
+        "    database:\n      " + database.format(url=url) + "\n"
+    )
+    root = write({**DOCS, "agent.yaml": agent_yaml(tools)})
+    [results] = await ask(root, "docs", "How long is the password reset link valid?")
+    assert results[0]["source_reference"].startswith("data/docs/passwords.md")
+    spec = load_agent(root)
+    index, _ = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
+    async with index:
+        again = await index.sync()
+    assert again.changed == [] and again.chunks == 3
