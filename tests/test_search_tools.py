@@ -471,3 +471,22 @@ async def test_an_agent_searches_its_sources_in_a_vector_database(
     async with index:
         again = await index.sync()
     assert again.changed == [] and again.chunks == 3
+
+
+async def test_the_offline_model_searches_with_the_users_question(write: Write) -> None:
+    """`--model test` asks a search tool what the user asked, so an offline smoke run of a
+    grounded agent retrieves real passages (by keywords) instead of nothing."""
+    root = write(
+        {
+            **DOCS,
+            "agent.yaml": agent_yaml(
+                "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
+                "    source: data/docs\n"
+            ),
+        }
+    )
+    async with Agent(load_agent(root), RunOptions(model="test")) as agent:
+        events = [e async for e in agent.run("How long does express delivery take?")]
+    [call] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert call.args == {"query": "How long does express delivery take?"}
+    assert _as_results(call.result)[0]["source_reference"].startswith("data/docs/shipping.txt")

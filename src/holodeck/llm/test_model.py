@@ -57,6 +57,8 @@ def offline_test_model() -> FunctionModel:
 
 
 _ARGS = TestModel(seed=0)  # used only for its schema-driven argument generator
+# Tool metadata marking a search tool whose `query` the offline model fills with the prompt.
+SEARCH_BY_PROMPT = "holodeck_search_by_prompt"
 
 
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -92,7 +94,8 @@ def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | Too
     if not called and tools:
         chosen = _choose(tools)
         if chosen:
-            return [_call(tool, n, values) for n, (tool, values) in enumerate(chosen)]
+            prompt = _prompt(turn)
+            return [_call(tool, n, values, prompt) for n, (tool, values) in enumerate(chosen)]
     if info.output_tools:
         return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
     return [TextPart(_answer(turn))]
@@ -128,8 +131,25 @@ def _choose(tools: dict[str, ToolDefinition]) -> list[tuple[ToolDefinition, dict
     return [(tools[name], values) for name, values in expected if name in tools]
 
 
-def _call(tool: ToolDefinition, index: int, values: dict[str, Any] | None = None) -> ToolCallPart:
+def _prompt(turn: list[ModelMessage]) -> str | None:
+    """The user's words that opened this turn (text only)."""
+    for message in turn:
+        for part in message.parts if isinstance(message, ModelRequest) else ():
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return part.content
+    return None
+
+
+def _call(
+    tool: ToolDefinition,
+    index: int,
+    values: dict[str, Any] | None = None,
+    prompt: str | None = None,
+) -> ToolCallPart:
     args = _ARGS.gen_tool_args(tool)
+    if prompt and isinstance(args, dict) and (tool.metadata or {}).get(SEARCH_BY_PROMPT):
+        # a search tool is asked what the user asked, so an offline run retrieves something
+        args["query"] = prompt
     if values and isinstance(args, dict):
         args.update(values)  # the values a test case expects, so the tool gets real input
     return ToolCallPart(tool.name, args, tool_call_id=f"test-call-{index}")

@@ -17,6 +17,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
 from holodeck.llm.run_options import RunOptions
+from holodeck.llm.test_model import SEARCH_BY_PROMPT
 from holodeck.rag.index import SearchIndex, SyncReport
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import SearchTool
@@ -79,7 +80,13 @@ class SearchToolset(AbstractToolset[Any]):
             return [r.to_json() for r in results]
 
         search.__doc__ = f"{tool.description}\n\nArgs:\n    query: What to look for."
-        return Tool(search, name=tool.name, description=tool.description, takes_ctx=False)
+        return Tool(
+            search,
+            name=tool.name,
+            description=tool.description,
+            takes_ctx=False,
+            metadata={SEARCH_BY_PROMPT: True},
+        )
 
     def state(self) -> dict[str, str]:
         """Each index: `ready`, `starting` or the reason it failed (for readiness checks)."""
