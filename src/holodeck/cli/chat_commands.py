@@ -12,6 +12,7 @@ from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,
+    HierarchicalDocumentTool,
     McpTool,
     PromptTool,
     TypeScriptTool,
@@ -60,7 +61,7 @@ def tool_rows(spec: AgentSpec) -> list[tuple[str, str, str]]:
             rows.append((f"{tool.name}_*", "mcp", tool.description or f"tools of {where}"))
         elif isinstance(tool, FunctionTool | TypeScriptTool):
             rows.append((tool.name, tool.type, tool.description or _docstring(spec, tool)))
-        elif isinstance(tool, PromptTool | VectorstoreTool):
+        elif isinstance(tool, PromptTool | VectorstoreTool | HierarchicalDocumentTool):
             rows.append((tool.name, tool.type, tool.description))
     for name, sub in spec.subagents.items():
         described = next(
@@ -96,7 +97,8 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
     spec = conversation.spec
     kinds = ("sub-agent", "skills")
     tools = [name for name, kind, _ in tool_rows(spec) if kind not in kinds]
-    sources = [f"{t.name}: {t.source}" for t in spec.tools if isinstance(t, VectorstoreTool)]
+    searches = VectorstoreTool | HierarchicalDocumentTool
+    sources = [f"{t.name}: {t.source}" for t in spec.tools if isinstance(t, searches)]
     if not spec.interaction.conversational:
         memory = "off (interaction.conversational is false): each question stands alone"
     else:
