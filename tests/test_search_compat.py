@@ -166,8 +166,18 @@ def test_embedding_dimensions_of_a_fixed_size_model_is_an_error(write: Write) ->
             ),
         }
     )
-    result = CliRunner().invoke(cli, ["validate", str(root)])
+    fine = write(
+        {
+            "data/a.md": "text",
+            "agent.yaml": agent(
+                "  - type: vectorstore\n    name: docs\n    description: Docs.\n    source: data\n"
+            ),
+        }
+    )
+    result = CliRunner().invoke(cli, ["validate", str(root), str(fine)])
     assert result.exit_code == 2 and "384" in result.output
+    assert "search tool `docs`" in result.output and f"FAILED {root}" in result.output
+    assert f"OK {fine}" in result.output  # the next definition is still checked
 
 
 async def test_embedding_provider_embeds_for_an_agent_whose_provider_has_none(

@@ -490,3 +490,32 @@ async def test_the_offline_model_searches_with_the_users_question(write: Write) 
     [call] = [e for e in events if isinstance(e, ToolCallFinished)]
     assert call.args == {"query": "How long does express delivery take?"}
     assert _as_results(call.result)[0]["source_reference"].startswith("data/docs/shipping.txt")
+
+
+async def test_a_store_that_failed_to_open_is_tried_again_later(
+    write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holodeck.tools import search
+
+    blocker = "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
+    root = write(
+        {
+            **DOCS,
+            "agent.yaml": agent_yaml(
+                blocker + "    source: data/docs\n    database:\n      provider: embedded\n"
+                "      path: store\n",
+                provider="test",
+            ),
+            "store": "a file where the store's directory should be",
+        }
+    )
+    monkeypatch.setattr(search, "RETRY_AFTER_S", 0.0)
+    async with Agent(load_agent(root), RunOptions(model="test")) as agent:
+        first = [e async for e in agent.run("express delivery")]
+        [failed] = [e for e in first if isinstance(e, ToolCallFinished)]
+        assert failed.error is not None and "unavailable" in failed.error
+        (root / "store").unlink()
+        second = [e async for e in agent.run("express delivery")]
+        [found] = [e for e in second if isinstance(e, ToolCallFinished)]
+    assert found.error is None
+    assert _as_results(found.result)[0]["source_reference"].startswith("data/docs/shipping")

@@ -8,6 +8,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+
 # Small sources finish before a bar is worth drawing.
 SHOWN_FROM = 200
 
@@ -58,5 +61,5 @@ class IngestBar:
             self._bar, self._tasks = None, {}
 
 
-def has_search_tools(spec: Any) -> bool:
-    return any(t.type in ("vectorstore", "hierarchical_document") for t in spec.tools)
+def has_search_tools(spec: AgentSpec) -> bool:
+    return any(isinstance(t, VectorstoreTool | HierarchicalDocumentTool) for t in spec.tools)

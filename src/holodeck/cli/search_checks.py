@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from holodeck.errors import HoloDeckError
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
 
@@ -18,12 +19,15 @@ def check_search_sources(tool: Any, root: Path) -> list[tuple[tuple[str | int, .
     each at the field of the tool that names what is wrong."""
     if not isinstance(tool, VectorstoreTool):
         return []
+    from holodeck.rag.ingest import IngestError
     from holodeck.rag.mapping import check_mapping
     from holodeck.tools.search_index import ingest_options
 
-    return [
-        (_field_path(tool, p.field), p.message) for p in check_mapping(ingest_options(tool, root))
-    ]
+    try:
+        problems = check_mapping(ingest_options(tool, root))
+    except IngestError as exc:  # a source with no file to read: said at `source:`
+        return [(("source",), str(exc))]
+    return [(_field_path(tool, p.field), p.message) for p in problems]
 
 
 def _field_path(tool: VectorstoreTool, field: str) -> tuple[str | int, ...]:
@@ -41,19 +45,25 @@ def _field_path(tool: VectorstoreTool, field: str) -> tuple[str | int, ...]:
     return (name,) if index is None else (name, index)
 
 
-def embedders_of(spec: AgentSpec) -> dict[str, str]:
-    """Each search tool's embedding model, or why it will search by keywords."""
+def embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
+    """Each search tool's embedding model, or why it will search by keywords; and the
+    problems of tools whose embedding settings cannot work."""
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
     if not tools:
-        return {}
+        return {}, []
     from holodeck.llm.run_options import RunOptions
     from holodeck.tools.search_index import choose_tool_embedder
 
     options = RunOptions().for_agent(spec)
     assert options.settings is not None and options.env is not None
     said: dict[str, str] = {}
+    errors: list[str] = []
     for tool in tools:
-        embedder, missing = choose_tool_embedder(tool, spec, options)
+        try:
+            embedder, missing = choose_tool_embedder(tool, spec, options)
+        except HoloDeckError as exc:  # e.g. dimensions the model cannot give
+            errors.append(f"search tool `{tool.name}`: {exc}")
+            continue
         if embedder is None:
             said[tool.name] = f"no embedding model ({missing}): searches by keywords"
         elif tool.embedding_model is None and spec.embedding_provider is None and spec.model:
@@ -64,4 +74,4 @@ def embedders_of(spec: AgentSpec) -> dict[str, str]:
             said[tool.name] = why.replace("embeddings:", "embeds with", 1)
         else:
             said[tool.name] = f"embeds with {embedder.name}"
-    return said
+    return said, errors

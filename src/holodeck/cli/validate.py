@@ -51,13 +51,16 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.skills)} skills, {len(spec.subagents)} sub-agents, "
             f"{len(spec.test_cases)} test cases"
         )
+        searches, errors = embedders_of(spec)
+        failed = failed or bool(errors)
         results.append(
             {
                 "path": str(path),
-                "ok": True,
+                "ok": not errors,
                 "summary": summary,
                 "diagnostics": spec.warnings,
-                "search_tools": embedders_of(spec),
+                "search_tools": searches,
+                "errors": errors,
             }
         )
     if as_json:
@@ -81,7 +84,11 @@ def _print(result: dict[str, object]) -> None:
         for name, how in searches.items():
             click.echo(f"  search tool `{name}`: {how}")
     else:
-        errors = sum(1 for d in diagnostics if d.severity.value == "error")
+        found = result.get("errors") or []
+        assert isinstance(found, list)
+        for problem in found:  # search tools whose embedding settings cannot work
+            click.secho(f"{result['path']}: error: {problem}", fg="red", err=True)
+        errors = sum(1 for d in diagnostics if d.severity.value == "error") + len(found)
         click.secho(f"FAILED {result['path']}: {errors} error(s)", fg="red", err=True)
 
 

@@ -28,7 +28,8 @@ SUPPORTED = ".txt, .md, .pdf, .csv, .json, .jsonl"
 
 _SNIFF_CHARS = 65536
 _SNIFF_LINES = 50
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# a number as written in a CSV cell (integer, decimal, exponent)
+NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
 
 
@@ -115,7 +116,7 @@ def _column_name(cell: str) -> bool:
     return (
         0 < len(cell) <= 64
         and len(cell.split()) <= 6
-        and not _NUMBER.match(cell)
+        and not NUMBER.match(cell)
         and not cell.endswith((".", "!", "?"))
     )
 

@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from holodeck.rag._formats import csv_dialect
+from holodeck.rag._formats import NUMBER, csv_dialect
 
 _INTEGER = re.compile(r"^[+-]?(0|[1-9]\d*)$")
-_DECIMAL = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 _LEADING_ZERO = re.compile(r"^[+-]?0\d")
 _BOOLEANS = {"true": True, "false": False}
 _SNIFF_CHARS = 65536
@@ -56,7 +55,7 @@ def typed(cell: str) -> Any:
         return _BOOLEANS.get(value.lower(), cell) if len(value) <= 5 else cell
     if _INTEGER.match(value):
         return int(value)
-    if _DECIMAL.match(value) and not _LEADING_ZERO.match(value):
+    if NUMBER.match(value) and not _LEADING_ZERO.match(value):
         number = float(value)
         return number if math.isfinite(number) else cell
     return _BOOLEANS.get(value.lower(), cell)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from holodeck.rag.embeddings._protocol import Embedder
-
-log = logging.getLogger("holodeck.tools.search")
 
 Mode = Literal["semantic", "keyword", "hybrid", "exact"]
 EMBED_BATCH = 256  # texts per embedding call: bounds memory and moves the progress bar

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,9 @@ from holodeck.tools.search_index import search_index
 log = logging.getLogger("holodeck.tools.search")
 
 MAX_ISSUES_SHOWN = 5
+# A store that could not be opened (a database that is down) is tried again on a use at
+# least this long after the failure: a long-running server recovers without a restart.
+RETRY_AFTER_S = 30.0
 
 
 class _Entry:
@@ -36,6 +40,7 @@ class _Entry:
         self.missing = missing  # why there is no embedding model (keyword search)
         self.open = False
         self.failure: str | None = None
+        self.failed_at = 0.0
         self.report: SyncReport | None = None
         self.lock = asyncio.Lock()
 
@@ -115,9 +120,13 @@ class SearchToolset(AbstractToolset[Any]):
     async def _open(self, name: str) -> _Entry:
         entry = self._entries[name]
         async with entry.lock:
-            if entry.open or entry.failure is not None:
+            if entry.open:
                 return entry
-            if entry.missing is not None:
+            if entry.failure is not None:
+                if time.monotonic() - entry.failed_at < RETRY_AFTER_S:
+                    return entry
+                entry.failure = None
+            if entry.missing is not None and entry.report is None:
                 log.warning(
                     "search tool `%s`: no embedding model (%s); searching by keywords",
                     name,
@@ -130,9 +139,11 @@ class SearchToolset(AbstractToolset[Any]):
                 except BaseException:
                     await entry.index.__aexit__(None, None, None)
                     raise
-            except HoloDeckError as exc:  # a store that is down, a source that is gone
-                entry.failure = str(exc)
-                log.warning("search tool `%s` is unavailable: %s", name, exc)
+            except Exception as exc:  # a store that is down, a source that is gone: the
+                # agent goes on without this tool, as with any tool that fails
+                entry.failure = str(exc) if isinstance(exc, HoloDeckError) else repr(exc)
+                entry.failed_at = time.monotonic()
+                log.warning("search tool `%s` is unavailable: %s", name, entry.failure)
                 return entry
             entry.open = True
             _report_issues(name, entry.report)
