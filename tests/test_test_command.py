@@ -454,3 +454,15 @@ async def second() -> str:
     )
     result = run("test", str(root), "--model", "test", cwd=tmp_path)
     assert result.exit_code == 0, result.output
+
+
+def test_timings_give_each_phase_its_wall_and_cpu_time(write: Write, tmp_path: Path) -> None:
+    root = project(write, PASSING)
+    result = run("test", str(root), "--model", "test", "--timings", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    line = result.stderr.split("timings:")[-1]
+    phases = re.findall(r"(\w+) ([\d.]+) s \(([\d.]+) s CPU\)", line)
+    assert [name for name, _, _ in phases] == ["import", "load", "run", "save", "report"]
+    assert all(float(wall) >= 0 and float(cpu) >= 0 for _, wall, cpu in phases)
+    load_cpu = float(dict((n, c) for n, _, c in phases)["load"])
+    assert load_cpu > 0  # reading and checking the definition takes some CPU

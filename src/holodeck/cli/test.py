@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -136,6 +137,13 @@ def test(
 
     phases = Phases()
     with phases.phase("import"):
+        # what the run imports on first use otherwise, so that its first cases wait for
+        # nothing the rest do not: the metrics, and anyio's asyncio backend (pydantic-ai
+        # runs every turn in anyio task groups)
+        import anyio._backends._asyncio  # noqa: F401
+
+        import holodeck.testing.metrics
+        import holodeck.testing.progress  # noqa: F401
         from holodeck.config.loader import load_agent
         from holodeck.llm.cassette import Cassette
         from holodeck.llm.rate_limit import RateLimiter
@@ -180,6 +188,9 @@ def test(
     report = _Report(console, output, fmt, verbose, phases)
     with phases.phase("load"):  # the model and tools: building the agent
         agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
+    # the definition, the agent and every imported module live as long as the run: kept
+    # out of the collector's way, they are not scanned again and again as cases come and go
+    gc.freeze()
     try:
         code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))
     finally:

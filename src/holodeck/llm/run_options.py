@@ -34,6 +34,8 @@ class RunOptions:
     rate_limit: RateLimiter | None = None  # shared by every model of the run
     # told how search tools' ingestion goes: (tool name, phase, done, total)
     progress: Callable[[str, str, int, int], None] | None = None
+    # the agent's model calls `llm.first_request.on_first_request` callbacks (holodeck test)
+    signals_first_request: bool = False
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees."""

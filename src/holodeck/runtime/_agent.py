@@ -132,8 +132,13 @@ class Agent:
             from pydantic_ai import StructuredDict
 
             output_type = StructuredDict(spec.response_format, name="answer")
+        model = self.model.model
+        if self.options.signals_first_request:
+            from holodeck.llm.first_request import SignallingModel
+
+            model = SignallingModel(model)
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
-            self.model.model,
+            model,
             output_type=output_type,
             instructions=instructions or None,
             toolsets=tools.toolsets,

@@ -7,12 +7,14 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from holodeck.llm.errors import ProviderError
+from holodeck.llm.first_request import on_first_request
 from holodeck.llm.run_options import RunOptions
 from holodeck.llm.test_model import ExpectedCall
 from holodeck.runtime import (
@@ -85,7 +87,7 @@ def agent_for_tests(spec: AgentSpec, options: TestOptions, telemetry: Any = None
     before any case runs, and every case shares its tools (MCP servers start once) in a
     conversation of its own. One cassette for the whole run: every case and every judge
     records into it. `telemetry` replaces the agent's own (`--trace`)."""
-    return Agent(spec, options.run, telemetry=telemetry)
+    return Agent(spec, replace(options.run, signals_first_request=True), telemetry=telemetry)
 
 
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
@@ -109,12 +111,17 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     started, clock = datetime.now(UTC), time.perf_counter()
     concurrency = concurrency_for(spec, options)
     gate = asyncio.Semaphore(concurrency)
+    # One case at a time from its start to its first model request (when the agent says
+    # when that is): requests leave one after another rather than together once every
+    # waiting case has done its CPU work, and their answers come back spread out, so a
+    # case rarely waits for the others' work.
+    preparing = asyncio.Lock() if agent.options.signals_first_request else None
     results: dict[str, CaseResult] = {}
 
     async def one_case(name: str, case: TestCase) -> None:
         runs = []
         for attempt in range(1, options.repeat + 1):
-            async with gate, agent.session() as session:
+            async with gate, _until_first_request(preparing), agent.session() as session:
                 run = _run_case(session, spec, case, judges, attempt, offline)
                 runs.append(await traced_case(agent.telemetry, name, attempt, run))
         result = _summarise(name, case, runs)
@@ -260,6 +267,28 @@ async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord
     )
 
 
+@asynccontextmanager
+async def _until_first_request(lock: asyncio.Lock | None) -> AsyncIterator[None]:
+    """Hold `lock` until the first model request starts in the block (or it ends)."""
+    if lock is None:
+        yield
+        return
+    await lock.acquire()
+    held = True
+
+    def release() -> None:
+        nonlocal held
+        if held:
+            held = False
+            lock.release()
+
+    try:
+        with on_first_request(release):
+            yield
+    finally:
+        release()
+
+
 def _expected_call(entry: str | ExpectedTool) -> ExpectedCall:
     """What the offline test model should call: the name, with the argument values a
     case pins down (exact values and `approx` targets)."""
@@ -278,7 +307,11 @@ def _expected_call(entry: str | ExpectedTool) -> ExpectedCall:
 
 
 def _attachment(spec: AgentSpec, file: FileInput) -> Attachment:
-    attachment = Attachment.from_path(spec.resolve(file.path))
+    path = spec.resolve(file.path)
+    try:
+        attachment = Attachment.from_path(path)
+    except OSError as exc:  # it was there when the definition loaded
+        raise TurnError(f"cannot read the case's file {path}: {exc.strerror or exc}") from None
     if file.type is not None and file.type in _MEDIA:
         guessed = attachment.media_type
         if not guessed.startswith(_MEDIA[file.type].split("/")[0]):
