@@ -6,6 +6,7 @@ does not hold up the rest."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,37 @@ def test_a_case_that_fails_before_its_request_lets_the_next_start(write: Write) 
     assert statuses == {"c0": "error", "c1": "pass", "c2": "pass"}, run.cases
     error = run.cases[0].runs[0].error
     assert error is not None and "gone.png" in error and "No such file" in error
+
+
+def test_cases_with_servers_of_their_own_start_them_together(write: Write) -> None:
+    """Each case's `scope: session` MCP server starts before its first request: cases
+    are not held one at a time through those starts."""
+    recorded = Recorded()
+    demo = Path(__file__).resolve().parent / "mcp_servers" / "demo.py"
+    server = (
+        f"  - {{type: mcp, name: own, command: {sys.executable}, args: [{demo}], scope: session}}\n"
+    )
+    root = write(
+        {
+            "agent.yaml": "name: sched\nmodel: {provider: openai, name: gpt-4o}\n"
+            "instructions: {inline: Answer.}\ntools:\n" + server + "test_cases:\n" + cases(3),
+        }
+    )
+
+    async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        recorded.events.append("ask")
+        return ModelResponse(parts=[TextPart("ok")])
+
+    spec = load_agent(root)
+    options = TestOptions(run=RunOptions(model=FunctionModel(answer)), concurrency=3)
+
+    async def main() -> Any:
+        async with recording_agent(spec, options, recorded) as agent:
+            return await run_tests(spec, options, agent)
+
+    run = asyncio.run(main())
+    assert [case.status for case in run.cases] == ["pass"] * 3, run.cases
+    assert recorded.events[:3] == ["start"] * 3  # all three servers start at once
 
 
 def test_an_agent_that_does_not_signal_runs_cases_together(write: Write) -> None:

@@ -220,6 +220,18 @@ def test_warnings_of_a_turn_are_exported_with_its_trace_and_span_ids(tmp_path: P
         asyncio.run(shutdown_shared())
 
 
+def test_exported_log_records_are_redacted(tmp_path: Path) -> None:
+    with otlp_http() as received:
+        settings = otlp(received.endpoint, "http", redaction_patterns=["broken"])
+        path = write_agent(tmp_path / "agent", settings)
+        agent, _ = asyncio.run(one_turn(path))
+        assert agent.telemetry is not None
+        agent.telemetry.flush()
+        received.wait_for(lambda r: any("tool [REDACTED] failed" in log.body for log in r.logs))
+        assert not any("broken" in log.body for log in received.logs)
+        asyncio.run(shutdown_shared())
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -69,3 +69,29 @@ def redacting_exporter(exporter: Any, redactor: Redactor) -> Any:
             return bool(exporter.force_flush(timeout_millis))
 
     return RedactingExporter()
+
+
+def redacting_log_processor(redactor: Redactor) -> Any:
+    """A log record processor, registered before the exporting ones, that rewrites each
+    record's body and string attributes in place."""
+    from opentelemetry.sdk._logs import LogRecordProcessor
+
+    class RedactingLogs(LogRecordProcessor):
+        def on_emit(self, emitted: Any) -> None:
+            # both SDK generations wrap the record (`ReadWriteLogRecord`, earlier `LogData`)
+            record = emitted.log_record
+            if isinstance(record.body, str):
+                record.body = redactor.text(record.body)
+            if record.attributes:
+                for key, value in redactor.attributes(record.attributes).items():
+                    record.attributes[key] = value
+
+        emit = on_emit  # the method's name before SDK 1.35
+
+        def shutdown(self) -> None:
+            pass
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+    return RedactingLogs()

@@ -18,7 +18,7 @@ from typing import Any
 
 from holodeck._version import __version__
 from holodeck.observability import _exporters as exporters
-from holodeck.observability._redact import Redactor, redacting_exporter
+from holodeck.observability._redact import Redactor, redacting_exporter, redacting_log_processor
 from holodeck.observability._sampling import record_all_sampler
 from holodeck.observability._span_metrics import span_metrics_processor
 from holodeck.observability._tree import SpanNode, span_trees
@@ -151,6 +151,8 @@ class Telemetry:
 
         logs = self.settings.logs
         provider = LoggerProvider(resource=self.tracer_provider.resource, shutdown_on_exit=False)
+        if self.redactor:  # first: the exporting processors get the rewritten record
+            provider.add_log_record_processor(redacting_log_processor(self.redactor))
         if where.otlp is not None:
             exporter = exporters.otlp_exporter(where.otlp, "logs", env)
             provider.add_log_record_processor(BatchLogRecordProcessor(exporter))

@@ -3,6 +3,7 @@ them (MCP servers, connections) when the server stops."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -41,6 +42,11 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             yield
         finally:
             await registry.aclose()
+            # each process (every --workers worker too) flushes and stops its exporters
+            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
+                from holodeck.observability import shutdown_shared
+
+                await shutdown_shared()
 
     app = FastAPI(
         title="HoloDeck agent server",

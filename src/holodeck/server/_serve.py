@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from collections.abc import Sequence
 from types import FrameType
 
@@ -60,18 +59,5 @@ def serve(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
             **common,  # type: ignore[arg-type]
         )
         Multiprocess(config, sockets=[config.bind_socket()]).run()
-    else:
-        try:
-            uvicorn.run(create_app(options, specs), **common)  # type: ignore[arg-type]
-        finally:
-            _stop_telemetry()
-
-
-def _stop_telemetry() -> None:
-    """Flush (bounded) and stop the exporters, if observability was on."""
-    if "holodeck.observability._telemetry" in sys.modules:
-        import asyncio
-
-        from holodeck.observability import shutdown_shared
-
-        asyncio.run(shutdown_shared())
+    else:  # the app's lifespan stops telemetry, as each worker's does
+        uvicorn.run(create_app(options, specs), **common)  # type: ignore[arg-type]

@@ -114,8 +114,10 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     # One case at a time from its start to its first model request (when the agent says
     # when that is): requests leave one after another rather than together once every
     # waiting case has done its CPU work, and their answers come back spread out, so a
-    # case rarely waits for the others' work.
-    preparing = asyncio.Lock() if agent.options.signals_first_request else None
+    # case rarely waits for the others' work. Not when each case starts servers of its
+    # own (`scope: session`) before that request: those start together.
+    staggered = agent.options.signals_first_request and not agent.has_session_tools
+    preparing = asyncio.Lock() if staggered else None
     results: dict[str, CaseResult] = {}
 
     async def one_case(name: str, case: TestCase) -> None:
