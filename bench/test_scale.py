@@ -7,6 +7,9 @@ Prints, per size: wall, CPU per case (user + system of the command, start-up inc
 the run phase's CPU per case (start-up apart), connections the server saw, the command's
 phases (`--timings`: wall and CPU) and the run phase against the ideal (cases /
 concurrency x 200 ms). Targets: CPU per case <= 12 ms; run phase <= 1.15x ideal.
+Then, for reference, the same requests from a bare pydantic-ai agent (its own process,
+same model, server and concurrency, no HoloDeck): its CPU per run and run/ideal are the
+floor any runner built on pydantic-ai and the OpenAI SDK starts from.
 
 HoloDeck's modules are byte-compiled first, as an installed wheel's are (an editable
 install under PYTHONDONTWRITEBYTECODE would compile them from source on every start).
@@ -24,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 LATENCY_S = 0.2
@@ -156,8 +161,9 @@ def byte_compile_holodeck() -> None:
     compileall.compile_dir(Path(holodeck.__file__).parent, quiet=1)
 
 
-def measure(cases: int) -> None:
-    byte_compile_holodeck()
+@contextmanager
+def model_server() -> Iterator[int]:
+    """The scripted model server in a process of its own; yields its port once it listens."""
     port = free_port()
     server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
     try:
@@ -170,6 +176,15 @@ def measure(cases: int) -> None:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+        yield port
+    finally:
+        server.kill()
+        server.wait()
+
+
+def measure(cases: int) -> None:
+    byte_compile_holodeck()
+    with model_server() as port:
         before = connections(port)
         root = project(cases, port)
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -204,17 +219,58 @@ def measure(cases: int) -> None:
             "phases (wall/CPU s) "
             + ", ".join(f"{k} {w:.2f}/{c:.2f}" for k, (w, c) in timings.items())
         )
-    finally:
-        server.kill()
-        server.wait()
+
+
+async def bare_runs(port: int, cases: int) -> None:
+    """`cases` runs of a bare pydantic-ai agent, CONCURRENCY at a time; prints the CPU
+    and wall time of the runs (imports and the agent's construction apart) as JSON."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-bench")
+    agent = Agent(OpenAIChatModel("gpt-4o-mini", provider=provider), instructions="Answer.")
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(i: int) -> None:
+        async with gate:
+            result = await agent.run(f"Where is order {i}?")
+            assert "shipped" in result.output
+
+    cpu, started = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(cases)))
+    wall = time.perf_counter() - started
+    print(json.dumps({"cpu": time.process_time() - cpu, "wall": wall}))
+
+
+def measure_bare(cases: int) -> None:
+    with model_server() as port:
+        done = subprocess.run(
+            [sys.executable, __file__, "--bare", str(port), str(cases)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    numbers = json.loads(done.stdout)
+    ideal = cases / CONCURRENCY * LATENCY_S
+    print(
+        f"{cases:5d} runs of a bare pydantic-ai agent: {numbers['cpu'] / cases * 1000:4.1f} ms "
+        f"CPU a run; {numbers['wall'] / ideal:.2f}x the ideal {ideal:.1f} s"
+    )
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--serve"]:
         asyncio.run(serve(int(sys.argv[2])))
         return
-    for cases in [int(a) for a in sys.argv[1:]] or [40, 400, 4000]:
+    if sys.argv[1:2] == ["--bare"]:
+        asyncio.run(bare_runs(int(sys.argv[2]), int(sys.argv[3])))
+        return
+    sizes = [int(a) for a in sys.argv[1:]] or [40, 400, 4000]
+    for cases in sizes:
         measure(cases)
+    for cases in sizes:
+        measure_bare(cases)
 
 
 if __name__ == "__main__":
