@@ -17,6 +17,7 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session
+from holodeck.testing.results import TestRun
 from holodeck.testing.runner import TestOptions, agent_for_tests, run_tests
 
 
@@ -42,33 +43,32 @@ def asked(messages: list[ModelMessage]) -> str:
     )
 
 
-class Recorded:
-    """The order of what happened: `start qN` when a case opens its conversation,
-    `ask qN` when its request reaches the model."""
-
-    def __init__(self) -> None:
-        self.events: list[str] = []
-
-
-def recording_agent(spec: Any, options: TestOptions, recorded: Recorded) -> Agent:
+def run_recording_starts(spec: Any, options: TestOptions, events: list[str]) -> TestRun:
+    """Run the cases on `agent_for_tests`'s agent, adding "start" to `events` as each
+    case opens its conversation (the model functions add "ask" as requests arrive)."""
     agent = agent_for_tests(spec, options)
     opened = agent.session
 
     def session(*args: Any, **kwargs: Any) -> Session:
-        recorded.events.append("start")
+        events.append("start")
         return opened(*args, **kwargs)
 
     agent.session = session  # type: ignore[method-assign]
-    return agent
+
+    async def main() -> TestRun:
+        async with agent:
+            return await run_tests(spec, options, agent)
+
+    return asyncio.run(main())
 
 
 def test_cases_start_one_at_a_time_until_their_request_leaves(write: Write) -> None:
-    recorded = Recorded()
+    events: list[str] = []
     in_flight: list[str] = []
     all_in = asyncio.Event()
 
     async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        recorded.events.append("ask")
+        events.append("ask")
         in_flight.append(asked(messages))
         if len(in_flight) == 3:
             all_in.set()
@@ -80,14 +80,10 @@ def test_cases_start_one_at_a_time_until_their_request_leaves(write: Write) -> N
     spec = load_agent(definition(write, cases(3)))
     options = TestOptions(run=RunOptions(model=FunctionModel(answer)), concurrency=3)
 
-    async def main() -> Any:
-        async with recording_agent(spec, options, recorded) as agent:
-            return await run_tests(spec, options, agent)
-
-    run = asyncio.run(main())
+    run = run_recording_starts(spec, options, events)
 
     assert [case.status for case in run.cases] == ["pass"] * 3, run.cases
-    assert recorded.events == ["start", "ask"] * 3  # not: start, start, start, ask, ...
+    assert events == ["start", "ask"] * 3  # not: start, start, start, ask, ...
     assert in_flight == ["q0", "q1", "q2"]
 
 
@@ -113,7 +109,7 @@ def test_a_case_that_fails_before_its_request_lets_the_next_start(write: Write) 
 def test_cases_with_servers_of_their_own_start_them_together(write: Write) -> None:
     """Each case's `scope: session` MCP server starts before its first request: cases
     are not held one at a time through those starts."""
-    recorded = Recorded()
+    events: list[str] = []
     demo = Path(__file__).resolve().parent / "mcp_servers" / "demo.py"
     server = (
         f"  - {{type: mcp, name: own, command: {sys.executable}, args: [{demo}], scope: session}}\n"
@@ -126,19 +122,15 @@ def test_cases_with_servers_of_their_own_start_them_together(write: Write) -> No
     )
 
     async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        recorded.events.append("ask")
+        events.append("ask")
         return ModelResponse(parts=[TextPart("ok")])
 
     spec = load_agent(root)
     options = TestOptions(run=RunOptions(model=FunctionModel(answer)), concurrency=3)
 
-    async def main() -> Any:
-        async with recording_agent(spec, options, recorded) as agent:
-            return await run_tests(spec, options, agent)
-
-    run = asyncio.run(main())
+    run = run_recording_starts(spec, options, events)
     assert [case.status for case in run.cases] == ["pass"] * 3, run.cases
-    assert recorded.events[:3] == ["start"] * 3  # all three servers start at once
+    assert events[:3] == ["start"] * 3  # all three servers start at once
 
 
 def test_an_agent_that_does_not_signal_runs_cases_together(write: Write) -> None:

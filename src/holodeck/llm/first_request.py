@@ -7,16 +7,11 @@ waits for the CPU work of nine others before its request leaves."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.wrapper import WrapperModel
-from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext
+from holodeck.llm.before_request import BeforeRequestModel
 
 # Tasks copy their context when created, so the turn's tasks (and pydantic-ai's graph
 # tasks under them) see the callback set by the code that started the turn.
@@ -34,35 +29,11 @@ def on_first_request(callback: Callable[[], None]) -> Iterator[None]:
         _callback.reset(token)
 
 
-def _signal() -> None:
-    callback = _callback.get()
-    if callback is not None:
-        _callback.set(None)
-        callback()
-
-
-class SignallingModel(WrapperModel):
+class SignallingModel(BeforeRequestModel):
     """Calls the context's `on_first_request` callback as each request starts."""
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        _signal()
-        return await super().request(messages, model_settings, model_request_parameters)
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        _signal()
-        async with super().request_stream(
-            messages, model_settings, model_request_parameters, run_context
-        ) as stream:
-            yield stream
+    async def before_request(self) -> None:
+        callback = _callback.get()
+        if callback is not None:
+            _callback.set(None)
+            callback()

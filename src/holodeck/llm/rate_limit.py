@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.wrapper import WrapperModel
-from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext
+from holodeck.llm.before_request import BeforeRequestModel
 
 
 @dataclass
@@ -37,30 +31,10 @@ class RateLimiter:
                 await asyncio.sleep(60.0 - (now - self._starts[0]))
 
 
-class RateLimitedModel(WrapperModel):
+class RateLimitedModel(BeforeRequestModel):
     def __init__(self, wrapped: Any, limiter: RateLimiter) -> None:
         super().__init__(wrapped)
         self.limiter = limiter
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
+    async def before_request(self) -> None:
         await self.limiter.acquire()
-        return await super().request(messages, model_settings, model_request_parameters)
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        await self.limiter.acquire()
-        async with super().request_stream(
-            messages, model_settings, model_request_parameters, run_context
-        ) as stream:
-            yield stream
