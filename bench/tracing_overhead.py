@@ -20,7 +20,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from holodeck.config.loader import load_agent
+from holodeck.llm.run_options import RunOptions
 from holodeck.observability import shutdown_shared
+from holodeck.runtime import Agent, FinalMessage
 from otlp_receiver import otlp_http
 from runtime_overhead import (
     AGENT_YAML,
@@ -33,6 +36,7 @@ from runtime_overhead import (
     medians_ms,
     scripted_model,
 )
+from test_scale import model_server
 
 IMPORTS = (
     "import opentelemetry.sdk.trace, opentelemetry.sdk.metrics, opentelemetry.sdk._logs, "
@@ -85,6 +89,33 @@ def instrumented_bare_turn() -> Any:
     return turn
 
 
+def http_turn(root: Path) -> Any:
+    """A turn of the agent at `root` (a model over HTTP, no tools)."""
+    agent = Agent(load_agent(root), RunOptions(env={"OPENAI_API_KEY": "sk-bench"}))
+
+    async def turn() -> None:
+        final = None
+        async for event in agent.run("Where is order 1?"):
+            final = event
+        assert isinstance(final, FinalMessage) and "shipped" in final.text
+
+    return turn
+
+
+async def over_http(directory: Path, endpoint: str, turns: int) -> tuple[float, float]:
+    """Median ms per turn against the 200 ms model server, tracing off and on."""
+    with model_server() as port:
+        model = f"{{provider: openai, name: gpt-4o-mini, endpoint: 'http://127.0.0.1:{port}/v1'}}"
+        head = f"name: shop\nmodel: {model}\ninstructions: {{inline: Answer.}}\n"
+        traced = "observability:\n  enabled: true\n  exporters:\n    otlp:\n"
+        traced += f"      endpoint: {endpoint}\n      protocol: http\n"
+        roots = Path(directory, "http-off"), Path(directory, "http-on")
+        for root, extra in zip(roots, ("", traced), strict=True):
+            root.mkdir()
+            (root / "agent.yaml").write_text(head + extra, encoding="utf-8")
+        return await medians_ms(http_turn(roots[0]), http_turn(roots[1]), turns)
+
+
 async def main() -> None:
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     warnings.simplefilter("ignore")
@@ -106,6 +137,8 @@ async def main() -> None:
         exported = len(receiver.spans)
         # the share that is pydantic-ai's own instrumentation, on its bare agent
         bare_off, bare_on = await medians_ms(bare_turn(1), instrumented_bare_turn(), turns)
+        http_off, http_on = await over_http(Path(directory), receiver.endpoint, 30)
+        await shutdown_shared()
     ratio = traced_ms / untraced_ms
     print(f"median ms per turn with one tool call, {turns} turns after {WARMUP} warm-up turns")
     print(f"tracing off: {untraced_ms:.3f} ms   on (OTLP/HTTP): {traced_ms:.3f} ms")
@@ -114,6 +147,10 @@ async def main() -> None:
     print(
         "pydantic-ai's instrumentation alone, on its bare agent (in-memory SDK, no export): "
         f"{bare_on / bare_off:.2f}x ({bare_off:.3f} -> {bare_on:.3f} ms)"
+    )
+    print(
+        "a turn against a model over HTTP answering in 200 ms (30 turns): "
+        f"off {http_off:.1f} ms, on {http_on:.1f} ms = {http_on / http_off:.3f}x"
     )
     print(f"importing the OpenTelemetry SDK and OTLP exporters: {import_ms():.0f} ms")
 
