@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -681,52 +681,42 @@ def closed_port_url(suffix: str = "/v1") -> str:
 
 # --- fixtures ------------------------------------------------------------------------
 
+_Server = TypeVar("_Server", bound="_Startable")
 
-@pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    server = OpenAIServer()
+
+class _Startable(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+def _running(server: _Server) -> Iterator[_Server]:
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    yield from _running(OpenAIServer())
 
 
 @pytest.fixture
 def gemini_server() -> Iterator[GeminiServer]:
-    server = GeminiServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _running(GeminiServer())
 
 
 @pytest.fixture
 def anthropic_server() -> Iterator[AnthropicServer]:
-    server = AnthropicServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _running(AnthropicServer())
 
 
 @pytest.fixture
 def embeddings_server() -> Iterator[EmbeddingsServer]:
-    server = EmbeddingsServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _running(EmbeddingsServer())
 
 
 @pytest.fixture
 def gemini_embeddings_server() -> Iterator[GeminiEmbeddingsServer]:
-    server = GeminiEmbeddingsServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _running(GeminiEmbeddingsServer())

@@ -283,6 +283,19 @@ def test_holodeck_test_traces_cases_and_metrics_with_judges_nested(tmp_path: Pat
         assert points[-1]["attributes"] == {"holodeck.test.status": "pass"}
 
 
+def python(cwd: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` in a fresh interpreter that sees this one's packages, in `cwd`."""
+    return subprocess.run(
+        [sys.executable, *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+
+
 def test_no_observability_imports_no_sdk(tmp_path: Path) -> None:
     path = write_agent(
         tmp_path / "agent",
@@ -298,28 +311,23 @@ def test_no_observability_imports_no_sdk(tmp_path: Path) -> None:
         "    assert exc.code == 0, exc.code\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=120,
-    )
+    done = python(tmp_path, "-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_chat_trace_prints_the_turn_tree_without_a_collector(tmp_path: Path) -> None:
     path = write_agent(tmp_path / "agent", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "holodeck", "chat", str(path), "--model", "test", "--trace"],
+    done = python(
+        tmp_path,
+        "-m",
+        "holodeck",
+        "chat",
+        str(path),
+        "--model",
+        "test",
+        "--trace",
         input="Weather?",
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "invoke_agent top" in done.stderr
@@ -554,14 +562,7 @@ def test_holodeck_test_verbose_prints_each_cases_tree_when_observability_is_on(
         settings,
         test_cases=[{"name": "oslo", "input": "Weather?", "expected_tools": ["lookup"]}],
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "holodeck", "test", str(path), "--model", "test", "-v"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=120,
-    )
+    done = python(tmp_path, "-m", "holodeck", "test", str(path), "--model", "test", "-v")
     assert done.returncode == 0, done.stderr
     assert "test_case oslo" in done.stdout
     assert "└─ invoke_agent top" in done.stdout or "├─ invoke_agent top" in done.stdout
@@ -603,13 +604,6 @@ def test_holodeck_test_against_a_dead_collector_ends_within_the_flush_limit(
         test_cases=[{"name": "oslo", "input": "Weather?", "expected_tools": ["lookup"]}],
     )
     clock = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "holodeck", "test", str(path), "--model", "test"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=120,
-    )
+    done = python(tmp_path, "-m", "holodeck", "test", str(path), "--model", "test")
     assert done.returncode == 0, done.stderr
     assert time.perf_counter() - clock < 25  # start, MCP server, the 5 s flush limit, exit

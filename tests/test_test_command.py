@@ -463,6 +463,5 @@ def test_timings_give_each_phase_its_wall_and_cpu_time(write: Write, tmp_path: P
     line = result.stderr.split("timings:")[-1]
     phases = re.findall(r"(\w+) ([\d.]+) s \(([\d.]+) s CPU\)", line)
     assert [name for name, _, _ in phases] == ["import", "load", "run", "save", "report"]
-    assert all(float(wall) >= 0 and float(cpu) >= 0 for _, wall, cpu in phases)
-    load_cpu = float(dict((n, c) for n, _, c in phases)["load"])
-    assert load_cpu > 0  # reading and checking the definition takes some CPU
+    wall, cpu = {name: (float(w), float(c)) for name, w, c in phases}["load"]
+    assert cpu > 0 and wall > 0  # reading and checking the definition takes time and CPU

@@ -49,7 +49,7 @@ def protocol_of(otlp: OtlpExporter, env: Mapping[str, str]) -> str:
     return "grpc" if chosen == "grpc" else "http"
 
 
-def otlp_exporter(otlp: OtlpExporter, signal: str, env: Mapping[str, str]) -> Any:
+def _otlp_exporter(otlp: OtlpExporter, signal: str, env: Mapping[str, str]) -> Any:
     """The OTLP exporter of `signal` ("traces", "metrics" or "logs")."""
     timeout = (otlp.timeout_ms or _env_timeout_ms(env) or DEFAULT_TIMEOUT_MS) / 1000
     headers = dict(otlp.headers) or None
@@ -117,7 +117,22 @@ def _env_timeout_ms(env: Mapping[str, str]) -> int | None:
         return None
 
 
-def console_span_exporter(console: ConsoleExporter) -> Any:
+def chosen(where: Destinations, signal: str, env: Mapping[str, str]) -> list[Any]:
+    """The exporters of `signal` ("traces", "metrics" or "logs") that `where` names."""
+    found = []
+    if where.otlp is not None:
+        found.append(_otlp_exporter(where.otlp, signal, env))
+    if where.console is not None:
+        console = {
+            "traces": _console_spans,
+            "metrics": _console_metrics,
+            "logs": _console_logs,
+        }[signal]
+        found.append(console(where.console))
+    return found
+
+
+def _console_spans(console: ConsoleExporter) -> Any:
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
     def formatted(span: Any) -> str:
@@ -133,7 +148,7 @@ def console_span_exporter(console: ConsoleExporter) -> Any:
     return ConsoleSpanExporter(out=sys.stderr, formatter=formatted)
 
 
-def console_metric_exporter(console: ConsoleExporter) -> Any:
+def _console_metrics(console: ConsoleExporter) -> Any:
     from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
     indent = 4 if console.pretty_print else None
@@ -142,7 +157,7 @@ def console_metric_exporter(console: ConsoleExporter) -> Any:
     )
 
 
-def console_log_exporter(console: ConsoleExporter) -> Any:
+def _console_logs(console: ConsoleExporter) -> Any:
     from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter
 
     def formatted(record: Any) -> str:

@@ -96,12 +96,7 @@ class Telemetry:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         traces = self.settings.traces
-        chosen = []
-        if where.otlp is not None:
-            chosen.append(exporters.otlp_exporter(where.otlp, "traces", env))
-        if where.console is not None:
-            chosen.append(exporters.console_span_exporter(where.console))
-        for exporter in chosen:
+        for exporter in exporters.chosen(where, "traces", env):
             if self.redactor:
                 exporter = redacting_exporter(exporter, self.redactor)
             self.tracer_provider.add_span_processor(
@@ -123,12 +118,7 @@ class Telemetry:
         if where is None or not metrics.enabled:
             return []
         readers: list[Any] = []
-        chosen = []
-        if where.otlp is not None:
-            chosen.append(exporters.otlp_exporter(where.otlp, "metrics", env))
-        if where.console is not None:
-            chosen.append(exporters.console_metric_exporter(where.console))
-        for exporter in chosen:
+        for exporter in exporters.chosen(where, "metrics", env):
             readers.append(
                 PeriodicExportingMetricReader(
                     exporter,
@@ -153,11 +143,7 @@ class Telemetry:
         provider = LoggerProvider(resource=self.tracer_provider.resource, shutdown_on_exit=False)
         if self.redactor:  # first: the exporting processors get the rewritten record
             provider.add_log_record_processor(redacting_log_processor(self.redactor))
-        if where.otlp is not None:
-            exporter = exporters.otlp_exporter(where.otlp, "logs", env)
-            provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
-        if where.console is not None:
-            exporter = exporters.console_log_exporter(where.console)
+        for exporter in exporters.chosen(where, "logs", env):
             provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
         level = _LEVELS[logs.level]
         # the handler takes the current span's trace and span ids into each record

@@ -160,9 +160,7 @@ class EmbeddedStore:
     async def replace_file(
         self, file: SourceFile, chunks: Sequence[Chunk], vectors: Matrix | None
     ) -> None:
-        if self.dimensions is not None or vectors is not None:
-            shape = (0, None) if vectors is None else vectors.shape
-            check_rows(shape[0], len(chunks), shape[1] if len(shape) > 1 else None, self.dimensions)
+        check_rows(vectors, len(chunks), self.dimensions)
         await asyncio.to_thread(self._replace, file, chunks, vectors)
 
     def _replace(self, file: SourceFile, chunks: Sequence[Chunk], vectors: Matrix | None) -> None:

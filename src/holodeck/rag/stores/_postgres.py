@@ -168,9 +168,7 @@ class PostgresStore:
     async def replace_file(
         self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
     ) -> None:
-        if self.dimensions is not None or vectors is not None:
-            shape = (0, None) if vectors is None else vectors.shape
-            check_rows(shape[0], len(chunks), shape[1] if len(shape) > 1 else None, self.dimensions)
+        check_rows(vectors, len(chunks), self.dimensions)
         rows = [
             (c.source, c.record_id, c.position, chunk_to_json(c), c.text)
             + (() if vectors is None else (np.asarray(vectors[i], dtype=np.float32),))

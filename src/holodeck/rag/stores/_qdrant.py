@@ -172,9 +172,7 @@ class QdrantStore:
     ) -> None:
         from qdrant_client import models
 
-        if self.dimensions is not None or vectors is not None:
-            shape = (0, None) if vectors is None else vectors.shape
-            check_rows(shape[0], len(chunks), shape[1] if len(shape) > 1 else None, self.dimensions)
+        check_rows(vectors, len(chunks), self.dimensions)
 
         async def write(client: AsyncQdrantClient) -> None:
             await client.delete(self._name, points_selector=self._source_is(file.path))

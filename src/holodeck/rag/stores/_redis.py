@@ -136,9 +136,7 @@ class RedisStore:
     async def replace_file(
         self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
     ) -> None:
-        if self.dimensions is not None or vectors is not None:
-            shape = (0, None) if vectors is None else vectors.shape
-            check_rows(shape[0], len(chunks), shape[1] if len(shape) > 1 else None, self.dimensions)
+        check_rows(vectors, len(chunks), self.dimensions)
         members = self._key("file", file.path)
 
         async def write(r: Redis) -> None:

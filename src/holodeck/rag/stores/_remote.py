@@ -5,9 +5,14 @@ dimension check every store makes when it opens a collection."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from holodeck.errors import ConfigurationError, ExecutionError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 _MASK = "***"
 _PASSWORD_KEY = re.compile(r"((?:password|api_key|apikey)\s*=\s*)([^&\s]+)", re.IGNORECASE)
@@ -65,15 +70,25 @@ def check_dimensions(store: str, collection: str, stored: int | None, wanted: in
     )
 
 
-def check_rows(vectors_rows: int, chunks: int, width: int | None, dimensions: int | None) -> None:
-    """`replace_file` gets one vector per chunk, of the collection's width."""
-    if chunks == 0 and vectors_rows == 0:
+def check_rows(
+    vectors: npt.NDArray[np.float32] | None, chunks: int, dimensions: int | None
+) -> None:
+    """`replace_file` gets one vector per chunk, of the collection's width (or, in a
+    collection without vectors, none)."""
+    if dimensions is None and vectors is None:
+        return  # keywords only
+    rows, width = (0, None) if vectors is None else (vectors.shape[0], _width(vectors))
+    if chunks == 0 and rows == 0:
         return  # a file with nothing to search: no vectors needed
-    if vectors_rows != chunks or width != dimensions:
+    if rows != chunks or width != dimensions:
         raise ExecutionError(
-            f"{chunks} chunks came with {vectors_rows} vectors of width {width}; "
+            f"{chunks} chunks came with {rows} vectors of width {width}; "
             f"the collection expects one vector of width {dimensions} per chunk",
         )
+
+
+def _width(vectors: npt.NDArray[np.float32]) -> int | None:
+    return int(vectors.shape[1]) if vectors.ndim > 1 else None
 
 
 def secrets_of(url: str | None) -> tuple[str, ...]:
