@@ -36,6 +36,9 @@ class RunOptions:
     progress: Callable[[str, str, int, int], None] | None = None
     # the agent's model calls `llm.first_request.on_first_request` callbacks (holodeck test)
     signals_first_request: bool = False
+    # the definition was uploaded to a server, not written by its operator: the endpoints,
+    # URLs and credentials it names get no trust of their own (outbound policy, credentials)
+    uploaded: bool = False
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees."""

@@ -99,7 +99,7 @@ class Registry:
             store = self._stores[identity] = open_store(identity)
         served = ServedAgent(
             spec=spec,
-            agent=Agent(spec, RunOptions(model=self.options.model)),
+            agent=Agent(spec, RunOptions(model=self.options.model, uploaded=uploaded)),
             store=store,
             log=RequestLog(self._log_path(spec.name), spec.logging),
             live=self.live,

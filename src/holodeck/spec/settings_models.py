@@ -119,6 +119,10 @@ class AuthSettings(Strict):
         return self
 
 
+class UploadSettings(Strict):
+    """What agents uploaded over POST /v1/agents may take and use."""
+
+
 class DeploymentSettings(Strict):
     """Defaults for `holodeck deploy`; command-line flags override them."""
 
@@ -153,6 +157,7 @@ class DeploymentSettings(Strict):
         "server with its rights. Default: on when the server listens only on a loopback "
         "address, off otherwise; enable it on a network only behind API keys you trust.",
     )
+    uploads: UploadSettings = Field(default_factory=UploadSettings)
 
     @model_validator(mode="before")
     @classmethod

@@ -29,7 +29,13 @@ class Phases:
         """`timings: import 1.10 s (1.08 s CPU) · load ...`"""
         shown = [n for n in PHASES if n != "ingest" or self.seconds[n]]  # only when it ran
         parts = " · ".join(
-            f"{name} {self.seconds[name]:.2f} s ({self.cpu_seconds[name]:.2f} s CPU)"
+            f"{name} {_seconds(self.seconds[name])} s ({_seconds(self.cpu_seconds[name])} s CPU)"
             for name in shown
         )
         return f"timings: {parts}"
+
+
+def _seconds(value: float) -> str:
+    """Two decimals, or milliseconds for a phase shorter than a tenth of a second (a small
+    definition loads in a few ms, which two decimals would print as 0.00)."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
