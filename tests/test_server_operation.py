@@ -290,7 +290,7 @@ def test_an_uploaded_image_is_served_and_cannot_read_the_servers_environment(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
     openai_server.script(text("I cannot say."))
-    with serve(WEATHER, allow_uploads=True, model=None) as server:
+    with serve(WEATHER, allow_uploads=True, model=None, upload_providers=("openai",)) as server:
         uploaded = server.client.post(
             "/v1/agents", content=image_archive(LEAKY), headers={"Content-Type": "application/gzip"}
         )

@@ -7,18 +7,23 @@ When agent.yaml names a custom provider entry (`provider: local-llama`), that
 entry is part of what agent.yaml asked for, so its fields come before the
 environment: an `OPENAI_API_KEY` meant for api.openai.com is never sent to a
 self-hosted server that has its own key (or none).
+
+An agent uploaded to a server (`lent` is not None) wrote its `model:` block itself:
+the server's credentials (environment, config.yaml) reach it only for a provider entry
+the server lends to uploads (`deployment.uploads.providers`), and only at that entry's
+own endpoint. Elsewhere the agent has what it names and nothing of the server's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
 from holodeck.errors import ConfigurationError
 from holodeck.spec.model_settings import ModelSettings, ProviderType
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.settings_models import ProviderEntry, Settings
 
 # Each provider's standard variables, in the order they are tried.
 ENV_VARS: dict[ProviderType, dict[str, tuple[str, ...]]] = {
@@ -109,12 +114,21 @@ class ResolvedModel:
     api_version: str | None
     settings: ModelSettings
     sources: dict[str, str] = field(default_factory=dict)
+    # why the server's credential was kept from an uploaded agent (None: it was not)
+    withheld: str | None = None
 
 
 def resolve_model(
-    model: ModelSettings, settings: Settings, env: Mapping[str, str]
+    model: ModelSettings,
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    lent: Collection[str] | None = None,
 ) -> ResolvedModel:
-    """Settle credentials for `model`; raise `UnknownProviderError` for unknown names."""
+    """Settle credentials for `model`; raise `UnknownProviderError` for unknown names.
+
+    `lent` is None for a definition the operator wrote; for an uploaded one, the
+    provider entries whose server credentials it may use (at their endpoints only)."""
     provider = settings.provider_type(model.provider)
     if provider is None:
         raise UnknownProviderError(f"unknown provider `{model.provider}`")
@@ -124,11 +138,52 @@ def resolve_model(
     if entry_name not in settings.providers and builtin is not None:
         entry_name = builtin.value
     entry = settings.providers.get(entry_name)
+    named_entry = entry is not None and builtin is not provider
+    own = {name: _text(getattr(model, name)) for name in FIELDS}
+    server = _server_values(provider, entry_name, entry, named_entry, env)
+    withheld = None
+    if lent is not None:
+        refusal = _not_lent(model.provider, entry_name, own["endpoint"], server, lent)
+        if refusal is not None:
+            # a credential the server would have used (Vertex AI's may be ambient: ADC)
+            has_credential = "api_key" in server or provider is ProviderType.VERTEX_AI
+            withheld = refusal if has_credential else None
+            server = {}
     sources: dict[str, str] = {}
     values: dict[str, str | None] = {}
-    named_entry = entry is not None and builtin is not provider
-    for name in ("api_key", "endpoint", "api_version"):
-        candidates = [("agent", _text(getattr(model, name)))]
+    for name in FIELDS:
+        if own[name] is not None:
+            values[name], sources[name] = own[name], "agent"
+        elif name in server:
+            sources[name], values[name] = server[name]
+        else:
+            values[name] = None
+    key = values["api_key"]
+    return ResolvedModel(
+        provider=provider,
+        name=model.name,
+        api_key=SecretStr(key) if key is not None else None,
+        endpoint=values["endpoint"],
+        api_version=values["api_version"],
+        settings=model,
+        sources=sources,
+        withheld=withheld,
+    )
+
+
+FIELDS = ("api_key", "endpoint", "api_version")
+
+
+def _server_values(
+    provider: ProviderType,
+    entry_name: str,
+    entry: ProviderEntry | None,
+    named_entry: bool,
+    env: Mapping[str, str],
+) -> dict[str, tuple[str, str]]:
+    """What the environment and config.yaml give, field by field: (source, value)."""
+    out: dict[str, tuple[str, str]] = {}
+    for name in FIELDS:
         from_env = [
             (f"environment variable {var}", env.get(var) or None)
             for var in ENV_VARS[provider].get(name, ())
@@ -141,21 +196,38 @@ def resolve_model(
         ]
         # a named entry is used as written: its type's variables (OPENAI_API_KEY, ...)
         # belong to the hosted service and must not leak to a self-hosted one
-        candidates += from_config if named_entry else (from_env + from_config)
-        source, value = next(((src, v) for src, v in candidates if v is not None), ("", None))
-        values[name] = value
-        if value is not None:
-            sources[name] = source
-    key = values["api_key"]
-    return ResolvedModel(
-        provider=provider,
-        name=model.name,
-        api_key=SecretStr(key) if key is not None else None,
-        endpoint=values["endpoint"],
-        api_version=values["api_version"],
-        settings=model,
-        sources=sources,
-    )
+        candidates = from_config if named_entry else (from_env + from_config)
+        found = next(((src, v) for src, v in candidates if v is not None), None)
+        if found is not None:
+            out[name] = found
+    return out
+
+
+def _not_lent(
+    written: str,
+    entry_name: str,
+    endpoint: str | None,
+    server: Mapping[str, tuple[str, str]],
+    lent: Collection[str],
+) -> str | None:
+    """Why an uploaded agent may not use the server's credential (None: it may)."""
+    if written not in lent and entry_name not in lent:
+        return (
+            f"this server lends its credentials to uploaded agents only for the providers "
+            f"in deployment.uploads.providers, and `{entry_name}` is not one of them"
+        )
+    server_endpoint = server["endpoint"][1] if "endpoint" in server else None
+    if endpoint is not None and _url(endpoint) != _url(server_endpoint):
+        where = server_endpoint or "the provider's own endpoint"
+        return (
+            f"the agent names the endpoint {endpoint}; this server lends its `{entry_name}` "
+            f"credential only at {where}"
+        )
+    return None
+
+
+def _url(value: str | None) -> str | None:
+    return value.strip().rstrip("/").lower() if value is not None else None
 
 
 def _text(value: SecretStr | str | None) -> str | None:

@@ -6,7 +6,7 @@ class, which client settings and which sampling settings a HoloDeck model gets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +49,12 @@ def build_model(
     timeout: float | None = None,
     max_retries: int | None = None,
     responses_api: bool = False,
+    lent: Collection[str] | None = None,
 ) -> BuiltModel:
-    """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built."""
+    """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built.
+    `lent`: see `resolve_model` (an uploaded agent's use of the server's credentials)."""
     try:
-        resolved = resolve_model(model, settings, env)
+        resolved = resolve_model(model, settings, env, lent=lent)
     except UnknownProviderError:
         known = ", ".join([p.value for p in ProviderType] + list(settings.providers))
         aliases = ", ".join(f"{a} ({t})" for a, t in PROVIDER_ALIASES.items())
@@ -76,6 +78,14 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
     """`responses_api`: OpenAI's native tools (web search) need the Responses API."""
     kind, name = resolved.provider, resolved.name or ""
     key = resolved.api_key.get_secret_value() if resolved.api_key else None
+    if key is None and resolved.withheld is not None:
+        raise ProviderError(
+            resolved.settings.provider,
+            name,
+            f"no API key: {resolved.withheld}",
+            "Put the key for this endpoint in the upload (`model.api_key`), or ask the "
+            "server's operator to lend this provider to uploads",
+        )
     if kind is ProviderType.TEST:
         from holodeck.llm.test_model import offline_test_model
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -39,6 +40,9 @@ class RunOptions:
     # the definition was uploaded to a server, not written by its operator: the endpoints,
     # URLs and credentials it names get no trust of their own (outbound policy, credentials)
     uploaded: bool = False
+    # the server's provider entries an uploaded agent may use the credentials of
+    # (deployment.uploads.providers), at those entries' endpoints only
+    upload_providers: tuple[str, ...] = ()
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees."""
@@ -47,9 +51,18 @@ class RunOptions:
         from holodeck.config.env_vars import environment_for
         from holodeck.config.settings import load_settings
 
-        env = self.env if self.env is not None else environment_for(spec.root)
+        env = self.env
+        if env is None:
+            # an upload's own .env is no source of the server's settings or credentials
+            env = dict(os.environ) if self.uploaded else environment_for(spec.root)
         settings = self.settings
         if settings is None:
             project = spec.root if spec.format == "agent.yaml" else None
             settings = load_settings(project, env).settings
         return replace(self, env=env, settings=settings)
+
+    @property
+    def lent(self) -> frozenset[str] | None:
+        """None for a definition the operator wrote; for an uploaded one, the provider
+        entries it may use the server's credentials of."""
+        return frozenset(self.upload_providers) if self.uploaded else None

@@ -37,6 +37,7 @@ def choose_model(
         timeout=execution.model_timeout,
         max_retries=execution.max_retries,
         responses_api=responses_api,
+        lent=options.lent,
     )
     if options.rate_limit is None:
         return built

@@ -30,6 +30,7 @@ class ServeOptions:
     max_queued_turns: int = DEFAULT.max_queued_turns
     shutdown_grace_seconds: float = DEFAULT.shutdown_grace_seconds
     allow_uploads: bool = False
+    upload_providers: tuple[str, ...] = ()  # provider entries lent to uploaded agents
     state_dir: str = ".holodeck/server"  # uploaded agent images live here
     log_dir: str | None = None  # None: ~/.holodeck/logs
     lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
@@ -59,6 +60,7 @@ class ServeOptions:
             max_queued_turns=d.max_queued_turns,
             shutdown_grace_seconds=d.shutdown_grace_seconds,
             allow_uploads=bool(d.allow_uploads),
+            upload_providers=tuple(d.uploads.providers),
         )
         known = {f.name for f in fields(cls)}
         given = {k: v for k, v in flags.items() if v is not None and k in known}
@@ -74,7 +76,7 @@ class ServeOptions:
     @classmethod
     def from_json(cls, data: str) -> ServeOptions:
         raw = json.loads(data)
-        for name in ("paths", "api_keys", "cors_origins"):
+        for name in ("paths", "api_keys", "cors_origins", "upload_providers"):
             raw[name] = tuple(raw[name])
         return cls(**raw)
 

@@ -87,7 +87,7 @@ class Registry:
             for archive in sorted(uploads.glob("*.tar.gz")):
                 await self._load_upload(archive)
 
-    def _add(self, spec: AgentSpec, *, uploaded: bool) -> ServedAgent:
+    def _add(self, spec: AgentSpec, *, uploaded: bool, agent: Agent | None = None) -> ServedAgent:
         if spec.name in self.agents:
             raise HoloDeckError(
                 f"two agents are named {spec.name!r}",
@@ -99,7 +99,7 @@ class Registry:
             store = self._stores[identity] = open_store(identity)
         served = ServedAgent(
             spec=spec,
-            agent=Agent(spec, RunOptions(model=self.options.model, uploaded=uploaded)),
+            agent=agent or Agent(spec, self._run_options(uploaded)),
             store=store,
             log=RequestLog(self._log_path(spec.name), spec.logging),
             live=self.live,
@@ -110,6 +110,12 @@ class Registry:
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
         return served
+
+    def _run_options(self, uploaded: bool) -> RunOptions:
+        if not uploaded:
+            return RunOptions(model=self.options.model)
+        lent = self.options.upload_providers
+        return RunOptions(model=self.options.model, uploaded=True, upload_providers=lent)
 
     def _log_path(self, name: str) -> Path:
         base = Path(self.options.log_dir) if self.options.log_dir else holodeck_home() / "logs"
@@ -141,12 +147,17 @@ class Registry:
                 f"an agent named {spec.name!r} is served from this server's command line",
                 hint="give the uploaded agent another `name`",
             )
+        try:  # its model and credentials, settled before anything is kept
+            agent = Agent(spec, self._run_options(True))
+        except HoloDeckError as exc:
+            staged.unlink(missing_ok=True)
+            raise ApiError(422, "invalid_agent", exc.message, hint=exc.hint) from None
         final = uploads / f"{_SAFE_NAME.sub('_', spec.name)}.tar.gz"
         staged.replace(final)
         if current is not None:  # a new version of an uploaded agent replaces the old one
             del self.agents[spec.name]
             await self._close(current)
-        return self._add(spec, uploaded=True)
+        return self._add(spec, uploaded=True, agent=agent)
 
     async def _load_upload(self, archive: Path) -> ServedAgent | None:
         try:
@@ -156,7 +167,11 @@ class Registry:
             return None
         if spec.name in self.agents:
             return None
-        return self._add(spec, uploaded=True)
+        try:
+            return self._add(spec, uploaded=True)
+        except HoloDeckError as exc:  # e.g. the server no longer lends it a credential
+            log.error("uploaded agent %s cannot be served: %s", archive.name, exc)
+            return None
 
     # -- lookup
 

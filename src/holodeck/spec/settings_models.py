@@ -122,6 +122,13 @@ class AuthSettings(Strict):
 class UploadSettings(Strict):
     """What agents uploaded over POST /v1/agents may take and use."""
 
+    providers: list[NonEmpty] = Field(
+        default_factory=list,
+        description="Provider entries (config.yaml `providers:` names, or built-in types "
+        "such as openai) whose credentials this server lends to uploaded agents, at the "
+        "entry's own endpoint only. Others get no key of the server's.",
+    )
+
 
 class DeploymentSettings(Strict):
     """Defaults for `holodeck deploy`; command-line flags override them."""

@@ -142,6 +142,7 @@ def choose_tool_embedder(
         options.env,
         dimensions=tool.embedding_dimensions,
         cache_dir=spec.root / DATA_DIR / "cache",
+        lent=options.lent,
     )
     if isinstance(choice, NoEmbedder):
         return None, choice.reason

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +47,7 @@ def choose_embedder(
     *,
     dimensions: int | None,
     cache_dir: Path,
+    lent: Collection[str] | None = None,
 ) -> Embedder | NoEmbedder:
     """The embedder `embedding_model` names (None: the agent provider's standard model),
     cached in `cache_dir`; `NoEmbedder` says why none is available and how to get one.
@@ -60,7 +61,7 @@ def choose_embedder(
             f"embedding dimensions must be a positive number, not {dimensions}",
             hint="remove `dimensions` to keep the model's own size",
         )
-    plan = plan_embedder(embedding_model, agent_model, settings, env)
+    plan = plan_embedder(embedding_model, agent_model, settings, env, lent=lent)
     if isinstance(plan, NoEmbedder):
         return plan
     inner: Embedder

@@ -3,7 +3,7 @@ provider's standard one, and say why (or why none can be had)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,10 +64,13 @@ def plan_embedder(
     agent_model: ModelSettings,
     settings: Settings,
     env: Mapping[str, str],
+    *,
+    lent: Collection[str] | None = None,
 ) -> Plan | NoEmbedder:
-    """The model `embedding_model` names (None: the agent provider's standard one)."""
+    """The model `embedding_model` names (None: the agent provider's standard one).
+    `lent`: an uploaded agent's use of the server's credentials (`resolve_model`)."""
     if embedding_model is None:
-        return _default(agent_model, settings, env)
+        return _default(agent_model, settings, env, lent)
     text = embedding_model.strip()
     _check_form(embedding_model, text, settings)
     if text.lower() in LOCAL_NAMES:
@@ -81,7 +84,8 @@ def plan_embedder(
             f"embedding model {text!r}: only {LOCAL_MODEL} runs offline",
             hint=f"write `{LOCAL_MODEL}`, or a provider's model such as {EXAMPLES}",
         )
-    return _remote(provider, name, settings, env, "named in `embedding_model`", agent_model)
+    why = "named in `embedding_model`"
+    return _remote(provider, name, settings, env, why, agent_model, lent)
 
 
 def describe_plan(plan: Plan | NoEmbedder) -> str:
@@ -120,7 +124,12 @@ def _local(why: str) -> Plan | NoEmbedder:
     return Plan("local", LOCAL_MODEL, f"{why}; offline, 384 dimensions")
 
 
-def _default(agent: ModelSettings, settings: Settings, env: Mapping[str, str]) -> Plan | NoEmbedder:
+def _default(
+    agent: ModelSettings,
+    settings: Settings,
+    env: Mapping[str, str],
+    lent: Collection[str] | None,
+) -> Plan | NoEmbedder:
     kind = settings.provider_type(agent.provider)
     standard = STANDARD_MODELS.get(kind) if kind is not None else None
     if standard is None:
@@ -132,7 +141,7 @@ def _default(agent: ModelSettings, settings: Settings, env: Mapping[str, str]) -
             f"openai/text-embedding-3-small), or {LOCAL_INSTALL} for the offline {LOCAL_MODEL}"
         )
     why = f"the standard embedding model of the agent's provider `{agent.provider}`"
-    plan = _remote(agent.provider, standard, settings, env, why, agent)
+    plan = _remote(agent.provider, standard, settings, env, why, agent, lent)
     if isinstance(plan, Plan):
         return plan
     if local_installed():
@@ -147,6 +156,7 @@ def _remote(
     env: Mapping[str, str],
     why: str,
     agent: ModelSettings,
+    lent: Collection[str] | None,
 ) -> Plan | NoEmbedder:
     kind = settings.provider_type(provider)
     if kind is None:
@@ -171,7 +181,7 @@ def _remote(
                 "api_version": agent.api_version,
             }
         )
-    resolved = resolve_model(model, settings, env)
+    resolved = resolve_model(model, settings, env, lent=lent)
     missing = _missing(resolved, env)
     if missing is not None:
         return NoEmbedder(f"{missing}: set it, or {_local_way()}")
@@ -182,6 +192,8 @@ def _missing(resolved: ResolvedModel, env: Mapping[str, str]) -> str | None:
     """What the provider needs and does not have, as `no <what>`."""
     kind, entry = resolved.provider, resolved.settings.provider
     key_var = key_variable(kind) or f"providers.{entry}.api_key"
+    if resolved.withheld is not None and resolved.api_key is None:
+        return f"no API key ({resolved.withheld})"
     if kind is ProviderType.OLLAMA:
         return None
     if kind is ProviderType.OPENAI_COMPATIBLE:
