@@ -5,12 +5,18 @@ and its process-wide state (the library changes nothing outside its own objects)
 from __future__ import annotations
 
 import io
+import json
+import os
+import shutil
+import sys
 import tarfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import pytest
+from pydantic_ai.models.function import FunctionModel
 
 import scripted_servers
 from holodeck.config.credentials import resolve_model
@@ -183,3 +189,167 @@ def test_upload_providers_come_from_the_deployment_block(tmp_path: Path) -> None
     options = ServeOptions.from_settings(("a",), block)
     assert options.upload_providers == ("openai", "llama")
     assert ServeOptions.from_json(options.to_json()) == options
+
+
+# --- children's environment -------------------------------------------------------------
+
+ENV_SERVER = """
+import os
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("envy")
+
+
+@app.tool()
+def environment() -> dict[str, str]:
+    \"\"\"This server's environment.\"\"\"
+    return dict(os.environ)
+
+
+app.run()
+"""
+
+ENV_TOOL = """
+/** This process's environment. */
+export function environment(): Record<string, string> {
+  return { ...process.env } as Record<string, string>;
+}
+"""
+
+
+def one_call_model(tool: str) -> FunctionModel:
+    """A model that calls `tool` once, then answers."""
+    from pydantic_ai.messages import ModelMessage, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
+
+    async def stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        if any(isinstance(p, ToolReturnPart) for m in messages for p in m.parts):
+            yield "done"
+            return
+        yield {0: DeltaToolCall(tool, "{}", tool_call_id="call1")}
+
+    return FunctionModel(stream_function=stream)
+
+
+async def tool_result(root: Path, tool: str) -> Any:
+    from holodeck.config.loader import load_agent
+    from holodeck.llm.run_options import RunOptions
+    from holodeck.runtime import Agent, ToolCallFinished
+
+    async with Agent(load_agent(root), RunOptions(model=one_call_model(tool))) as agent:
+        events = [event async for event in agent.run("go")]
+    (finished,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished.ok, finished
+    return finished.result
+
+
+@pytest.mark.anyio
+async def test_an_mcp_stdio_server_gets_the_allow_list_and_its_own_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    monkeypatch.setenv("SOME_DATABASE_PASSWORD", "hunter2")
+    monkeypatch.setenv("ENVY_TOKEN_SOURCE", "token-for-envy")
+    monkeypatch.setenv("LC_TIME", "C")
+    (tmp_path / "envy.py").write_text(ENV_SERVER, encoding="utf-8")
+    tool = {
+        "type": "mcp",
+        "name": "envy",
+        "command": sys.executable,
+        "args": [str(tmp_path / "envy.py")],
+        "env": {"ENVY_TOKEN": "${ENVY_TOKEN_SOURCE}"},
+    }
+    spec = {
+        "name": "helper",
+        "model": {"provider": "test"},
+        "instructions": {"inline": "You help."},
+        "tools": [tool],
+    }
+    (tmp_path / "agent.yaml").write_text(dump(spec), encoding="utf-8")
+    seen = await tool_result(tmp_path, "envy_environment")
+    assert isinstance(seen, dict)
+    assert "OPENAI_API_KEY" not in seen and "SOME_DATABASE_PASSWORD" not in seen
+    assert "sk-parent-secret" not in json.dumps(seen)
+    assert seen["ENVY_TOKEN"] == "token-for-envy"  # what the tool's own `env:` passes
+    assert seen["PATH"] == os.environ["PATH"] and seen["LC_TIME"] == "C"
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+async def test_the_node_process_of_typescript_tools_gets_the_allow_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-parent-secret")
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    root = tmp_path / "image"
+    (root / "tools" / "typescript").mkdir(parents=True)
+    (root / "config.yaml").write_text(
+        "spec_version: 1\nname: node-env\ninstructions: AGENTS.md\nllm:\n  model: test/x\n",
+        encoding="utf-8",
+    )
+    (root / "AGENTS.md").write_text("You help.\n", encoding="utf-8")
+    (root / "tools" / "typescript" / "env.ts").write_text(ENV_TOOL, encoding="utf-8")
+    seen = await tool_result(root, "env")  # a file of one function: the tool is the file
+    assert isinstance(seen, dict)
+    assert "ANTHROPIC_API_KEY" not in seen and "sk-ant" not in json.dumps(seen)
+    assert seen["PATH"] == os.environ["PATH"] and seen["HTTPS_PROXY"] == "http://127.0.0.1:9"
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text_ = (task / "children").read_text().split()
+        found += [int(child) for child in text_]
+    return found
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    pairs = [item.decode(errors="replace").partition("=") for item in raw if item]
+    return {name: value for name, _, value in pairs}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_workers_hold_no_key_in_their_environment(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    from server_harness import deploy_process
+
+    root = tmp_path / "agent"
+    root.mkdir()
+    spec = {
+        "name": "helper",
+        "model": {"provider": "openai", "name": "gpt-4o-mini"},
+        "instructions": {"inline": "You help."},
+        "memory": {"store": "sqlite"},
+        "deployment": {"auth": {"type": "api_key", "api_keys": ["client-key-secret"]}},
+    }
+    (root / "agent.yaml").write_text(dump(spec), encoding="utf-8")
+    openai_server.script(text("from a worker"))
+    env = {
+        "OPENAI_API_KEY": "sk-parent-secret",
+        "OPENAI_BASE_URL": openai_server.url,
+        "TMPDIR": str(tmp_path),
+    }
+    with deploy_process(str(root), "--workers", "2", env=env, cwd=tmp_path) as (process, url):
+        workers = until(lambda: len(_children(process.pid)) >= 2 and _children(process.pid))
+        handed = [Path(p) for p in tmp_path.glob("holodeck-serve-*.json")]
+        assert len(handed) == 1 and handed[0].stat().st_mode & 0o777 == 0o600
+        for worker in workers:
+            environ = _environ(worker)
+            raw = json.dumps(environ)
+            assert "sk-parent-secret" not in raw and "client-key-secret" not in raw
+            assert environ["PATH"] == os.environ["PATH"]
+        answer = httpx.post(
+            url + "/v1/chat",
+            json={"message": "Hi"},
+            headers={"Authorization": "Bearer client-key-secret"},
+            timeout=60,
+        )
+        assert answer.status_code == 200 and answer.json()["response"] == "from a worker"
+    # the workers' agents still had the server's key; the hand-off file is gone
+    assert authorizations(openai_server) == ["Bearer sk-parent-secret"]
+    assert not list(tmp_path.glob("holodeck-serve-*.json"))

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from holodeck.config.child_env import child_environment
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 
@@ -55,7 +56,9 @@ def _launch(tool: McpTool, root: Path, env: Mapping[str, str], source: Path | No
         if "/" in command and not Path(command).is_absolute():
             command = str(root / command)
     args += _config_args(tool, root, refuse)
-    return _Launch(transport, command=command, args=tuple(args), env={**env, **tool.env}, cwd=root)
+    # the server gets what programs need to run and its own `env:`, not the agent's secrets
+    child = child_environment(env, tool.env)
+    return _Launch(transport, command=command, args=tuple(args), env=child, cwd=root)
 
 
 def _config_args(tool: McpTool, root: Path, refuse: Callable[[str], ToolLoadError]) -> list[str]:

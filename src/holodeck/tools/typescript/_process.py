@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from holodeck.config.child_env import child_environment
 from holodeck.errors import ExecutionError
 from holodeck.tools.errors import ToolLoadError
 
@@ -50,7 +51,8 @@ class _NodeProcess:
     request's future (on whichever event loop made it) when its answer arrives."""
 
     def __init__(self, node: str, harness: Path, typescript: Path, cwd: Path) -> None:
-        env = dict(os.environ, HOLODECK_TYPESCRIPT=str(typescript))
+        # tools get what Node.js needs to run, not the provider keys of this process
+        env = child_environment(os.environ, {"HOLODECK_TYPESCRIPT": str(typescript)})
         try:
             self.popen = subprocess.Popen(
                 [node, str(harness)],
