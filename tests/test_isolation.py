@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -353,3 +354,92 @@ def test_workers_hold_no_key_in_their_environment(
     # the workers' agents still had the server's key; the hand-off file is gone
     assert authorizations(openai_server) == ["Bearer sk-parent-secret"]
     assert not list(tmp_path.glob("holodeck-serve-*.json"))
+
+
+# --- process-wide state -----------------------------------------------------------------
+
+HOST_PROGRAM = """
+import asyncio, json, logging, os, sys
+from pathlib import Path
+
+import openai
+import openai._utils
+import pydantic_ai
+from openai.resources.chat.completions import completions
+
+
+def state() -> dict:
+    return {
+        "environ": dict(os.environ),
+        "sdk_transform": completions.async_maybe_transform is openai._utils.async_maybe_transform,
+        "host_client": type(openai.AsyncOpenAI(api_key="x", base_url="http://127.0.0.1:9").chat.completions).__name__,
+        "banner": pydantic_ai.BANNER_ENABLED,
+        "pypdf_level": logging.getLogger("pypdf").level,
+        "pypdf_disabled": logging.getLogger("pypdf").disabled,
+    }
+
+
+async def use_holodeck(root: str, url: str, pdf: str) -> None:
+    from holodeck.config.loader import load_agent
+    from holodeck.llm.run_options import RunOptions
+    from holodeck.rag._pdf import read_pdf
+    from holodeck.rag.embeddings._local import LocalEmbedder, local_installed
+    from holodeck.runtime import Agent
+
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
+    async with Agent(load_agent(root), RunOptions(env=env)) as agent:
+        assert (await agent.answer("Hi")).text == "hello host"
+    assert "Quarterly" in read_pdf(Path(pdf).read_bytes()).text
+    if local_installed():
+        assert len(await LocalEmbedder().embed(["hello"])) == 1  # loaded offline
+
+
+try:  # torch sets variables of its own when imported: a host using it has them already
+    import sentence_transformers  # noqa: F401
+except ImportError:
+    pass
+before = state()
+asyncio.run(use_holodeck(*sys.argv[1:]))
+print(json.dumps({"before": before, "after": state()}))
+"""
+
+
+@pytest.mark.slow
+def test_using_holodeck_changes_nothing_else_in_its_host_process(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    import subprocess
+
+    from rag_files import make_pdf
+
+    spec = {
+        "name": "guest",
+        "model": {"provider": "openai", "name": "gpt-4o-mini", "temperature": 0.1},
+        "instructions": {"inline": "You help."},
+    }
+    (tmp_path / "agent.yaml").write_text(dump(spec), encoding="utf-8")
+    # a wrong xref offset: pypdf repairs it, and says so on its logger
+    pdf = tmp_path / "repaired.pdf"
+    pdf.write_bytes(
+        re.sub(rb"startxref\s+\d+", b"startxref\n420", make_pdf([["Quarterly report"]]))
+    )
+    (tmp_path / "host.py").write_text(HOST_PROGRAM, encoding="utf-8")
+    openai_server.script(text("hello host"))
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "host.py"), str(tmp_path), openai_server.url, str(pdf)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    states = json.loads(done.stdout.strip().splitlines()[-1])
+    before, after = states["before"], states["after"]
+    assert after["environ"] == before["environ"]
+    assert after == before
+    assert after["sdk_transform"] is True and after["host_client"] == "AsyncCompletions"
+    assert after["banner"] is True and after["pypdf_level"] == 0
+    assert "incorrect startxref" in done.stderr  # pypdf's warning reached the host's logging
+    # HoloDeck's own client still sent its lean body
+    assert openai_server.requests[0].body["temperature"] == 0.1

@@ -6,7 +6,6 @@ compared, over real HTTP to a scripted server."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 import scripted_servers
 from conftest import Write
 from holodeck.config.loader import load_agent
-from holodeck.llm.openai_requests import lean_body, use_lean_chat_requests
+from holodeck.llm.openai_requests import lean_body
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Attachment
 from scripted_servers import Call, OpenAIServer, text, tool_calls
@@ -35,25 +34,29 @@ def get_weather(city: str, days: int = 1) -> dict:
 
 
 @pytest.fixture
-def compared() -> Iterator[list[tuple[Any, Any]]]:
+def compared(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
     """Every chat body sent meanwhile, as (lean, SDK's) pairs."""
-    from openai._utils import async_maybe_transform as sdk_transform
-    from openai.resources.chat.completions import completions
+    from openai._utils import maybe_transform as sdk_transform
+    from openai.types.chat import completion_create_params as params
 
-    use_lean_chat_requests()
-    lean = vars(completions)["async_maybe_transform"]
+    from holodeck.llm import openai_requests
+
+    lean = openai_requests.lean_body
     pairs: list[tuple[Any, Any]] = []
 
-    async def both(data: Any, expected_type: Any) -> Any:
-        ours = await lean(data, expected_type)
-        pairs.append((ours, await sdk_transform(data, expected_type)))
+    def both(data: Any) -> Any:
+        ours = lean(data)
+        if isinstance(data, dict) and "messages" in data:  # a whole request's arguments
+            kind = (
+                params.CompletionCreateParamsStreaming
+                if data.get("stream")
+                else params.CompletionCreateParamsNonStreaming
+            )
+            pairs.append((ours, sdk_transform(data, kind)))
         return ours
 
-    completions.async_maybe_transform = both  # type: ignore[attr-defined]
-    try:
-        yield pairs
-    finally:
-        completions.async_maybe_transform = lean  # type: ignore[attr-defined]
+    monkeypatch.setattr(openai_requests, "lean_body", both)
+    return pairs
 
 
 def agent(write: Write, server: OpenAIServer, **extra: Any) -> Agent:

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from holodeck._version import __version__
+from holodeck.config.own_process import quiet_program
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, HoloDeckError
 
 # name -> (module, attribute, one-line help shown by `holodeck --help`)
@@ -104,6 +105,7 @@ def report(exc: HoloDeckError, *, debug: bool = False) -> NoReturn:
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI; unexpected errors print one line unless --debug is given."""
     args = sys.argv[1:] if argv is None else argv
+    quiet_program()
     try:
         return cli.main(args=args, prog_name="holodeck", standalone_mode=True)
     except KeyboardInterrupt:

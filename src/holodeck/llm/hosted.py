@@ -65,8 +65,9 @@ def is_hosted(kind: ProviderType) -> bool:
 
 def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | None) -> Model:
     """The chat model `name` on service `kind`, at `endpoint` or the service's own URL."""
-    from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
+    from holodeck.llm.openai_requests import lean_chat_model
 
     provider = OpenAICompatibleProvider(
         kind.value,
@@ -74,7 +75,7 @@ def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | No
         api_key=api_key,
         profile=_profile(kind),
     )
-    return OpenAIChatModel(name, provider=provider)
+    return lean_chat_model(name, provider)
 
 
 # pydantic-ai's names of the services whose provider class carries a model profile

@@ -7,21 +7,43 @@ request type under `openai.types.chat` carries an alias or a format); it drops o
 arguments and turns iterables into lists. `lean_body` does just that, and
 `tests/test_openai_requests.py` holds it equal to the SDK's pass on the bodies real turns
 send (tools, tool calls and results, images, response formats), so an SDK that starts
-transforming these bodies fails the suite rather than a request."""
+transforming these bodies fails the suite rather than a request.
+
+Only the clients HoloDeck builds send lean bodies (`lean_chat_client`): the SDK's own
+functions and other programs' clients in the same process are left as they are."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-_installed = False
+from openai import AsyncOpenAI, AsyncStream, NotGiven, Omit, not_given, omit
+from openai._base_client import make_request_options
+from openai._compat import cached_property
+from openai.resources.chat import AsyncChat
+from openai.resources.chat.completions import AsyncCompletions
+from openai.resources.chat.completions.completions import validate_response_format
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+if TYPE_CHECKING:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers import Provider
+
+Client = TypeVar("Client", bound=AsyncOpenAI)
+
+
+def lean_chat_model(name: str, provider: Provider[AsyncOpenAI]) -> OpenAIChatModel:
+    """pydantic-ai's chat model `name` on `provider`, whose client sends lean bodies."""
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+    lean_chat_client(provider.client)
+    return OpenAIChatModel(name, provider=provider)
 
 
 def lean_body(value: Any) -> Any:
     """`value` with omitted arguments (NOT_GIVEN, omit) dropped from its mappings and
     other iterables made lists, at every depth."""
-    from openai import NotGiven, Omit
-
     if isinstance(value, Mapping):
         return {
             key: lean_body(item)
@@ -35,21 +57,57 @@ def lean_body(value: Any) -> Any:
     return value
 
 
-def use_lean_chat_requests() -> None:
-    """Let the SDK's chat completions send `lean_body(body)` (idempotent)."""
-    global _installed
-    if _installed:
-        return
-    from openai.resources.chat.completions import completions
-    from openai.types.chat import completion_create_params as params
+def lean_chat_client(client: Client) -> Client:
+    """`client` (an AsyncOpenAI or AsyncAzureOpenAI), its chat completions sending
+    `lean_body`; copies it makes (`with_options`, as for `max_retries`) do the same."""
+    client.__class__ = cast("type[Client]", _lean_class(cast("Hashable", type(client))))
+    vars(client).pop("chat", None)  # a chat resource made before would not be lean
+    return client
 
-    original: Callable[[Any, Any], Awaitable[Any]] = vars(completions)["async_maybe_transform"]
-    lean_types = (params.CompletionCreateParamsStreaming, params.CompletionCreateParamsNonStreaming)
 
-    async def transform(data: Any, expected_type: Any) -> Any:
-        if expected_type in lean_types and isinstance(data, Mapping):
-            return lean_body(data)
-        return await original(data, expected_type)
+@cache
+def _lean_class(key: Hashable) -> type[AsyncOpenAI]:
+    base = cast("type[AsyncOpenAI]", key)
+    if issubclass(base, _LeanChatClient):
+        return base
+    return type(f"Lean{base.__name__}", (_LeanChatClient, base), {})
 
-    setattr(completions, "async_maybe_transform", transform)  # noqa: B010 (a private name)
-    _installed = True
+
+class _LeanCompletions(AsyncCompletions):
+    async def create(  # type: ignore[override]  # the SDK's arguments, passed through
+        self,
+        *,
+        extra_headers: Any = None,
+        extra_query: Any = None,
+        extra_body: Any = None,
+        timeout: Any = not_given,
+        **params: Any,
+    ) -> ChatCompletion | AsyncStream[ChatCompletionChunk]:
+        validate_response_format(params.get("response_format", omit))
+        stream = params.get("stream") is True
+        return await self._post(
+            "/chat/completions",
+            body=lean_body(params),
+            options=make_request_options(
+                extra_headers=extra_headers,
+                extra_query=extra_query,
+                extra_body=extra_body,
+                timeout=timeout,
+                security={"bearer_auth": True},
+            ),
+            cast_to=ChatCompletion,
+            stream=stream,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+
+
+class _LeanChat(AsyncChat):
+    @cached_property
+    def completions(self) -> AsyncCompletions:
+        return _LeanCompletions(self._client)
+
+
+class _LeanChatClient(AsyncOpenAI):
+    @cached_property
+    def chat(self) -> AsyncChat:
+        return _LeanChat(self)

@@ -108,12 +108,8 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
             name, provider=AnthropicProvider(api_key=key, base_url=resolved.endpoint)
         )
 
-    from pydantic_ai.models.openai import OpenAIChatModel
-
-    from holodeck.llm.openai_requests import use_lean_chat_requests
-
-    use_lean_chat_requests()
     from holodeck.llm.hosted import hosted_model, is_hosted
+    from holodeck.llm.openai_requests import lean_chat_model as chat_model
 
     if is_hosted(kind):
         return hosted_model(kind, name, _require_key(key, resolved), resolved.endpoint)
@@ -135,9 +131,9 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
                 "no API version is set",
                 "Set OPENAI_API_VERSION, `model.api_version` or providers.azure_openai.api_version",
             )
-        return OpenAIChatModel(
+        return chat_model(
             name,
-            provider=AzureProvider(
+            AzureProvider(
                 azure_endpoint=resolved.endpoint,
                 api_version=resolved.api_version,
                 api_key=key,
@@ -147,9 +143,7 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
 
     if kind is ProviderType.OLLAMA:
         base_url = resolved.endpoint or OLLAMA_DEFAULT
-        return OpenAIChatModel(
-            name, provider=OpenAIProvider(base_url=base_url, api_key=key or UNUSED_KEY)
-        )
+        return chat_model(name, OpenAIProvider(base_url=base_url, api_key=key or UNUSED_KEY))
     if kind is ProviderType.OPENAI_COMPATIBLE:
         if not resolved.endpoint:
             raise ProviderError(
@@ -158,9 +152,8 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
                 "no endpoint is set",
                 "Set `model.endpoint` (or OPENAI_BASE_URL) to the server's /v1 URL",
             )
-        return OpenAIChatModel(
-            name,
-            provider=OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY),
+        return chat_model(
+            name, OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
         )
     # openai: a custom endpoint may be a local server that needs no key
     if key is None and resolved.endpoint is None:
@@ -170,7 +163,7 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
         from pydantic_ai.models.openai import OpenAIResponsesModel
 
         return OpenAIResponsesModel(name, provider=provider)
-    return OpenAIChatModel(name, provider=provider)
+    return chat_model(name, provider)
 
 
 def _require_key(key: str | None, resolved: ResolvedModel) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +21,6 @@ def read_pdf(data: bytes) -> PdfText:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
-    # pypdf logs what it repairs ("EOF marker not found"); an unreadable file is reported
-    # once, as an ingestion problem, and a repaired one needs no word
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:

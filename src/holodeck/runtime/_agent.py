@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import pydantic_ai
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import UsageLimits
 from pydantic_ai.messages import (
@@ -50,9 +49,6 @@ if TYPE_CHECKING:
     from holodeck.runtime._session import Session
 
 log = logging.getLogger("holodeck.runtime")
-
-# pydantic-ai greets terminals with a banner; in chat or a test report it is noise
-pydantic_ai.BANNER_ENABLED = False
 
 OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}

@@ -19,6 +19,7 @@ from types import FrameType
 from fastapi import FastAPI
 
 from holodeck.config.child_env import child_environment
+from holodeck.config.own_process import quiet_program
 from holodeck.server._app import create_app
 from holodeck.server._options import ServeOptions
 from holodeck.spec.agent_spec import AgentSpec
@@ -37,6 +38,7 @@ def app_from_environment() -> FastAPI:
     # this process is the server's own: its agents see the variables the server was
     # started with; they are set after start, so /proc/<pid>/environ does not show them
     os.environ.update(handed["environ"])
+    quiet_program()
     return create_app(ServeOptions.from_json(handed["options"]))
 
 

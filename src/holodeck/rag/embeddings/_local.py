@@ -8,7 +8,6 @@ never at import; the loaded model is kept for the life of the process.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Sequence
 from importlib import import_module
@@ -80,12 +79,6 @@ def _model() -> SentenceTransformer:
 
 
 def _load() -> SentenceTransformer:
-    # the weights are on disk: nothing may be fetched from a hub, and the loading bars
-    # of transformers would only clutter a terminal
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     try:
         weights = import_module(_WEIGHTS_MODULE)  # untyped: reached by name
         from sentence_transformers import SentenceTransformer
@@ -95,4 +88,6 @@ def _load() -> SentenceTransformer:
             hint=LOCAL_INSTALL,
         ) from None
     path = Path(weights.get_model_path())
+    # the weights are on disk: a local path and `local_files_only` fetch nothing from a
+    # hub, without setting HF_HUB_OFFLINE for the whole process
     return SentenceTransformer(str(path), device="cpu", local_files_only=True)
