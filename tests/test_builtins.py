@@ -301,12 +301,13 @@ async def test_pages_without_text_say_so(site: Server) -> None:
     )
 
 
-async def test_the_tool_reads_the_module_limits(
-    site: Server, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(builtins, "FETCH_LIMITS", FetchLimits(max_chars=10))
-    text = await builtins.web_fetch(f"{site.url}/notes.txt")
+async def test_the_tool_reads_within_its_toolsets_limits(write: Write, site: Server) -> None:
+    spec = image(write, "anthropic/claude-sonnet-4-5", "    - web_fetch\n")
+    limited = builtin_toolset(spec, RunOptions(), fetch_limits=FetchLimits(max_chars=10))
+    fetch = limited.tools["web_fetch"].function  # type: ignore[attr-defined]
+    text = await fetch(f"{site.url}/notes.txt")
     assert text == "plain note\n\n[truncated: the text is cut off at 10 characters]"
+    assert await builtins.web_fetch(f"{site.url}/notes.txt") == "plain notes\nsecond line"
 
 
 async def test_redirects_are_followed_up_to_the_limit(site: Server) -> None:
@@ -583,12 +584,13 @@ async def test_long_snippets_are_clipped(
 
 
 async def test_a_slow_search_api_hits_the_time_limit(
-    write: Write, serve: Callable[[dict[str, Route]], Server], monkeypatch: pytest.MonkeyPatch
+    write: Write, serve: Callable[[dict[str, Route]], Server]
 ) -> None:
     api = serve({"/search": slow})
-    monkeypatch.setattr(builtins, "SEARCH_TIMEOUT", 0.3)
     options = RunOptions(env={"HOLODECK_PERPLEXITY_SEARCH_URL": f"{api.url}/search"})
-    search = search_function(image(write, "anthropic/claude-sonnet-4-5", PERPLEXITY), options)
+    spec = image(write, "anthropic/claude-sonnet-4-5", PERPLEXITY)
+    tools = builtin_toolset(spec, options, search_timeout=0.3).tools  # type: ignore[attr-defined]
+    search = tools["web_search"].function
     with pytest.raises(WebSearchError, match=r"^perplexity search: no answer within 0.3 s$"):
         await search("q")
 

@@ -29,7 +29,6 @@ from holodeck.spec.evaluations import (
     Metric,
 )
 from holodeck.testing.metrics import JudgeFactory, Sample, evaluate
-from holodeck.testing.metrics import judge as judge_module
 from holodeck.testing.metrics.judge import JUDGE_TOOL, PREAMBLE
 from holodeck.testing.metrics.nlp import first_number, normalize_answer, token_f1
 from holodeck.testing.results import MetricResult, ToolCallRecord
@@ -468,10 +467,10 @@ def test_a_rate_limited_judge_is_retried_by_the_client(
 
 
 def test_rate_limited_without_client_retries_is_an_error_then_retry_on_failure_helps(
-    write: Write, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    write: Write, openai_server: OpenAIServer
 ) -> None:
-    monkeypatch.setattr(judge_module, "RATE_LIMIT_BACKOFF_S", 0.01)
-    judges = judges_for(judged_spec(write, openai_server, execution={"max_retries": 0}))
+    spec = judged_spec(write, openai_server, execution={"max_retries": 0})
+    judges = JudgeFactory(spec, spec.evaluations, RunOptions(), rate_limit_backoff_s=0.01)
     openai_server.script(rate_limited())
 
     failed = one({"metric": "fluency", "threshold": 4}, RAG_SAMPLE, judges)

@@ -492,9 +492,7 @@ async def test_the_offline_model_searches_with_the_users_question(write: Write) 
     assert _as_results(call.result)[0]["source_reference"].startswith("data/docs/shipping.txt")
 
 
-async def test_a_store_that_failed_to_open_is_tried_again_later(
-    write: Write, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_store_that_failed_to_open_is_tried_again_later(write: Write) -> None:
     from holodeck.tools import search
 
     blocker = "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
@@ -509,8 +507,12 @@ async def test_a_store_that_failed_to_open_is_tried_again_later(
             "store": "a file where the store's directory should be",
         }
     )
-    monkeypatch.setattr(search, "RETRY_AFTER_S", 0.0)
-    async with Agent(load_agent(root), RunOptions(model="test")) as agent:
+    agent = Agent(load_agent(root), RunOptions(model="test"))
+    searches: list[search.SearchToolset] = []
+    for toolset in agent._toolsets:
+        toolset.apply(lambda t: searches.append(t) if isinstance(t, search.SearchToolset) else None)
+    searches[0].retry_after_s = 0.0  # this agent's toolset only
+    async with agent:
         first = [e async for e in agent.run("express delivery")]
         [failed] = [e for e in first if isinstance(e, ToolCallFinished)]
         assert failed.error is not None and "unavailable" in failed.error

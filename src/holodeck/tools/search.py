@@ -52,6 +52,7 @@ class SearchToolset(AbstractToolset[Any]):
     and a wrapper would show the visitor only what it wraps."""
 
     def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
+        self.retry_after_s = RETRY_AFTER_S  # this toolset's; a caller may shorten it
         self._entries: dict[str, _Entry] = {}
         self._progress = options.progress
         functions: FunctionToolset[Any] = FunctionToolset()
@@ -123,7 +124,7 @@ class SearchToolset(AbstractToolset[Any]):
             if entry.open:
                 return entry
             if entry.failure is not None:
-                if time.monotonic() - entry.failed_at < RETRY_AFTER_S:
+                if time.monotonic() - entry.failed_at < self.retry_after_s:
                     return entry
                 entry.failure = None
             if entry.missing is not None and entry.report is None:

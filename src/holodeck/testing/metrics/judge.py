@@ -62,8 +62,11 @@ class JudgeFactory:
         spec: AgentSpec,
         evaluations: EvaluationConfig | None = None,
         options: RunOptions | None = None,
+        *,
+        rate_limit_backoff_s: float = RATE_LIMIT_BACKOFF_S,
     ) -> None:
         self.spec = spec
+        self.rate_limit_backoff_s = rate_limit_backoff_s
         self.evaluations = evaluations
         self.options = (options or RunOptions()).for_agent(spec)
         self._models: dict[str, BuiltModel] = {}
@@ -400,7 +403,7 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
         except Exception as exc:  # a metric never stops the run: report why it failed
             message, rate_limited = _failure(exc, built)
         if attempt < request.retries and rate_limited:
-            await asyncio.sleep(RATE_LIMIT_BACKOFF_S * (attempt + 1))
+            await asyncio.sleep(judges.rate_limit_backoff_s * (attempt + 1))
     tries = request.retries + 1
     failed = outcome.error(message + (f" ({tries} attempts)" if tries > 1 else ""))
     return not_judged(failed) if judges.offline(request.model) else failed

@@ -2,7 +2,8 @@
 
 `web_fetch(url)` is a plain HTTP(S) GET: the page comes back as readable text (HTML
 reduced to its title, headings and paragraphs; JSON and text/* as they are). Any other
-content type is refused. Reads are capped in size and time (`FETCH_LIMITS`).
+content type is refused. Reads are capped in size and time (`FetchLimits`; the defaults
+are `FETCH_LIMITS`, `builtin_toolset` takes others).
 
 `web_search(query)` returns `[{title, url, snippet}]` from the image's
 `search_provider`: Google Custom Search (`api_key` + `engine_id`), Perplexity's Search
@@ -49,11 +50,13 @@ from holodeck.tools.builtins._fetch import (
     FetchLimits,
     fetch_text,
     web_fetch,
+    web_fetch_tool,
 )
 from holodeck.tools.builtins._html import BLOCKS, HEADINGS, SKIPPED, html_to_text
 from holodeck.tools.builtins._search import (
     DEEP_SNIPPET_CHARS,
     DEFAULT_RESULTS,
+    SEARCH_TIMEOUT,
     SEARCH_URLS,
     SNIPPET_CHARS,
     SearchFunction,
@@ -91,12 +94,10 @@ __all__ = [
     "provider_search",
     "search_backend",
     "web_fetch",
+    "web_fetch_tool",
 ]
 
-# Kept here and read from here at each call (by `_fetch` and `_search`): replacing
-# them in this module takes effect.
-FETCH_LIMITS = FetchLimits()  # read at each call: replace it to change the limits
-SEARCH_TIMEOUT = 30.0  # seconds per search request
+FETCH_LIMITS = FetchLimits()  # the defaults; `builtin_toolset(fetch_limits=...)` for others
 
 
 # --- assembly ----------------------------------------------------------------------
@@ -104,18 +105,26 @@ SEARCH_TIMEOUT = 30.0  # seconds per search request
 SearchBackend = Literal["provider", "native", "offline"]
 
 
-def builtin_toolset(spec: AgentSpec, options: RunOptions) -> AbstractToolset[Any]:
-    """The function tools for `spec.builtins`. A native `web_search` is not among them:
-    the agent gets it from `builtin_capabilities`."""
+def builtin_toolset(
+    spec: AgentSpec,
+    options: RunOptions,
+    *,
+    fetch_limits: FetchLimits = FETCH_LIMITS,
+    search_timeout: float = SEARCH_TIMEOUT,
+) -> AbstractToolset[Any]:
+    """The function tools for `spec.builtins`, `web_fetch` reading within `fetch_limits`
+    and a provider's `web_search` ending after `search_timeout` seconds. A native
+    `web_search` is not among them: the agent gets it from `builtin_capabilities`."""
     toolset: FunctionToolset[Any] = FunctionToolset()
     env = options.env if options.env is not None else os.environ
     for builtin in spec.builtins:
         if builtin.name == "web_fetch":
-            toolset.add_function(web_fetch, name="web_fetch", takes_ctx=False)
+            fetch = web_fetch_tool(fetch_limits)
+            toolset.add_function(fetch, name="web_fetch", takes_ctx=False)
             continue
         backend = search_backend(spec, options, builtin)
         if backend == "provider":
-            search = provider_search(builtin, env, spec)
+            search = provider_search(builtin, env, spec, search_timeout)
             toolset.add_function(search, name="web_search", takes_ctx=False)
         elif backend == "offline":
             toolset.add_function(offline_web_search, name="web_search", takes_ctx=False)

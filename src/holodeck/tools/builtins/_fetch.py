@@ -1,5 +1,5 @@
-"""`web_fetch`: a plain HTTP(S) GET, the page returned as readable text, within
-`FETCH_LIMITS`."""
+"""`web_fetch`: a plain HTTP(S) GET, the page returned as readable text, within its
+`FetchLimits` (the defaults, or those `web_fetch_tool` is given)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import asyncio
 import codecs
 import contextlib
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx2
 
-import holodeck.tools.builtins as package  # FETCH_LIMITS is read there at each call
 from holodeck._version import __version__
 from holodeck.tools.builtins._errors import WebFetchError
 from holodeck.tools.builtins._html import html_to_text
@@ -40,23 +40,31 @@ TEXT_TYPES = frozenset(
 # --- web_fetch -----------------------------------------------------------------------
 
 
-async def web_fetch(url: str) -> str:
-    """Fetch a web page and return its readable text.
+def web_fetch_tool(limits: FetchLimits) -> Callable[[str], Awaitable[str]]:
+    """The `web_fetch` tool function, reading within `limits`."""
 
-    HTML comes back as text: the title first, then headings and paragraphs, without
-    scripts, styles or navigation. JSON and plain text come back as they are. Images,
-    PDFs and other binary content are refused. Long pages are cut off, with a note.
+    async def web_fetch(url: str) -> str:
+        """Fetch a web page and return its readable text.
 
-    Args:
-        url: The absolute http:// or https:// URL of the page.
-    """
-    return await fetch_text(url)
+        HTML comes back as text: the title first, then headings and paragraphs, without
+        scripts, styles or navigation. JSON and plain text come back as they are. Images,
+        PDFs and other binary content are refused. Long pages are cut off, with a note.
+
+        Args:
+            url: The absolute http:// or https:// URL of the page.
+        """
+        return await fetch_text(url, limits)
+
+    return web_fetch
+
+
+web_fetch = web_fetch_tool(FetchLimits())  # within the default limits
 
 
 async def fetch_text(url: str, limits: FetchLimits | None = None) -> str:
-    """GET `url` and return its text, within `limits` (default `FETCH_LIMITS`);
+    """GET `url` and return its text, within `limits` (default `FetchLimits()`);
     raises `WebFetchError`."""
-    limits = limits or package.FETCH_LIMITS
+    limits = limits or FetchLimits()
     target = _http_url(url)
     try:
         async with asyncio.timeout(limits.timeout):

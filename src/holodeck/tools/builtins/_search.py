@@ -10,7 +10,6 @@ from typing import Any
 import httpx2
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
-import holodeck.tools.builtins as package  # SEARCH_TIMEOUT is read there at each call
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
 from holodeck.tools.builtins._errors import WebSearchError
@@ -19,6 +18,7 @@ from holodeck.tools.builtins._html import _SPACES
 from holodeck.tools.errors import ToolLoadError
 
 DEFAULT_RESULTS = 5
+SEARCH_TIMEOUT = 30.0  # seconds per search request, unless `provider_search` is given another
 SNIPPET_CHARS = 1_000
 DEEP_SNIPPET_CHARS = 8_000  # nimble `search_depth: deep` returns page content: keep more
 
@@ -51,9 +51,13 @@ SearchFunction = Callable[[str], Awaitable[list[SearchResult]]]
 
 
 def provider_search(
-    builtin: BuiltinConfig, env: Mapping[str, str], spec: AgentSpec
+    builtin: BuiltinConfig,
+    env: Mapping[str, str],
+    spec: AgentSpec,
+    timeout: float = SEARCH_TIMEOUT,
 ) -> SearchFunction:
-    """`web_search` backed by the builtin's search_provider."""
+    """`web_search` backed by the builtin's search_provider; each search ends after
+    `timeout` seconds."""
     provider = builtin.search_provider
     assert provider is not None and builtin.api_key is not None
     variable, default = SEARCH_URLS[provider]
@@ -72,36 +76,38 @@ def provider_search(
             query: What to search for, as keywords or a question.
         """
         try:
-            async with asyncio.timeout(package.SEARCH_TIMEOUT):
-                return await adapter(endpoint, key, query, builtin)
+            async with asyncio.timeout(timeout):
+                return await adapter(endpoint, key, query, builtin, timeout)
         except (TimeoutError, httpx2.TimeoutException):
-            raise WebSearchError(
-                f"{provider} search: no answer within {package.SEARCH_TIMEOUT:g} s"
-            ) from None
+            raise WebSearchError(f"{provider} search: no answer within {timeout:g} s") from None
 
     return web_search
 
 
-async def _google(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> list[SearchResult]:
+async def _google(
+    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
+) -> list[SearchResult]:
     """Custom Search JSON API: GET ?key=&cx=&q=&num= (num at most 10) -> items[]."""
     params = {"key": key, "cx": cfg.engine_id or "", "q": query, "num": str(DEFAULT_RESULTS)}
-    body = await _call("google", "GET", endpoint, params=params)
+    body = await _call("google", "GET", endpoint, timeout, params=params)
     items = body.get("items", []) if isinstance(body, dict) else None  # no items: no results
     return _results("google", items, url="link", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
 async def _perplexity(
-    endpoint: str, key: str, query: str, cfg: BuiltinConfig
+    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
 ) -> list[SearchResult]:
     """Search API: POST {query, max_results} with a bearer key -> results[]."""
     payload = {"query": query, "max_results": DEFAULT_RESULTS}
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("perplexity", "POST", endpoint, json=payload, headers=headers)
+    body = await _call("perplexity", "POST", endpoint, timeout, json=payload, headers=headers)
     items = body.get("results") if isinstance(body, dict) else None
     return _results("perplexity", items, url="url", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
-async def _nimble(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> list[SearchResult]:
+async def _nimble(
+    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
+) -> list[SearchResult]:
     """Search API: POST {query, max_results, search_depth} with a bearer key -> results[]."""
     depth = cfg.search_depth or "lite"
     payload = {
@@ -110,20 +116,20 @@ async def _nimble(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> li
         "search_depth": depth,
     }
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("nimble", "POST", endpoint, json=payload, headers=headers)
+    body = await _call("nimble", "POST", endpoint, timeout, json=payload, headers=headers)
     items = body.get("results") if isinstance(body, dict) else None
     if depth == "deep":  # deep returns each page's content: that is what was asked for
         return _results("nimble", items, "url", ("content", "description"), DEEP_SNIPPET_CHARS)
     return _results("nimble", items, "url", ("description", "content"), SNIPPET_CHARS)
 
 
-async def _call(provider: str, method: str, endpoint: str, **kwargs: Any) -> Any:
+async def _call(provider: str, method: str, endpoint: str, timeout: float, **kwargs: Any) -> Any:
     """One request to a search API; its JSON body, or `WebSearchError`. Messages name
     the host only: a Google key travels in the query string."""
     host = httpx2.URL(endpoint).host
     async with httpx2.AsyncClient(
         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-        timeout=httpx2.Timeout(package.SEARCH_TIMEOUT),
+        timeout=httpx2.Timeout(timeout),
         follow_redirects=True,
     ) as client:
         try:
