@@ -1080,6 +1080,7 @@ def test_the_docs_examples_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     """Each ```yaml block of docs/mcp.md starts with `# <file>`; together they form an
     agent.yaml agent and an image, which load and whose servers are accepted."""
     monkeypatch.setenv("SEARCH_API_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
     blocks = re.findall(
         r"^```yaml\n(.*?)^```$", (REPO / "docs" / "mcp.md").read_text("utf-8"), re.M | re.S
     )
