@@ -724,10 +724,10 @@ class _Arguments:
     """Stands in for the test model's argument generator: web_fetch gets `url`."""
 
     def __init__(self, url: str) -> None:
-        from holodeck.llm import test_model
+        from holodeck.llm import offline_model
 
         self.url = url
-        self.original = test_model._ARGS
+        self.original = offline_model._ARGS
 
     def gen_tool_args(self, tool: Any) -> Any:
         if tool.name == "web_fetch":
@@ -738,9 +738,9 @@ class _Arguments:
 async def test_a_turn_fetches_a_page_through_the_runtime(
     write: Write, site: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from holodeck.llm import test_model
+    from holodeck.llm import offline_model
 
-    monkeypatch.setattr(test_model, "_ARGS", _Arguments(f"{site.url}/page.html"))
+    monkeypatch.setattr(offline_model, "_ARGS", _Arguments(f"{site.url}/page.html"))
     root = write({"config.yaml": "spec_version: 1\nname: reader\ntools: {builtins: [web_fetch]}\n"})
     agent = Agent(load_agent(root), RunOptions(model="test"))
     events = await turn(agent)

@@ -77,7 +77,7 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
     kind, name = resolved.provider, resolved.name or ""
     key = resolved.api_key.get_secret_value() if resolved.api_key else None
     if kind is ProviderType.TEST:
-        from holodeck.llm.test_model import offline_test_model
+        from holodeck.llm.offline_model import offline_test_model
 
         return offline_test_model()
     if kind is ProviderType.GOOGLE:

@@ -34,8 +34,8 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
-from holodeck.llm.test_model import ExpectedCall, expecting
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope

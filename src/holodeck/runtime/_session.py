@@ -43,7 +43,7 @@ from holodeck.runtime._spend import Spend
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
-    from holodeck.llm.test_model import ExpectedCall
+    from holodeck.llm.offline_model import ExpectedCall
     from holodeck.runtime._agent import Agent, Attachment
 
 FORMAT = "holodeck-session"

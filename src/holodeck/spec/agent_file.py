@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
@@ -16,7 +17,6 @@ from holodeck.spec.settings_models import (
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import ToolDefinition
 
 

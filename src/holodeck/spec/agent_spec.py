@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
@@ -18,7 +19,6 @@ from holodeck.spec.settings_models import (
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,

@@ -7,6 +7,9 @@ from typing import Any
 
 from holodeck.spec.agent_file import AgentFile
 from holodeck.spec.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.cases import TestCase
+from holodeck.spec.cases_file import FORMATS as TEST_CASE_FORMATS
+from holodeck.spec.cases_file import load_test_cases_file
 from holodeck.spec.compat_model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.function_parameters import check_parameters
@@ -22,9 +25,6 @@ from holodeck.spec.settings_models import (
 )
 from holodeck.spec.skills import load_skill
 from holodeck.spec.structured_files import read_structured
-from holodeck.spec.test_cases import TestCase
-from holodeck.spec.test_cases_file import FORMATS as TEST_CASE_FORMATS
-from holodeck.spec.test_cases_file import load_test_cases_file
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,

@@ -7,11 +7,11 @@ from pathlib import Path
 from pydantic import Field
 
 from holodeck.spec._base import Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import SpecError
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.references import KnownTools, References
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_source import read_yaml
 

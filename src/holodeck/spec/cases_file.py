@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import Field
 
 from holodeck.spec._base import Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_document import Position, YamlDocument
 from holodeck.spec.yaml_source import parse_yaml
