@@ -387,18 +387,16 @@ def test_sigterm_lets_the_streamed_turn_finish_then_stops(tmp_path: Path) -> Non
         assert process.wait(20) == 0
 
 
-def test_uploads_default_to_on_only_for_a_loopback_server() -> None:
+def test_uploads_are_off_unless_asked_for_on_every_address() -> None:
     from holodeck.server import ServeOptions
     from holodeck.spec.settings_models import DeploymentSettings
 
     def allowed(settings: DeploymentSettings | None, **flags: Any) -> bool:
         return ServeOptions.from_settings(("a",), settings, **flags).allow_uploads
 
-    assert allowed(None) is True  # 127.0.0.1
-    assert allowed(None, host="::1") is True and allowed(None, host="localhost") is True
-    assert allowed(None, host="0.0.0.0") is False
-    assert allowed(DeploymentSettings(host="10.0.0.5")) is False
+    assert allowed(None) is False  # 127.0.0.1: a web page can reach it too
+    assert allowed(None, host="::1") is False and allowed(None, host="localhost") is False
+    assert allowed(DeploymentSettings(host="0.0.0.0")) is False
     assert allowed(DeploymentSettings(host="0.0.0.0", allow_uploads=True)) is True
-    assert allowed(DeploymentSettings(allow_uploads=False)) is False
-    assert allowed(DeploymentSettings(host="0.0.0.0"), allow_uploads=True) is True
-    assert allowed(None, allow_uploads=False) is False
+    assert allowed(DeploymentSettings(allow_uploads=True), allow_uploads=False) is False
+    assert allowed(None, allow_uploads=True) is True

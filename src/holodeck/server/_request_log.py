@@ -1,5 +1,6 @@
 """One JSON line per request in `~/.holodeck/logs/agent-<name>.log`: timestamp,
-request_id, session_id, message_input, tool_calls, response, duration_ms, error.
+request_id, session_id, message_input, tool_calls, response, duration_ms, error,
+and `key`: the name of the request's API key.
 
 A new file starts every `rotation_days` days and files older than `retention_days` are
 deleted (the standard library's timed rotation). `redact_content` logs the lengths of
@@ -65,6 +66,7 @@ class RequestLog:
         error: str | None,
         endpoint: str,
         trace_ids: tuple[str, str] | None = None,
+        key: str | None = None,
     ) -> None:
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
@@ -96,6 +98,8 @@ class RequestLog:
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             "error": error,
         }
+        if key is not None:  # the name of the API key the request came with
+            record["key"] = key
         if trace_ids is not None:  # the turn's server span, to find it in a trace backend
             record["trace_id"], record["span_id"] = trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
-from holodeck.server._state import guard, state_of
+from holodeck.server._state import state_of
 from holodeck.server._wire import (
     AgentList,
     AgentStatus,
@@ -20,7 +20,7 @@ from holodeck.server._wire import (
     ReadyResponse,
 )
 
-router = APIRouter(dependencies=[Depends(guard)])
+router = APIRouter()
 service = APIRouter()
 
 _ARCHIVE_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
@@ -80,7 +80,7 @@ async def upload_agent(request: Request) -> AgentStatus:
             "uploads_disabled",
             "this server does not take agent uploads: an uploaded agent's tools run here",
             hint="start it with `holodeck deploy --allow-uploads` (or deployment.allow_uploads: "
-            "true), behind API keys; a server on a loopback address takes them by default",
+            "true), behind API keys",
         )
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind not in _ARCHIVE_TYPES:
