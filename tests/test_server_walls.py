@@ -172,22 +172,28 @@ def test_a_session_belongs_to_the_key_that_started_it(
         assert missing.status_code == 404
         assert missing.json()["error"]["type"] == "unknown_session"
         assert client.delete(f"/v1/sessions/{session_id}", headers=_as(bob)).status_code == 404
-        # bob's turns under that id are a conversation of his own
+        # nor continue it, on either route
         body = {"message": "bob here", "session_id": session_id}
-        assert client.post("/v1/chat", json=body, headers=_as(bob)).status_code == 200
+        refused = client.post("/v1/chat", json=body, headers=_as(bob))
+        assert refused.status_code == 404 and refused.json()["error"]["type"] == "unknown_session"
         completion = {
             "model": "weather",
             "messages": [{"role": "user", "content": "bob again"}],
             "holodeck": {"session_id": session_id},
         }
         answer = client.post("/v1/chat/completions", json=completion, headers=_as(bob))
-        assert answer.status_code == 200
+        assert answer.status_code == 404
+        # an id no key has used is a new conversation of the key that names it
+        own = {"message": "bob's own", "session_id": "bobs-chosen-id"}
+        assert client.post("/v1/chat", json=own, headers=_as(bob)).status_code == 200
         assert _users(client, alice, session_id) == ["alice's secret"]
-        assert _users(client, bob, session_id) == ["bob here", "bob again"]
-        assert client.delete(f"/v1/sessions/{session_id}", headers=_as(bob)).json()["deleted"]
-        assert _users(client, alice, session_id) == ["alice's secret"]
+        assert _users(client, bob, "bobs-chosen-id") == ["bob's own"]
+        assert client.get("/v1/sessions/bobs-chosen-id", headers=_as(alice)).status_code == 404
+        alice_turn = {"message": "alice again", "session_id": session_id}
+        assert client.post("/v1/chat", json=alice_turn, headers=_as(alice)).status_code == 200
+        assert _users(client, alice, session_id) == ["alice's secret", "alice again"]
     logged = [line for line in log_lines(isolated_home, "weather") if line["session_id"]]
-    assert [line["key"] for line in logged] == ["alice", "bob", "bob"]
+    assert [line["key"] for line in logged] == ["alice", "bob", "alice"]
     text = json.dumps(log_lines(isolated_home, "weather"))
     assert "k-alice-secret" not in text and "k-bob-secret" not in text
 

@@ -22,6 +22,7 @@ from holodeck.server._turns import (
     call_json,
     jsonable,
     open_turn,
+    refuse_anothers_session,
     run_through,
 )
 from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse, sse_schema
@@ -48,6 +49,8 @@ async def chat(body: ChatRequest, request: Request) -> Any:
     state = state_of(request)
     served = await state.registry.get(body.agent)
     attachments = attachments_from(body.attachments)
+    if body.session_id is not None:
+        await refuse_anothers_session(request, served, body.session_id)
     turn = Turn(
         served=served,
         session_id=body.session_id or uuid.uuid4().hex,

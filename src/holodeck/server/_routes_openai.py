@@ -25,7 +25,13 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished, Usage
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
-from holodeck.server._turns import Turn, call_json, open_turn, run_through
+from holodeck.server._turns import (
+    Turn,
+    call_json,
+    open_turn,
+    refuse_anothers_session,
+    run_through,
+)
 from holodeck.server._wire import ErrorResponse, SessionId, sse_schema
 
 router = APIRouter()
@@ -143,6 +149,8 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     session = None
     if extension.session_id is None:
         session = Session(served.agent, messages=_history_messages(history))
+    else:
+        await refuse_anothers_session(request, served, extension.session_id)
     turn = Turn(
         served=served,
         session_id=extension.session_id or (session.id if session else ""),

@@ -8,10 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Path, Query, Request
 
 from holodeck.runtime import Session
-from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, state_of
-from holodeck.server._turns import jsonable, session_key, usage_json
+from holodeck.server._turns import jsonable, session_key, unknown_session, usage_json
 from holodeck.server._wire import AgentName, Deleted, ErrorResponse, SessionId, SessionOut
 
 router = APIRouter()
@@ -40,7 +39,7 @@ async def get_session(
         if data is not None:
             session = Session.from_json(served.agent, data, session_id=session_id)
             return _session_json(served, session)
-    raise _unknown(session_id)
+    raise unknown_session(session_id)
 
 
 @router.delete("/v1/sessions/{session_id}", response_model=Deleted, responses=_ERRORS)
@@ -53,16 +52,7 @@ async def delete_session(
         async with served.store.lock(key):  # not under a running turn
             if await served.store.delete(key):
                 return {"deleted": True}
-    raise _unknown(session_id)
-
-
-def _unknown(session_id: str) -> ApiError:
-    return ApiError(
-        404,
-        "unknown_session",
-        f"no session {session_id!r} (never started, deleted, or expired)",
-        hint="start one with POST /v1/chat; its answer carries the session_id",
-    )
+    raise unknown_session(session_id)
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:

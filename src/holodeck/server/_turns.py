@@ -30,7 +30,7 @@ from holodeck.runtime import (
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
-from holodeck.server._state import state_of
+from holodeck.server._state import key_name_of, state_of
 from holodeck.server._wire import AttachmentIn
 
 
@@ -155,6 +155,26 @@ class Opened:
 
 
 OPENED = Opened()
+
+
+def unknown_session(session_id: str) -> ApiError:
+    return ApiError(
+        404,
+        "unknown_session",
+        f"no session {session_id!r} (never started, deleted, or expired)",
+        hint="start one with POST /v1/chat; its answer carries the session_id",
+    )
+
+
+async def refuse_anothers_session(request: Request, served: ServedAgent, session_id: str) -> None:
+    """404 for a session that another key started, as reading it gets: a key continues
+    only its own conversations. (An id no key has used starts a new conversation.)"""
+    owner = key_name_of(request)
+    if owner is None or await served.store.load(session_key(served, owner, session_id)):
+        return
+    for name, _ in state_of(request).keys.keys:
+        if name != owner and await served.store.load(session_key(served, name, session_id)):
+            raise unknown_session(session_id)
 
 
 async def open_turn(
