@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.settings_models import DeploymentSettings
+from holodeck.spec.settings_models import DeploymentSettings, UploadSettings
 
 DEFAULT = DeploymentSettings()
 
@@ -33,6 +33,7 @@ class ServeOptions:
     state_dir: str = ".holodeck/server"  # uploaded agent images live here
     log_dir: str | None = None  # None: ~/.holodeck/logs
     lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
+    uploads: UploadSettings = DEFAULT.uploads  # what uploaded agents may take
 
     @classmethod
     def from_settings(
@@ -59,6 +60,7 @@ class ServeOptions:
             max_queued_turns=d.max_queued_turns,
             shutdown_grace_seconds=d.shutdown_grace_seconds,
             allow_uploads=bool(d.allow_uploads),
+            uploads=d.uploads,
         )
         known = {f.name for f in fields(cls)}
         given = {k: v for k, v in flags.items() if v is not None and k in known}
@@ -69,13 +71,14 @@ class ServeOptions:
         return options
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(asdict(self), default=lambda model: model.model_dump())
 
     @classmethod
     def from_json(cls, data: str) -> ServeOptions:
         raw = json.loads(data)
         for name in ("paths", "api_keys", "cors_origins"):
             raw[name] = tuple(raw[name])
+        raw["uploads"] = UploadSettings.model_validate(raw["uploads"])
         return cls(**raw)
 
     @property

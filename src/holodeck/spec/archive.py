@@ -77,6 +77,14 @@ def refuse(file: Path, message: str, hint: str | None = None) -> NoReturn:
     raise SpecError([Diagnostic(message, file=file, hint=hint)])
 
 
+class ArchiveTooLarge(SpecError):
+    """The archive is over a size or file-count limit (as opposed to unsafe or corrupt)."""
+
+
+def refuse_size(file: Path, message: str, hint: str | None = None) -> NoReturn:
+    raise ArchiveTooLarge([Diagnostic(message, file=file, hint=hint)])
+
+
 # --------------------------------------------------------------------------
 
 
@@ -139,7 +147,7 @@ class _BoundedStream:
         """The underlying gzip stream is closed by its owner."""
 
     def _too_big(self) -> NoReturn:
-        refuse(
+        refuse_size(
             self._archive,
             f"archive expands to more than {human_size(self._budget)} of tar data",
             hint="it holds far more than its members declare: corrupt, or a decompression bomb",
@@ -334,7 +342,7 @@ class _Unpacker:
             self.last_member = info.name
             self.count += 1
             if self.count > self.limits.max_members:
-                self.refuse(
+                self.refuse_size(
                     info.name,
                     f"is past the limit of {self.limits.max_members} members",
                     hint="the archive has too many files",
@@ -352,6 +360,9 @@ class _Unpacker:
 
     def refuse(self, member: str, problem: str, hint: str | None = None) -> NoReturn:
         refuse(self.archive, f"member {quoted_name(member)} {problem}", hint=hint)
+
+    def refuse_size(self, member: str, problem: str, hint: str | None = None) -> NoReturn:
+        refuse_size(self.archive, f"member {quoted_name(member)} {problem}", hint=hint)
 
     def safe_name(self, info: tarfile.TarInfo) -> str | None:
         """The member's normalised relative path, or None for the root directory entry."""
@@ -407,7 +418,7 @@ class _Unpacker:
 
     def check_declared_size(self, info: tarfile.TarInfo) -> None:
         if info.size > self.limits.max_member_bytes:
-            self.refuse(
+            self.refuse_size(
                 info.name,
                 f"is {human_size(info.size)}, over the "
                 f"{human_size(self.limits.max_member_bytes)} limit for one file",
@@ -417,7 +428,7 @@ class _Unpacker:
             self.too_much(info.name)
 
     def too_much(self, member: str) -> NoReturn:
-        self.refuse(
+        self.refuse_size(
             member,
             f"takes the archive past the {human_size(self.limits.max_total_bytes)} "
             "limit for total unpacked size",
