@@ -157,6 +157,16 @@ def test_an_upload_whose_name_breaks_the_image_rule_is_a_422_and_nothing_is_kept
         assert server.client.get("/ready").status_code == 200
 
 
+def test_a_member_name_too_long_for_the_file_system_is_a_422(serve: Serve, tmp_path: Path) -> None:
+    with serve(WEATHER, allow_uploads=True) as server:
+        refused = server.client.post(
+            "/v1/agents", content=image("long", **{"data/" + "a" * 300: "x"}), headers=GZIP
+        )
+        assert refused.status_code == 422, refused.text
+        assert "longer than 255 bytes" in refused.json()["error"]["message"]
+        assert files_under(tmp_path / "state" / "agents") == []
+
+
 def test_each_agent_name_has_a_log_file_of_its_own(serve: Serve, tmp_path: Path) -> None:
     names = ["a b", "a_b", "a__20b", "a-20b"]
     long_names = ["x" * 300, "x" * 299 + "y"]  # past any file system's limit for a name

@@ -39,6 +39,7 @@ _MAX_SINGLE_READ = 1 * MiB
 _OVERHEAD_PER_MEMBER = 8 * 1024
 _TRAILER_ALLOWANCE = 1 * MiB
 
+_MAX_NAME_BYTES = 255  # one file or folder name, on the file systems in use
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
@@ -382,6 +383,12 @@ class _Unpacker:
             )
         if not parts and not info.isdir():
             self.refuse(raw, "has an empty name")
+        if any(len(part.encode("utf-8", "surrogateescape")) > _MAX_NAME_BYTES for part in parts):
+            self.refuse(
+                raw[:80] + "...",
+                f"has a file or folder name longer than {_MAX_NAME_BYTES} bytes",
+                hint="file systems cannot hold such a name: shorten it",
+            )
         return "/".join(parts) or None
 
     def check_type(self, info: tarfile.TarInfo) -> None:
@@ -440,6 +447,8 @@ class _Unpacker:
         except (FileExistsError, NotADirectoryError):
             # Only reachable on case-insensitive filesystems (`A` vs `a/`).
             self.refuse(name, "collides with another member on this filesystem")
+        except OSError as exc:  # a path too long for this file system, say
+            self.refuse(name, f"cannot be unpacked here: {exc.strerror}")
 
     def write_file(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         target = self.staging / name
@@ -450,6 +459,8 @@ class _Unpacker:
             fd = os.open(target, flags, mode)
         except FileExistsError:
             self.refuse(name, "collides with another member on this filesystem")
+        except OSError as exc:
+            self.refuse(name, f"cannot be unpacked here: {exc.strerror}")
         source = tar.extractfile(info)
         if source is None:  # excluded by check_type; keeps the type checker honest
             self.refuse(name, "has no data")
