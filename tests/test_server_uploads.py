@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from holodeck.cli.main import cli
 from holodeck.spec.settings_models import UploadSettings
-from server_harness import WEATHER, Serve, agent_dir, function_tool, until
+from server_harness import WEATHER, Serve, agent_dir, deploy_process, function_tool, until
 
 GZIP = {"Content-Type": "application/gzip"}
 
@@ -125,6 +125,27 @@ def hello() -> str:
 """
 
 
+def test_deploy_takes_the_upload_limits_and_starts_past_a_stored_upload_that_fails(
+    tmp_path: Path,
+) -> None:
+    root = agent_dir(tmp_path / "cli", "cli")
+    (root / "config.yaml").write_text("deployment:\n  uploads:\n    max_unpacked_mib: 1\n")
+    stored = tmp_path / ".holodeck" / "server" / "agents"
+    stored.mkdir(parents=True)
+    (stored / "broken.tar.gz").write_bytes(image("broken", {"mm.py": EXITS}))
+    with (
+        deploy_process(str(root), "--model", "test", cwd=tmp_path) as (_, url),
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        until(lambda: client.get("/ready").status_code == 200, what="the agents to be ready")
+        by_name = {a["name"]: a for a in client.get("/v1/agents").json()["agents"]}
+        assert by_name["cli"]["status"] == "ready" and by_name["broken"]["status"] == "failed"
+        assert client.post("/v1/chat", json={"message": "hi", "agent": "cli"}).status_code == 200
+        big = image("big", **{"data/zeros.bin": b"\0" * (2 * 1024 * 1024)})
+        refused = client.post("/v1/agents", content=big, headers=GZIP)
+        assert refused.status_code == 413 and "1 MiB" in refused.json()["error"]["hint"]
+
+
 def test_a_tool_raising_system_exit_at_import_is_a_load_error_on_the_command_line(
     tmp_path: Path,
 ) -> None:
@@ -220,6 +241,19 @@ def test_each_uploaded_agent_imports_its_own_neighbours_and_drops_them_when_repl
         assert tool_result(server.chat("go", agent="one")) == "one v2/one v2"
         assert not any(n in sys.modules for n in old)
         assert tool_result(server.chat("go", agent="two")) == "two/two"
+
+
+def test_agents_from_the_command_line_each_import_their_own_neighbours(
+    serve: Serve, tmp_path: Path
+) -> None:
+    roots = []
+    for name in ("left", "right"):
+        root = agent_dir(tmp_path / name, name, python=USES_HELPER, tools=[function_tool("ask")])
+        (root / "helper.py").write_text(f"WHO = {name!r}\n")
+        roots.append(root)
+    with serve(*roots) as server:
+        assert tool_result(server.chat("go", agent="left")) == "left/left"
+        assert tool_result(server.chat("go", agent="right")) == "right/right"
 
 
 # --- 4. resources ------------------------------------------------------------------------

@@ -181,12 +181,10 @@ class Registry:
             found = self.agents.get(name)
             known = found is not None or name in self.broken
             if not known and self.options.allow_uploads and NAME_RULE.fullmatch(name):
-                # another process of this server may have taken the upload
-                async with self._uploading:
-                    found = self.agents.get(name)
-                    archive = self.uploads.archive_of(name)
-                    if found is None and archive.is_file():
-                        found = await self._load_stored(archive)
+                archive = self.uploads.archive_of(name)
+                if archive.is_file():  # another process of this server took the upload
+                    async with self._uploading:
+                        found = self.agents.get(name) or await self._load_stored(archive)
             if found is None and name in self.broken:
                 raise ApiError(
                     503,
