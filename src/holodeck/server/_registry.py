@@ -132,13 +132,15 @@ class Registry:
         of the same name. Refused uploads raise `ApiError` and leave nothing behind."""
         async with self._uploading:
             staged = await asyncio.to_thread(self.uploads.stage, data, self._command_line())
-            try:
-                self.uploads.commit(staged)
-            except BaseException:
-                await asyncio.to_thread(self.uploads.discard, staged)
-                raise
             current = self.agents.pop(staged.spec.name, None)
-            served = self._add(staged.spec, staged.agent, staged)
+            try:
+                served = self._add(staged.spec, staged.agent, staged)
+            except Exception as exc:  # its session store or log cannot open: keep the old one
+                if current is not None:
+                    self.agents[current.name] = current
+                await asyncio.to_thread(self.uploads.discard, staged)
+                raise ApiError(422, "invalid_agent", f"{exc}") from None
+            self.uploads.commit(staged)  # a rename in one directory
         if current is not None:  # the old version: its servers, modules and files go
             await self._close(current)
             if current.image is not None and current.image != staged.image:
