@@ -333,7 +333,6 @@ def test_the_server_answers_while_an_upload_imports_its_tools(serve: Serve, tmp_
             assert server.client.get("/health", timeout=10).status_code == 200
             listed = server.client.get("/v1/agents", timeout=10).json()["agents"]
             assert [a["name"] for a in listed] == ["weather"]  # not served before it loaded
-            assert not release.exists()  # the import was still waiting while we were answered
         finally:
             release.write_text("go")
             uploading.join(60)
