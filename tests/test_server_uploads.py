@@ -134,7 +134,7 @@ def test_deploy_takes_the_upload_limits_and_starts_past_a_stored_upload_that_fai
     stored.mkdir(parents=True)
     (stored / "broken.tar.gz").write_bytes(image("broken", {"mm.py": EXITS}))
     with (
-        deploy_process(str(root), "--model", "test", cwd=tmp_path) as (_, url),
+        deploy_process(str(root), "--model", "test", "--allow-uploads", cwd=tmp_path) as (_, url),
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         until(lambda: client.get("/ready").status_code == 200, what="the agents to be ready")
