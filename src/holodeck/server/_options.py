@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.settings_models import DeploymentSettings, NamedKey
+from holodeck.spec.settings_models import DeploymentSettings, NamedKey, UploadSettings
 
 DEFAULT = DeploymentSettings()
 
@@ -36,6 +36,7 @@ class ServeOptions:
     state_dir: str = ".holodeck/server"  # uploaded agent images live here
     log_dir: str | None = None  # None: ~/.holodeck/logs
     lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
+    uploads: UploadSettings = DEFAULT.uploads  # what uploaded agents may take
 
     @classmethod
     def from_settings(
@@ -64,13 +65,14 @@ class ServeOptions:
             max_queued_turns_per_session=d.max_queued_turns_per_session,
             shutdown_grace_seconds=d.shutdown_grace_seconds,
             allow_uploads=d.allow_uploads,
+            uploads=d.uploads,
         )
         known = {f.name for f in fields(cls)}
         given = {k: v for k, v in flags.items() if v is not None and k in known}
         return replace(options, **given)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(asdict(self), default=lambda model: model.model_dump())
 
     @classmethod
     def from_json(cls, data: str) -> ServeOptions:
@@ -78,6 +80,7 @@ class ServeOptions:
         for name in ("paths", "api_keys", "cors_origins"):
             raw[name] = tuple(raw[name])
         raw["named_keys"] = tuple((name, key) for name, key in raw["named_keys"])
+        raw["uploads"] = UploadSettings.model_validate(raw["uploads"])
         return cls(**raw)
 
     @property

@@ -165,6 +165,20 @@ class AuthSettings(Strict):
 class UploadSettings(Strict):
     """What agents uploaded over POST /v1/agents may take and use."""
 
+    max_unpacked_mib: Annotated[int, Field(ge=1)] = Field(
+        default=64,
+        description="Most an uploaded image may take once unpacked, in MiB; checked while "
+        "unpacking (413 beyond it).",
+    )
+    max_files: Annotated[int, Field(ge=1)] = Field(
+        default=2000, description="Most files and folders an uploaded image may hold."
+    )
+    max_store_mib: Annotated[int, Field(ge=1)] = Field(
+        default=1024,
+        description="Most all uploaded agents together (archives and unpacked images) may "
+        "take on disk, in MiB; an upload past it is refused (413).",
+    )
+
 
 class DeploymentSettings(Strict):
     """Defaults for `holodeck deploy`; command-line flags override them."""
