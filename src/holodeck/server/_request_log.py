@@ -12,10 +12,12 @@ import json
 import logging
 import time
 from datetime import UTC, datetime
+from io import TextIOWrapper
 from logging.handlers import TimedRotatingFileHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from holodeck.private_files import private_opener
 from holodeck.spec.settings_models import LoggingSettings
 
 _LEVELS = {
@@ -31,14 +33,31 @@ def _redacted(value: Any) -> dict[str, int]:
     return {"redacted_chars": len(text)}
 
 
+class _PrivateRotatingHandler(TimedRotatingFileHandler):
+    """Each log file, the first and every one a rotation starts, is created 0600 (in a
+    0700 directory): requests carry what users said."""
+
+    def _open(self) -> TextIOWrapper:
+        # the handler's mode is text ("a"): open() returns a TextIOWrapper
+        return cast(
+            TextIOWrapper,
+            open(
+                self.baseFilename,
+                self.mode,
+                encoding=self.encoding,
+                errors=self.errors,
+                opener=private_opener,
+            ),
+        )
+
+
 class RequestLog:
     """The request log of one served agent."""
 
     def __init__(self, path: Path, settings: LoggingSettings) -> None:
         self.path = path
         self.settings = settings
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handler = TimedRotatingFileHandler(
+        self._handler = _PrivateRotatingHandler(
             path,
             when="midnight",
             interval=settings.rotation_days,
