@@ -3,8 +3,9 @@ request_id, session_id, message_input, tool_calls, response, duration_ms, error.
 
 A new file starts every `rotation_days` days and files older than `retention_days` are
 deleted (the standard library's timed rotation). `redact_content` logs the lengths of
-messages, answers and tool arguments instead of their text. Nothing else of a request
-(headers, keys) is ever written."""
+messages, answers and tool arguments instead of their text, and a failed tool's error as
+its exception type (the tool reports it so). Nothing else of a request (headers, keys) is
+ever written. Files are created 0600 in 0700 directories."""
 
 from __future__ import annotations
 
