@@ -73,6 +73,7 @@ bench: dev services
 	$(BIN)/python bench/tracing_overhead.py
 	$(BIN)/python bench/vector_store.py
 	$(BIN)/python bench/rag_ingest.py
+	$(BIN)/python bench/yaml_limits.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules

@@ -28,7 +28,13 @@ if TYPE_CHECKING:
 @click.option(
     "--session",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Keep the conversation in this JSON file: resumed if it exists, saved after each turn.",
+    help="Keep the conversation in this JSON file: resumed if it exists, saved after each "
+    "turn. Chats sharing a file take turns.",
+)
+@click.option(
+    "--adopt-session",
+    is_flag=True,
+    help="Resume the --session file even if another agent saved it.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tool arguments and results in full.")
 @click.option(
@@ -43,6 +49,7 @@ def chat(
     model: str | None,
     max_messages: int | None,
     session: Path | None,
+    adopt_session: bool,
     record: Path | None,
     replay: Path | None,
     verbose: bool,
@@ -72,7 +79,15 @@ def chat(
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
     conversation = _conversation(
-        path, model, max_messages, session, record, replay, debug, trace=trace
+        path,
+        model,
+        max_messages,
+        session,
+        record,
+        replay,
+        debug,
+        trace=trace,
+        adopt_session=adopt_session,
     )
     asking = sys.stdin.isatty()
     markdown = sys.stdout.isatty()
@@ -111,6 +126,7 @@ def _conversation(
     debug: bool,
     *,
     trace: bool = False,
+    adopt_session: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
@@ -135,7 +151,13 @@ def _conversation(
         telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
     agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry)
     limit = max_messages or spec.memory.max_messages
-    return Conversation(agent, max_messages=limit, session_file=session, debug=debug)
+    return Conversation(
+        agent,
+        max_messages=limit,
+        session_file=session,
+        adopt_session=adopt_session,
+        debug=debug,
+    )
 
 
 def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:

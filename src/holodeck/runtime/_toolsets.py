@@ -99,8 +99,13 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         for t in spec.tools
         if isinstance(t, FunctionTool | TypeScriptTool) and t.timeout is not None
     }
+    redact = spec.logging.redact_content
     observed = ObservedToolset(
-        CombinedToolset(sets), observer=TURN_OBSERVER, middleware=middleware, timeouts=timeouts
+        CombinedToolset(sets),
+        observer=TURN_OBSERVER,
+        middleware=middleware,
+        timeouts=timeouts,
+        redact_errors=redact,
     )
     per_session = None
     if own:
@@ -109,7 +114,11 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
             from holodeck.tools.mcp import mcp_toolset
 
             servers = mcp_toolset(own, spec.root, env, spec.source, reserved=reserved)
-            return [ObservedToolset(servers, observer=TURN_OBSERVER, middleware=middleware)]
+            return [
+                ObservedToolset(
+                    servers, observer=TURN_OBSERVER, middleware=middleware, redact_errors=redact
+                )
+            ]
 
     return AgentTools([observed], instructions, per_session)
 

@@ -4,8 +4,9 @@ and `key`: the name of the request's API key.
 
 A new file starts every `rotation_days` days and files older than `retention_days` are
 deleted (the standard library's timed rotation). `redact_content` logs the lengths of
-messages, answers and tool arguments instead of their text. Nothing else of a request
-(headers, keys) is ever written."""
+messages, answers and tool arguments instead of their text, and a failed tool's error as
+its exception type (the tool reports it so). Nothing else of a request (headers, keys) is
+ever written. Files are created 0600 in 0700 directories."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import json
 import logging
 import time
 from datetime import UTC, datetime
+from io import TextIOWrapper
 from logging.handlers import TimedRotatingFileHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from holodeck.private_files import private_opener
 from holodeck.spec.settings_models import LoggingSettings
 
 _LEVELS = {
@@ -32,14 +35,31 @@ def _redacted(value: Any) -> dict[str, int]:
     return {"redacted_chars": len(text)}
 
 
+class _PrivateRotatingHandler(TimedRotatingFileHandler):
+    """Each log file, the first and every one a rotation starts, is created 0600 (in a
+    0700 directory): requests carry what users said."""
+
+    def _open(self) -> TextIOWrapper:
+        # the handler's mode is text ("a"): open() returns a TextIOWrapper
+        return cast(
+            TextIOWrapper,
+            open(
+                self.baseFilename,
+                self.mode,
+                encoding=self.encoding,
+                errors=self.errors,
+                opener=private_opener,
+            ),
+        )
+
+
 class RequestLog:
     """The request log of one served agent."""
 
     def __init__(self, path: Path, settings: LoggingSettings) -> None:
         self.path = path
         self.settings = settings
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handler = TimedRotatingFileHandler(
+        self._handler = _PrivateRotatingHandler(
             path,
             when="midnight",
             interval=settings.rotation_days,

@@ -13,6 +13,7 @@ from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.validation_errors import validate
+from holodeck.spec.yaml_limits import TEST_CASES
 from holodeck.spec.yaml_source import read_yaml
 
 
@@ -37,7 +38,7 @@ def load_image_tests(
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     for path in files:
         try:
-            doc = read_yaml(path)
+            doc = read_yaml(path, TEST_CASES)
         except SpecError as exc:
             ctx.collector.extend(exc.diagnostics)
             continue
