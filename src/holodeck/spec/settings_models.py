@@ -98,7 +98,8 @@ class LoggingSettings(Strict):
     )
     redact_content: bool = Field(
         default=False,
-        description="Log messages, answers and tool arguments as their length only.",
+        description="Log messages, answers and tool arguments as their length only, and a "
+        "failing tool's error as its exception type.",
     )
 
     @model_validator(mode="after")
