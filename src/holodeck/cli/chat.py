@@ -36,6 +36,12 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Print each turn's span tree on stderr (traced in memory without a collector).",
 )
+@click.option(
+    "--allow-loopback",
+    is_flag=True,
+    help="Let web_fetch and what the model steers reach this machine (127.0.0.1, ::1, "
+    "localhost), for agents under development; other private addresses stay refused.",
+)
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -47,6 +53,7 @@ def chat(
     replay: Path | None,
     verbose: bool,
     trace: bool,
+    allow_loopback: bool,
 ) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
 
@@ -64,6 +71,7 @@ def chat(
       holodeck chat my-agent/agent.yaml
       holodeck chat my-image.tar.gz --model test
       holodeck chat . --session ~/.holodeck/sessions/support.json
+      holodeck chat my-image --allow-loopback   # web_fetch may read http://127.0.0.1:3000
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
     from holodeck.cli.chat_commands import banner_rows
@@ -72,7 +80,15 @@ def chat(
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
     conversation = _conversation(
-        path, model, max_messages, session, record, replay, debug, trace=trace
+        path,
+        model,
+        max_messages,
+        session,
+        record,
+        replay,
+        debug,
+        trace=trace,
+        allow_loopback=allow_loopback,
     )
     asking = sys.stdin.isatty()
     markdown = sys.stdout.isatty()
@@ -111,6 +127,7 @@ def _conversation(
     debug: bool,
     *,
     trace: bool = False,
+    allow_loopback: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
@@ -123,7 +140,9 @@ def _conversation(
     from holodeck.runtime import Agent
 
     spec = load_agent(path)
-    options = RunOptions(model=model, progress=IngestBar()).for_agent(spec)
+    options = RunOptions(
+        model=model, progress=IngestBar(), allow_loopback=allow_loopback
+    ).for_agent(spec)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )
