@@ -519,3 +519,45 @@ def test_chat_allows_loopback_with_one_flag_and_says_so(
     assert f"internal page on port {site.port}" in opened.output
     assert "loopback allowed (--allow-loopback)" in opened.output
     assert [path for path, _ in site.seen] == ["/dev"]
+
+
+# --- endpoints an uploaded definition names ----------------------------------------------------
+
+
+def endpoint_image(url: str) -> dict[str, str]:
+    return {
+        "config.yaml": "spec_version: 1\nname: remote\n"
+        f"executor:\n  model: openai/gpt-4o\n  connection: {{base_url: '{url}'}}\n",
+        "AGENTS.md": "You help.\n",
+    }
+
+
+def test_an_uploaded_images_model_endpoint_is_checked_before_it_starts(
+    serve: Serve, sites: Callable[[str], Site], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = sites("127.0.0.1")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOLODECK_HOME", str(home))
+    refused = upload_status(serve, endpoint_image(f"{site.url}/v1"))
+    assert refused["status"] == "failed"
+    assert refused["error"] == (
+        f"blocked: `model.endpoint` {site.url}/v1: 127.0.0.1 is a loopback address; "
+        "allow it under network.allow"
+    )
+    (home / "config.yaml").write_text(f"network:\n  allow: ['127.0.0.1:{site.port}']\n")
+    assert upload_status(serve, endpoint_image(f"{site.url}/v1"))["status"] == "ready"
+    assert site.seen == []  # checked, never requested: the served model here is `test`
+
+
+async def test_a_local_definitions_endpoints_are_reached_as_written(
+    write: Write, sites: Callable[[str], Site]
+) -> None:
+    """The operator wrote them: the same image, not uploaded, starts."""
+    site = sites("127.0.0.1")
+    spec = load_agent(write(endpoint_image(f"{site.url}/v1")))
+    async with Agent(spec, RunOptions(model="test")):
+        pass
+    with pytest.raises(OutboundBlocked):
+        async with Agent(spec, RunOptions(model="test", uploaded=True)):
+            pass

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
 from holodeck.net._addresses import refused_kind
+from holodeck.net._endpoints import check_named_endpoints, named_endpoints
 from holodeck.net._for_agent import policy_for
 from holodeck.net._policy import OutboundBlocked, OutboundPolicy, Resolver, system_resolver
 
@@ -32,8 +33,10 @@ __all__ = [
     "OutboundBlocked",
     "OutboundPolicy",
     "Resolver",
+    "check_named_endpoints",
     "checked_client",
     "download",
+    "named_endpoints",
     "policy_for",
     "refused_kind",
     "system_resolver",
