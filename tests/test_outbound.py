@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -33,7 +34,7 @@ from holodeck.llm.run_options import RunOptions
 from holodeck.net import DownloadError, OutboundBlocked, OutboundPolicy, download
 from holodeck.runtime import Agent, ToolCallFinished
 from holodeck.spec.network_settings import NetworkSettings
-from holodeck.tools.builtins import fetch_text
+from holodeck.tools.builtins import builtin_toolset, fetch_text
 from server_harness import WEATHER, Serve, until
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +46,8 @@ pytestmark = pytest.mark.anyio
 @dataclass
 class Site:
     """An HTTP server on a loopback address: `/` says which port answered, `/to?url=U`
-    redirects to U. `seen` lists the paths and Host headers it received."""
+    redirects to U, `/via/HOST:PORT/PATH` to http://HOST:PORT/PATH. `seen` lists the
+    paths and Host headers it received."""
 
     host: str
     server: ThreadingHTTPServer
@@ -73,9 +75,14 @@ def start_site(host: str) -> Site:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             site.seen.append((self.path, self.headers.get("Host", "")))
-            if self.path.startswith("/to?url="):
+            location = None
+            if self.path.startswith("/to?"):
+                location = parse_qs(urlsplit(self.path).query)["url"][0]
+            elif self.path.startswith("/via/"):  # keeps its way when a query is added
+                location = "http://" + urlsplit(self.path).path[len("/via/") :]
+            if location is not None:
                 self.send_response(302)
-                self.send_header("Location", self.path[len("/to?url=") :])
+                self.send_header("Location", location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
@@ -209,6 +216,29 @@ async def test_deny_wins_over_allow(sites: Callable[[str], Site]) -> None:
     with pytest.raises(OutboundBlocked, match=rf"localhost:{site.port} is denied by network.deny"):
         await fetch_text(f"http://localhost:{site.port}/", policy=policy)
     assert await fetch_text(site.url, policy=policy) == f"internal page on port {site.port}"
+
+
+async def test_a_search_providers_endpoint_is_reached_as_written_but_not_its_redirects(
+    write: Write, sites: Callable[[str], Site]
+) -> None:
+    """HOLODECK_GOOGLE_SEARCH_URL is the operator's: its loopback server is reached; where
+    it redirects is checked like any fetch."""
+    api, internal = sites("127.0.0.1"), sites("127.0.0.1")
+    spec = load_agent(
+        write(
+            {
+                "config.yaml": "spec_version: 1\nname: scout\nllm: {model: openai/gpt-4o}\n"
+                "tools:\n  builtins:\n    - {name: web_search, search_provider: google, "
+                "api_key: gk-1, engine_id: cx-1}\n"
+            }
+        )
+    )
+    env = {"HOLODECK_GOOGLE_SEARCH_URL": f"{api.url}/via/127.0.0.1:{internal.port}/results"}
+    toolset = builtin_toolset(spec, RunOptions(env=env))
+    search = toolset.tools["web_search"].function  # type: ignore[attr-defined]
+    with pytest.raises(OutboundBlocked, match=r"127\.0\.0\.1 is a loopback address"):
+        await search("tides")
+    assert len(api.seen) == 1 and internal.seen == []
 
 
 # --- the address checked is the address connected to ----------------------------------------
