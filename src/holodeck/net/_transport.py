@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import ssl
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import httpcore2
@@ -65,16 +66,26 @@ class _CheckedBackend(httpcore2.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+@cache
+def _verifying_context() -> ssl.SSLContext:
+    """One certificate-checking context for every checked client: building one (loading
+    the CA bundle) costs over 100 ms, and web_fetch makes a client per call. It honours
+    SSL_CERT_FILE / SSL_CERT_DIR as set when first used (the environment's proxies are
+    what the checked clients ignore, not its certificates)."""
+    return httpx2.create_ssl_context(verify=True, trust_env=True)
+
+
 class CheckedTransport(httpx2.AsyncHTTPTransport):
     """`httpx2.AsyncHTTPTransport` with no proxy from the environment (a proxy would
     resolve names itself, past the policy) and every connection checked by `policy`."""
 
     def __init__(self, policy: OutboundPolicy, verify: ssl.SSLContext | bool = True) -> None:
-        super().__init__(verify=verify, trust_env=False)
-        # the parent's pool, rebuilt with the checking backend (its constructor takes none)
+        # The parent's constructor only builds `_pool`, without a way to pass a network
+        # backend: the pool is built here instead, with the checking one.
+        context = _verifying_context() if verify is True else httpx2.create_ssl_context(verify)
+        # (no super().__init__(): it would build, and load certificates for, a pool unused)
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=httpx2.create_ssl_context(verify=verify, trust_env=False),
-            network_backend=_CheckedBackend(policy),
+            ssl_context=context, network_backend=_CheckedBackend(policy)
         )
 
 
