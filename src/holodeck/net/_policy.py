@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from holodeck.errors import ExecutionError
 from holodeck.net._addresses import embedded_ipv4, is_loopback, refused_kind
-from holodeck.spec.network_settings import IpAddress, NetworkRule, NetworkSettings
+from holodeck.spec.network_settings import IpAddress, NetworkRule, NetworkSettings, parse_rule
 
 log = logging.getLogger("holodeck.net")
 
@@ -57,7 +57,9 @@ class OutboundPolicy:
     ) -> OutboundPolicy:
         if settings is None:
             return cls(allow_loopback=allow_loopback)
-        return cls(settings.allow_rules, settings.deny_rules, allow_loopback)
+        allow = tuple(parse_rule(entry) for entry in settings.allow)
+        deny = tuple(parse_rule(entry) for entry in settings.deny)
+        return cls(allow, deny, allow_loopback)
 
     def trusting(self, url: str) -> OutboundPolicy:
         """This policy, with the host and port of `url` (written by the operator) reached

@@ -116,14 +116,6 @@ class NetworkSettings(Strict):
         description="Hosts, `*.domains`, addresses or networks never reached; wins over `allow`.",
     )
 
-    @property
-    def allow_rules(self) -> tuple[NetworkRule, ...]:
-        return tuple(parse_rule(entry) for entry in self.allow)
-
-    @property
-    def deny_rules(self) -> tuple[NetworkRule, ...]:
-        return tuple(parse_rule(entry) for entry in self.deny)
-
 
 def combine_network(*blocks: NetworkSettings | None) -> NetworkSettings | None:
     """The blocks' entries together: a project's or agent.yaml's `network` adds to the
