@@ -393,9 +393,10 @@ def test_a_bad_network_entry_is_an_error_at_its_line(write: Write) -> None:
     )
     with pytest.raises(HoloDeckError) as failed:
         load_agent(root)
-    said = str(failed.value)
-    assert "agent.yaml:5" in said or "agent.yaml:7" in said
-    assert "the port must be a number from 1 to 65535" in said
+    assert "agent.yaml:7:" in str(failed.value)  # the entry's own line
+    assert "network.allow[1]: 'db.internal:http': the port must be a number from 1 to 65535" in (
+        str(failed.value)
+    )
 
 
 # --- files from URLs ------------------------------------------------------------------------

@@ -92,13 +92,12 @@ def _port(entry: str, text: str) -> int:
     return int(text)
 
 
-def _checked(entries: list[str]) -> list[str]:
-    for entry in entries:
-        parse_rule(entry)
-    return entries
+def _checked(entry: str) -> str:
+    parse_rule(entry)
+    return entry
 
 
-Rules = Annotated[list[str], AfterValidator(_checked)]
+Rule = Annotated[str, AfterValidator(_checked)]
 
 
 class NetworkSettings(Strict):
@@ -106,12 +105,12 @@ class NetworkSettings(Strict):
     image's MCP `url` and endpoints). By default loopback, private, link-local (cloud
     metadata), carrier-grade NAT, multicast and unspecified addresses are refused."""
 
-    allow: Rules = Field(
+    allow: list[Rule] = Field(
         default_factory=list,
         description="Hosts, `*.domains`, addresses or CIDR networks, each with an optional "
         "`:port` (`[v6]:port`), reachable even when they are private or loopback.",
     )
-    deny: Rules = Field(
+    deny: list[Rule] = Field(
         default_factory=list,
         description="Hosts, `*.domains`, addresses or networks never reached; wins over `allow`.",
     )
