@@ -448,11 +448,11 @@ def archive(files: dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
-def mcp_image(url: str) -> dict[str, str]:
+def mcp_image(url: str, transport: str = "http") -> dict[str, str]:
     return {
         "config.yaml": "spec_version: 1\nname: remote\n",
         "AGENTS.md": "You help.\n",
-        "tools/mcp/api.yaml": f"name: api\ntransport: http\nurl: {url}\n",
+        "tools/mcp/api.yaml": f"name: api\ntransport: {transport}\nurl: {url}\n",
     }
 
 
@@ -480,6 +480,14 @@ def mcp_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def mcp_sse_url() -> Iterator[str]:
+    from test_mcp import http_demo
+
+    with http_demo("sse") as (url, _):
+        yield url
+
+
 def test_an_uploaded_images_mcp_url_on_loopback_is_refused(
     serve: Serve, mcp_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -491,6 +499,19 @@ def test_an_uploaded_images_mcp_url_on_loopback_is_refused(
         in (status["error"])
     )
     assert "Traceback" not in status["error"]
+
+
+def test_an_uploaded_images_sse_server_is_refused_unless_allowed(
+    serve: Serve, mcp_sse_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOLODECK_HOME", str(home))
+    refused = upload_status(serve, mcp_image(mcp_sse_url, "sse"))
+    assert refused["status"] == "failed"
+    assert "blocked: 127.0.0.1 is a loopback address" in refused["error"]
+    (home / "config.yaml").write_text("network:\n  allow: [127.0.0.1]\n")
+    assert upload_status(serve, mcp_image(mcp_sse_url, "sse"))["status"] == "ready"
 
 
 def test_the_servers_config_yaml_allows_an_uploaded_images_mcp_url(
