@@ -42,6 +42,12 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Print each turn's span tree on stderr (traced in memory without a collector).",
 )
+@click.option(
+    "--allow-loopback",
+    is_flag=True,
+    help="Let web_fetch and what the model steers reach this machine (127.0.0.1, ::1, "
+    "localhost), for agents under development; other private addresses stay refused.",
+)
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -54,6 +60,7 @@ def chat(
     replay: Path | None,
     verbose: bool,
     trace: bool,
+    allow_loopback: bool,
 ) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
 
@@ -71,6 +78,7 @@ def chat(
       holodeck chat my-agent/agent.yaml
       holodeck chat my-image.tar.gz --model test
       holodeck chat . --session ~/.holodeck/sessions/support.json
+      holodeck chat my-image --allow-loopback   # web_fetch may read http://127.0.0.1:3000
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
     from holodeck.cli.chat_commands import banner_rows
@@ -88,6 +96,7 @@ def chat(
         debug,
         trace=trace,
         adopt_session=adopt_session,
+        allow_loopback=allow_loopback,
     )
     asking = sys.stdin.isatty()
     markdown = sys.stdout.isatty()
@@ -127,6 +136,7 @@ def _conversation(
     *,
     trace: bool = False,
     adopt_session: bool = False,
+    allow_loopback: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
@@ -139,7 +149,9 @@ def _conversation(
     from holodeck.runtime import Agent
 
     spec = load_agent(path)
-    options = RunOptions(model=model, progress=IngestBar()).for_agent(spec)
+    options = RunOptions(
+        model=model, progress=IngestBar(), allow_loopback=allow_loopback
+    ).for_agent(spec)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )

@@ -73,11 +73,21 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
     reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
     env = options.env if options.env is not None else os.environ
+    # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
+    outbound = options.for_agent(spec).outbound if options.uploaded else None
     if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
         from holodeck.tools.mcp import mcp_toolset
 
         sets.append(
-            mcp_toolset(shared, spec.root, env, spec.source, reserved=reserved, alone=not others)
+            mcp_toolset(
+                shared,
+                spec.root,
+                env,
+                spec.source,
+                reserved=reserved,
+                alone=not others,
+                outbound=outbound,
+            )
         )
     if spec.subagents:
         from holodeck.runtime._subagents import subagent_toolset
@@ -113,7 +123,9 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         def per_session() -> list[AbstractToolset[Any]]:
             from holodeck.tools.mcp import mcp_toolset
 
-            servers = mcp_toolset(own, spec.root, env, spec.source, reserved=reserved)
+            servers = mcp_toolset(
+                own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
+            )
             return [
                 ObservedToolset(
                     servers, observer=TURN_OBSERVER, middleware=middleware, redact_errors=redact

@@ -14,6 +14,7 @@ from holodeck.spec.compat_model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.function_parameters import check_parameters
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
+from holodeck.spec.network_settings import combine_network
 from holodeck.spec.observability_settings import overlay_observability
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.settings_models import (
@@ -100,6 +101,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         deployment=overlay(ctx.settings.deployment, agent.deployment),
         embedding_provider=agent.embedding_provider,
         observability=overlay_observability(ctx.settings.observability, agent.observability),
+        network=combine_network(ctx.settings.network, agent.network),
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -18,6 +18,7 @@ from pydantic import (
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
+from holodeck.spec.network_settings import NetworkSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.vector_databases import DatabaseConnection
 
@@ -302,6 +303,7 @@ class Settings(Strict):
     memory: MemorySettings | None = None
     execution: ExecutionSettings | None = None
     observability: ObservabilitySettings | None = None
+    network: NetworkSettings | None = None
 
     def provider_type(self, name: str) -> ProviderType | None:
         """The type behind a provider name: a configured entry, a built-in type or alias."""

@@ -1,5 +1,6 @@
 """Every tool call, whatever its kind, passes here: it is announced, timed, recorded
-and shielded, so a failing tool never stops the turn (the model then sees "").
+and shielded, so a failing tool never stops the turn (the model then sees "", or the
+"blocked: ..." of a request the outbound policy refused).
 
 Where the announcements go is the runtime's business: it passes a `CallObserver`."""
 
@@ -18,6 +19,7 @@ from pydantic_ai.toolsets import ToolsetTool
 
 from holodeck.errors import ExecutionError
 from holodeck.llm.cassette import CassetteMiss
+from holodeck.net import OutboundBlocked
 from holodeck.tools.middleware import Middleware, ToolCall
 
 log = logging.getLogger("holodeck.tools")
@@ -99,6 +101,8 @@ class ObservedToolset(WrapperToolset[Any]):
             else:
                 error = self._reported(_describe(outcome))
                 log.warning("tool %s failed: %s", name, error)
+                if isinstance(outcome, OutboundBlocked):  # the model learns why, and stops
+                    result = str(outcome)
         finally:
             # cancelled calls (an interrupted turn) end without a finished event
             if not _cancelling():

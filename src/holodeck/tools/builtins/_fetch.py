@@ -1,5 +1,5 @@
 """`web_fetch`: a plain HTTP(S) GET, the page returned as readable text, within
-`FETCH_LIMITS`."""
+`FETCH_LIMITS`, to the hosts the agent's outbound policy lets it reach."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import asyncio
 import codecs
 import contextlib
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx2
 
 import holodeck.tools.builtins as package  # FETCH_LIMITS is read there at each call
 from holodeck._version import __version__
+from holodeck.net import OutboundPolicy, checked_client
 from holodeck.tools.builtins._errors import WebFetchError
 from holodeck.tools.builtins._html import html_to_text
 
@@ -40,27 +42,36 @@ TEXT_TYPES = frozenset(
 # --- web_fetch -----------------------------------------------------------------------
 
 
-async def web_fetch(url: str) -> str:
-    """Fetch a web page and return its readable text.
+def web_fetch_tool(policy: OutboundPolicy) -> Callable[[str], Awaitable[str]]:
+    """The `web_fetch` tool of an agent whose outbound policy is `policy`."""
 
-    HTML comes back as text: the title first, then headings and paragraphs, without
-    scripts, styles or navigation. JSON and plain text come back as they are. Images,
-    PDFs and other binary content are refused. Long pages are cut off, with a note.
+    async def web_fetch(url: str) -> str:
+        """Fetch a web page and return its readable text.
 
-    Args:
-        url: The absolute http:// or https:// URL of the page.
-    """
-    return await fetch_text(url)
+        HTML comes back as text: the title first, then headings and paragraphs, without
+        scripts, styles or navigation. JSON and plain text come back as they are. Images,
+        PDFs and other binary content are refused. Long pages are cut off, with a note.
+
+        Args:
+            url: The absolute http:// or https:// URL of the page.
+        """
+        return await fetch_text(url, policy=policy)
+
+    return web_fetch
 
 
-async def fetch_text(url: str, limits: FetchLimits | None = None) -> str:
-    """GET `url` and return its text, within `limits` (default `FETCH_LIMITS`);
-    raises `WebFetchError`."""
+async def fetch_text(
+    url: str, limits: FetchLimits | None = None, *, policy: OutboundPolicy | None = None
+) -> str:
+    """GET `url` and return its text, within `limits` (default `FETCH_LIMITS`), reaching
+    only what `policy` allows (default: public addresses); raises `WebFetchError`, or
+    `OutboundBlocked` for a host or scheme the policy refuses."""
     limits = limits or package.FETCH_LIMITS
-    target = _http_url(url)
+    policy = policy or OutboundPolicy()
+    target = _http_url(url, policy)
     try:
         async with asyncio.timeout(limits.timeout):
-            body, media_type, charset, truncated = await _download(target, limits)
+            body, media_type, charset, truncated = await _download(target, limits, policy)
     except (TimeoutError, httpx2.TimeoutException):
         raise WebFetchError(
             f"{url}: no complete answer within {limits.timeout:g} s (the fetch time limit)"
@@ -85,17 +96,21 @@ async def fetch_text(url: str, limits: FetchLimits | None = None) -> str:
     return text
 
 
-def _http_url(url: str) -> httpx2.URL:
+def _http_url(url: str, policy: OutboundPolicy) -> httpx2.URL:
     try:
         target = httpx2.URL(url.strip())
     except (httpx2.InvalidURL, TypeError):
         raise WebFetchError(f"not a valid URL: {url!r}") from None
+    if target.scheme:  # file://, ftp://...: refused by the policy, whatever the host
+        policy.check_url(url)
     if target.scheme not in ("http", "https") or not target.host:
         raise WebFetchError(f"web_fetch needs an absolute http:// or https:// URL, not {url!r}")
     return target
 
 
-async def _download(target: httpx2.URL, limits: FetchLimits) -> tuple[bytes, str, str | None, bool]:
+async def _download(
+    target: httpx2.URL, limits: FetchLimits, policy: OutboundPolicy
+) -> tuple[bytes, str, str | None, bool]:
     """The body (at most `limits.max_bytes`), its media type and charset, and whether
     it was cut off."""
     headers = {
@@ -104,7 +119,8 @@ async def _download(target: httpx2.URL, limits: FetchLimits) -> tuple[bytes, str
         "Accept-Language": "en-US,en;q=0.8",
     }
     async with (
-        httpx2.AsyncClient(
+        checked_client(
+            policy,
             headers=headers,
             follow_redirects=True,
             max_redirects=limits.max_redirects,

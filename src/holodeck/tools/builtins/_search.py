@@ -11,6 +11,7 @@ import httpx2
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 import holodeck.tools.builtins as package  # SEARCH_TIMEOUT is read there at each call
+from holodeck.net import OutboundPolicy, checked_client
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
 from holodeck.tools.builtins._errors import WebSearchError
@@ -51,9 +52,14 @@ SearchFunction = Callable[[str], Awaitable[list[SearchResult]]]
 
 
 def provider_search(
-    builtin: BuiltinConfig, env: Mapping[str, str], spec: AgentSpec
+    builtin: BuiltinConfig,
+    env: Mapping[str, str],
+    spec: AgentSpec,
+    policy: OutboundPolicy | None = None,
 ) -> SearchFunction:
-    """`web_search` backed by the builtin's search_provider."""
+    """`web_search` backed by the builtin's search_provider. Its endpoint (the provider's,
+    or the operator's variable) is reached as written; a redirect elsewhere goes through
+    `policy`."""
     provider = builtin.search_provider
     assert provider is not None and builtin.api_key is not None
     variable, default = SEARCH_URLS[provider]
@@ -61,6 +67,7 @@ def provider_search(
     if not endpoint.startswith(("http://", "https://")):
         raise ToolLoadError(f"{variable} must be an http(s) URL, not {endpoint!r}", spec.source)
     key = builtin.api_key.get_secret_value().strip()
+    reach = (policy or OutboundPolicy()).trusting(endpoint)
     adapters = {"google": _google, "perplexity": _perplexity, "nimble": _nimble}
     adapter = adapters[provider]
 
@@ -73,7 +80,7 @@ def provider_search(
         """
         try:
             async with asyncio.timeout(package.SEARCH_TIMEOUT):
-                return await adapter(endpoint, key, query, builtin)
+                return await adapter(reach, endpoint, key, query, builtin)
         except (TimeoutError, httpx2.TimeoutException):
             raise WebSearchError(
                 f"{provider} search: no answer within {package.SEARCH_TIMEOUT:g} s"
@@ -82,26 +89,30 @@ def provider_search(
     return web_search
 
 
-async def _google(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> list[SearchResult]:
+async def _google(
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig
+) -> list[SearchResult]:
     """Custom Search JSON API: GET ?key=&cx=&q=&num= (num at most 10) -> items[]."""
     params = {"key": key, "cx": cfg.engine_id or "", "q": query, "num": str(DEFAULT_RESULTS)}
-    body = await _call("google", "GET", endpoint, params=params)
+    body = await _call(reach, "google", "GET", endpoint, params=params)
     items = body.get("items", []) if isinstance(body, dict) else None  # no items: no results
     return _results("google", items, url="link", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
 async def _perplexity(
-    endpoint: str, key: str, query: str, cfg: BuiltinConfig
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig
 ) -> list[SearchResult]:
     """Search API: POST {query, max_results} with a bearer key -> results[]."""
     payload = {"query": query, "max_results": DEFAULT_RESULTS}
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("perplexity", "POST", endpoint, json=payload, headers=headers)
+    body = await _call(reach, "perplexity", "POST", endpoint, json=payload, headers=headers)
     items = body.get("results") if isinstance(body, dict) else None
     return _results("perplexity", items, url="url", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
-async def _nimble(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> list[SearchResult]:
+async def _nimble(
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig
+) -> list[SearchResult]:
     """Search API: POST {query, max_results, search_depth} with a bearer key -> results[]."""
     depth = cfg.search_depth or "lite"
     payload = {
@@ -110,18 +121,21 @@ async def _nimble(endpoint: str, key: str, query: str, cfg: BuiltinConfig) -> li
         "search_depth": depth,
     }
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("nimble", "POST", endpoint, json=payload, headers=headers)
+    body = await _call(reach, "nimble", "POST", endpoint, json=payload, headers=headers)
     items = body.get("results") if isinstance(body, dict) else None
     if depth == "deep":  # deep returns each page's content: that is what was asked for
         return _results("nimble", items, "url", ("content", "description"), DEEP_SNIPPET_CHARS)
     return _results("nimble", items, "url", ("description", "content"), SNIPPET_CHARS)
 
 
-async def _call(provider: str, method: str, endpoint: str, **kwargs: Any) -> Any:
+async def _call(
+    reach: OutboundPolicy, provider: str, method: str, endpoint: str, **kwargs: Any
+) -> Any:
     """One request to a search API; its JSON body, or `WebSearchError`. Messages name
     the host only: a Google key travels in the query string."""
     host = httpx2.URL(endpoint).host
-    async with httpx2.AsyncClient(
+    async with checked_client(
+        reach,
         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=httpx2.Timeout(package.SEARCH_TIMEOUT),
         follow_redirects=True,
