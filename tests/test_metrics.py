@@ -490,7 +490,8 @@ def test_a_judge_timeout_is_an_error_that_fails_the_case_only_with_fail_on_error
     write: Write, openai_server: OpenAIServer
 ) -> None:
     judges = judges_for(judged_spec(write, openai_server))
-    openai_server.script(delay(5, verdict(5)), delay(5, verdict(5)))
+    # the judge would answer after 10 minutes (the server cuts that short when it stops)
+    openai_server.script(delay(600, verdict(5)), delay(600, verdict(5)))
     started = time.perf_counter()
 
     lenient, strict = score(
@@ -502,7 +503,7 @@ def test_a_judge_timeout_is_an_error_that_fails_the_case_only_with_fail_on_error
         judges,
     )
 
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 300  # the timeout ended it, not the answer
     assert (lenient.status, lenient.error, lenient.fails_case) == (
         "error",
         "judge: no answer within 200 ms",
@@ -945,11 +946,10 @@ def test_code_metric_errors(code_judges: JudgeFactory) -> None:
 
 
 def test_independent_metrics_run_concurrently(code_judges: JudgeFactory) -> None:
-    # each waits (up to 5 s) until the other has started: only concurrent runs finish at once
-    started = time.perf_counter()
+    # each waits (up to 5 s) until the other has started: one after the other, the first
+    # would time out and be an error
     results = score([code("meet_a"), code("meet_b")], RAG_SAMPLE, code_judges)
     assert [r.status for r in results] == ["pass", "pass"]
-    assert time.perf_counter() - started < 2
 
 
 def test_evaluate_results_are_json_ready(offline: JudgeFactory) -> None:

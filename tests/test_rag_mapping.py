@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -182,13 +181,11 @@ def test_large_files_are_checked_from_their_start_only(tmp_path: Path) -> None:
     write(tmp_path / "big.json", f'[{records},\n{{"id": ')
     write(tmp_path / "big.csv", "id,title,body\n" + "1,t,b\n" * 400_000 + '2,"unclosed')
     write(tmp_path / "big.jsonl", "\n".join(json.dumps(row) for _ in range(30_000)) + "\n{broken")
-    started = time.perf_counter()
     for name in ("big.json", "big.csv", "big.jsonl"):
         opts = options(
             tmp_path, name, vector_fields=("body",), meta_fields=("title",), id_field="id"
         )
-        assert check_mapping(opts) == [], name
-    assert time.perf_counter() - started < 2
+        assert check_mapping(opts) == [], name  # reading it to its end finds the cut
 
 
 def test_problems_found_by_check_mapping_are_what_ingest_meets(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 import scripted_servers
 from holodeck.cli.main import cli
+from holodeck.spec.settings_models import UploadSettings
 from scripted_servers import OpenAIServer, text
 from server_harness import (
     WAITING_TOOL,
@@ -290,7 +291,9 @@ def test_an_uploaded_image_is_served_and_cannot_read_the_servers_environment(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
     openai_server.script(text("I cannot say."))
-    with serve(WEATHER, allow_uploads=True, model=None, upload_providers=("openai",)) as server:
+    with serve(
+        WEATHER, allow_uploads=True, model=None, uploads=UploadSettings(providers=["openai"])
+    ) as server:
         uploaded = server.client.post(
             "/v1/agents", content=image_archive(LEAKY), headers={"Content-Type": "application/gzip"}
         )
@@ -387,18 +390,16 @@ def test_sigterm_lets_the_streamed_turn_finish_then_stops(tmp_path: Path) -> Non
         assert process.wait(20) == 0
 
 
-def test_uploads_default_to_on_only_for_a_loopback_server() -> None:
+def test_uploads_are_off_unless_asked_for_on_every_address() -> None:
     from holodeck.server import ServeOptions
     from holodeck.spec.settings_models import DeploymentSettings
 
     def allowed(settings: DeploymentSettings | None, **flags: Any) -> bool:
         return ServeOptions.from_settings(("a",), settings, **flags).allow_uploads
 
-    assert allowed(None) is True  # 127.0.0.1
-    assert allowed(None, host="::1") is True and allowed(None, host="localhost") is True
-    assert allowed(None, host="0.0.0.0") is False
-    assert allowed(DeploymentSettings(host="10.0.0.5")) is False
+    assert allowed(None) is False  # 127.0.0.1: a web page can reach it too
+    assert allowed(None, host="::1") is False and allowed(None, host="localhost") is False
+    assert allowed(DeploymentSettings(host="0.0.0.0")) is False
     assert allowed(DeploymentSettings(host="0.0.0.0", allow_uploads=True)) is True
-    assert allowed(DeploymentSettings(allow_uploads=False)) is False
-    assert allowed(DeploymentSettings(host="0.0.0.0"), allow_uploads=True) is True
-    assert allowed(None, allow_uploads=False) is False
+    assert allowed(DeploymentSettings(allow_uploads=True), allow_uploads=False) is False
+    assert allowed(None, allow_uploads=True) is True

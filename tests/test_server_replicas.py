@@ -4,8 +4,9 @@ order across processes (the lock is in the store)."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -87,9 +88,30 @@ def test_workers_share_a_redis_store(tmp_path: Path, redis_url: str) -> None:
             assert httpx.post(url + "/v1/chat", json=body, timeout=60).status_code == 200
         with httpx.Client(base_url=url, timeout=60) as client:
             assert users(client, session_id) == ["one", "two", "three", "four"]
-            # answers on a kept-alive connection are not held back by Nagle's algorithm
-            # (each would wait ~40 ms for the client's delayed ACK: 30 take over 1.2 s)
-            started = time.perf_counter()
-            for _ in range(30):
-                client.get("/health")
-            assert time.perf_counter() - started < 1.2
+
+
+def test_a_workers_listening_socket_turns_nagle_off_on_its_connections() -> None:
+    """With --workers, uvicorn binds the socket itself; the connections it accepts must
+    have TCP_NODELAY, or every answer on a kept-alive connection waits for the client's
+    delayed ACK (~40 ms; bench/server_load.py shows the figure)."""
+    from holodeck.server._tcp import TcpConfig
+
+    async def accepted_nodelay() -> int:
+        sock = TcpConfig(app=None, host="127.0.0.1", port=0, workers=2).bind_socket()
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            conn = writer.get_extra_info("socket")
+            seen.set_result(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=sock)
+        async with server:
+            port = sock.getsockname()[1]
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                return await asyncio.wait_for(seen, 20)
+            finally:
+                writer.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0

@@ -199,7 +199,6 @@ def test_yaml_1_1_booleans_stay_strings() -> None:
         "a: x\u2028y\n",
         "\ufeffa: 1\n",
         "a: \x00\n",
-        "[" * 150 + "]" * 150,
         "[" * 50 + "]" * 50,
         "x: " + "[" * 5000,
     ],
@@ -213,8 +212,9 @@ def test_alias_bomb_is_still_refused() -> None:
     for i in range(1, 7):
         layers.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]")
     text = "\n".join(layers)
-    assert parse_fast(text) is None
-    assert_same(text)
+    with pytest.raises(SpecError, match="expands to more than 200000 values"):
+        parse_fast(text)  # at the alias past the limit, before copying it
+    assert_same(text)  # the round-trip parser, asked directly, refuses it the same way
 
 
 def test_a_document_of_too_many_values_is_refused_as_before() -> None:

@@ -28,13 +28,25 @@ if TYPE_CHECKING:
 @click.option(
     "--session",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Keep the conversation in this JSON file: resumed if it exists, saved after each turn.",
+    help="Keep the conversation in this JSON file: resumed if it exists, saved after each "
+    "turn. Chats sharing a file take turns.",
+)
+@click.option(
+    "--adopt-session",
+    is_flag=True,
+    help="Resume the --session file even if another agent saved it.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tool arguments and results in full.")
 @click.option(
     "--trace",
     is_flag=True,
     help="Print each turn's span tree on stderr (traced in memory without a collector).",
+)
+@click.option(
+    "--allow-loopback",
+    is_flag=True,
+    help="Let web_fetch and what the model steers reach this machine (127.0.0.1, ::1, "
+    "localhost), for agents under development; other private addresses stay refused.",
 )
 @click.pass_context
 def chat(
@@ -43,10 +55,12 @@ def chat(
     model: str | None,
     max_messages: int | None,
     session: Path | None,
+    adopt_session: bool,
     record: Path | None,
     replay: Path | None,
     verbose: bool,
     trace: bool,
+    allow_loopback: bool,
 ) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
 
@@ -64,6 +78,7 @@ def chat(
       holodeck chat my-agent/agent.yaml
       holodeck chat my-image.tar.gz --model test
       holodeck chat . --session ~/.holodeck/sessions/support.json
+      holodeck chat my-image --allow-loopback   # web_fetch may read http://127.0.0.1:3000
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
     from holodeck.cli.chat_commands import banner_rows
@@ -72,7 +87,16 @@ def chat(
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
     conversation = _conversation(
-        path, model, max_messages, session, record, replay, debug, trace=trace
+        path,
+        model,
+        max_messages,
+        session,
+        record,
+        replay,
+        debug,
+        trace=trace,
+        adopt_session=adopt_session,
+        allow_loopback=allow_loopback,
     )
     asking = sys.stdin.isatty()
     markdown = sys.stdout.isatty()
@@ -111,6 +135,8 @@ def _conversation(
     debug: bool,
     *,
     trace: bool = False,
+    adopt_session: bool = False,
+    allow_loopback: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
@@ -123,7 +149,9 @@ def _conversation(
     from holodeck.runtime import Agent
 
     spec = load_agent(path)
-    options = RunOptions(model=model, progress=IngestBar()).for_agent(spec)
+    options = RunOptions(
+        model=model, progress=IngestBar(), allow_loopback=allow_loopback
+    ).for_agent(spec)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )
@@ -135,7 +163,13 @@ def _conversation(
         telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
     agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry)
     limit = max_messages or spec.memory.max_messages
-    return Conversation(agent, max_messages=limit, session_file=session, debug=debug)
+    return Conversation(
+        agent,
+        max_messages=limit,
+        session_file=session,
+        adopt_session=adopt_session,
+        debug=debug,
+    )
 
 
 def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:

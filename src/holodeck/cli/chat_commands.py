@@ -120,7 +120,15 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
         ("sub-agents", ", ".join(spec.subagents) or "none"),
         ("data", ", ".join(sources) or "none"),
         ("memory", memory),
+        *_network_row(conversation),
     ]
+
+
+def _network_row(conversation: Conversation) -> list[tuple[str, str]]:
+    """Said when --allow-loopback opened this machine to what the model steers."""
+    if not conversation.agent.options.allow_loopback:
+        return []
+    return [("network", "loopback allowed (--allow-loopback): web_fetch may reach this machine")]
 
 
 def run_command(line: str, conversation: Conversation, view: ChatView) -> bool:

@@ -1,15 +1,18 @@
 """A terminal chat's conversation: a `Session` shown on a `ChatView`, its transcript, the
 files attached for the next question, and the `--session` file it is resumed from and
-saved to after each turn."""
+saved to after each turn (each turn holds the file's lock, and first takes in what
+another process saved there meanwhile)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import traceback
 from pathlib import Path
 from typing import Literal
 
 from holodeck.atomic_write import write_atomically
+from holodeck.cli.chat_session_file import SessionFile, SessionFileError
 from holodeck.cli.chat_transcript import Exchange, exchanges_from, transcript_markdown
 from holodeck.cli.chat_view import ChatView
 from holodeck.errors import HoloDeckError
@@ -17,11 +20,9 @@ from holodeck.llm.cassette import CassetteError
 from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
 from holodeck.spec.agent_spec import AgentSpec
 
+__all__ = ["Conversation", "Outcome", "SessionFileError"]
+
 Outcome = Literal["answered", "cancelled", "failed"]
-
-
-class SessionFileError(SessionError):
-    """A session file cannot be read or written."""
 
 
 class Conversation:
@@ -33,10 +34,13 @@ class Conversation:
         *,
         max_messages: int,
         session_file: Path | None = None,
+        adopt_session: bool = False,
         debug: bool = False,
     ) -> None:
         self.session = Session(agent, max_messages=max_messages)
         self.session_file = session_file
+        self._file = SessionFile(session_file) if session_file is not None else None
+        self.adopt_session = adopt_session  # resume a file another agent saved
         self.debug = debug
         self.transcript: list[Exchange] = []
         self.attached: list[Attachment] = []  # sent with the next question
@@ -51,23 +55,43 @@ class Conversation:
 
     def resume(self) -> int:
         """Load the session file, if there is one; returns how many messages it holds."""
-        path = self.session_file
-        if path is None or not path.exists():
+        data = self._file.read() if self._file is not None else None
+        if data is None:
             return 0
+        self.session = self._saved_session(data)
+        self.transcript = exchanges_from(self.session.messages)
+        return len(self.session.messages)
+
+    def _saved_session(self, data: bytes) -> Session:
+        path = self.session_file
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise SessionFileError(f"{path}: cannot read the session: {exc}") from None
-        try:
-            resumed = Session.from_json(self.agent, data, max_messages=self.session.max_messages)
+            saved = Session.from_json(self.agent, data, max_messages=self.session.max_messages)
         except SessionError as exc:
             raise SessionFileError(
                 f"{path}: not a chat session ({exc.message})",
                 hint="delete it, or give another file to --session",
             ) from None
-        self.session = resumed
-        self.transcript = exchanges_from(resumed.messages)
-        return len(resumed.messages)
+        raw = json.loads(data)  # read once already: it parses
+        owner = raw.get("agent") if isinstance(raw, dict) else None  # a bare list: unknown
+        if owner is not None and owner != self.spec.name and not self.adopt_session:
+            raise SessionFileError(
+                f"{path}: a session of the agent {owner!r}, not of {self.spec.name!r}",
+                hint=f"give --session another file, or add --adopt-session to continue "
+                f"it with {self.spec.name!r}",
+            )
+        return saved
+
+    def _catch_up(self) -> None:
+        """Take in the turns another process saved to the session file meanwhile."""
+        assert self._file is not None
+        data = self._file.read() if self._file.changed() else None
+        if data is None:
+            return
+        saved = self._saved_session(data)
+        self.session.messages = saved.messages
+        self.session.spend = saved.spend
+        self.session.created_at, self.session.updated_at = saved.created_at, saved.updated_at
+        self.transcript = exchanges_from(saved.messages)
 
     def attach(self, path: Path) -> Attachment:
         """Send the file at `path` with the next question; raises InputRefused when the
@@ -83,9 +107,31 @@ class Conversation:
         return attachment
 
     async def ask(self, prompt: str, view: ChatView) -> Outcome:
-        """Run one turn, shown on `view` (a failure as one line).
+        """Run one turn, shown on `view` (a failure as one line), holding the session
+        file's lock, if there is a file.
 
         Cancelling the task running it cancels the turn: the conversation stays as it was."""
+        if self._file is None:
+            return await self._turn(prompt, view)
+        path = self.session_file
+
+        def waiting() -> None:
+            view.notice(f"Waiting: another holodeck chat is answering in {path}")
+
+        try:
+            async with self._file.held(waiting):
+                self._catch_up()
+                return await self._turn(prompt, view)
+        except SessionFileError as exc:
+            view.error(str(exc))
+            return "failed"
+        except asyncio.CancelledError:  # while waiting for the lock: no turn was started
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return "cancelled"
+
+    async def _turn(self, prompt: str, view: ChatView) -> Outcome:
         exchange = Exchange(prompt)
         self.transcript.append(exchange)
         attachments, self.attached = self.attached, []
@@ -121,18 +167,21 @@ class Conversation:
         return "answered"
 
     def reset(self) -> None:
+        if self._file is None:
+            self._forget()
+            return
+        with self._file.held_now():
+            self._forget()
+            self.save_session()
+
+    def _forget(self) -> None:
         self.session.reset()
         self.attached = []
         self.transcript.append(Exchange("", status="reset"))
-        self.save_session()
 
     def save_session(self) -> None:
-        if self.session_file is None:
-            return
-        try:  # the conversation may be private: only its owner reads the file
-            write_atomically(self.session_file, self.session.to_json(indent=2), mode=0o600)
-        except OSError as exc:
-            raise SessionFileError(f"{self.session_file}: cannot save the session: {exc}") from None
+        if self._file is not None:
+            self._file.write(self.session.to_json(indent=2))
 
     def save_transcript(self, path: Path) -> None:
         write_atomically(path, transcript_markdown(self.spec.name, self.transcript).encode())

@@ -26,8 +26,8 @@ from holodeck.errors import ConfigurationError
 @click.option(
     "--allow-uploads/--no-uploads",
     default=None,
-    help="Accept agent images over POST /v1/agents; their tools run on this server "
-    "[default: deployment.allow_uploads, else only on a loopback --host].",
+    help="Accept agent images over POST /v1/agents; their tools run on this server, so "
+    "allow them only behind API keys [default: deployment.allow_uploads, off].",
 )
 def deploy(
     paths: tuple[Path, ...],

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
+from holodeck.spec.network_settings import combine_network
 from holodeck.spec.observability_settings import overlay_observability
 from holodeck.spec.settings_models import Settings, overlay, overlay_memory
 from holodeck.spec.validation_errors import diagnostics_from, salvaged
@@ -105,6 +106,7 @@ def _merge(layers: list[Settings]) -> Settings:
             memory=overlay_memory(merged.memory, layer.memory),
             execution=overlay(merged.execution, layer.execution),
             observability=overlay_observability(merged.observability, layer.observability),
+            network=combine_network(merged.network, layer.network),
         )
     return merged
 

@@ -40,24 +40,6 @@ HOSTED_URLS: dict[ProviderType, str] = {
     ProviderType.VERCEL_AI_GATEWAY: "https://ai-gateway.vercel.sh/v1",
 }
 
-# Display names for messages and docs.
-HOSTED_LABELS: dict[ProviderType, str] = {
-    ProviderType.GROQ: "Groq",
-    ProviderType.DEEPSEEK: "DeepSeek",
-    ProviderType.OPENROUTER: "OpenRouter",
-    ProviderType.TOGETHER_AI: "Together AI",
-    ProviderType.FIREWORKS_AI: "Fireworks AI",
-    ProviderType.XAI: "xAI (Grok)",
-    ProviderType.MISTRAL: "Mistral AI",
-    ProviderType.CEREBRAS: "Cerebras",
-    ProviderType.MOONSHOT: "Moonshot AI (Kimi)",
-    ProviderType.NEBIUS: "Nebius AI Studio",
-    ProviderType.OVHCLOUD: "OVHcloud AI Endpoints",
-    ProviderType.SAMBANOVA: "SambaNova",
-    ProviderType.DASHSCOPE: "Alibaba Cloud DashScope (Qwen)",
-    ProviderType.VERCEL_AI_GATEWAY: "Vercel AI Gateway",
-}
-
 
 def is_hosted(kind: ProviderType) -> bool:
     return kind in HOSTED_URLS

@@ -87,7 +87,7 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
             "server's operator to lend this provider to uploads",
         )
     if kind is ProviderType.TEST:
-        from holodeck.llm.test_model import offline_test_model
+        from holodeck.llm.offline_model import offline_test_model
 
         return offline_test_model()
     if kind is ProviderType.GOOGLE:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from holodeck.net import OutboundPolicy, policy_for
 from holodeck.spec.settings_models import Settings
 
 if TYPE_CHECKING:
@@ -43,23 +44,33 @@ class RunOptions:
     # the server's provider entries an uploaded agent may use the credentials of
     # (deployment.uploads.providers), at those entries' endpoints only
     upload_providers: tuple[str, ...] = ()
+    # `holodeck chat --allow-loopback`: what the model steers may reach this machine
+    allow_loopback: bool = False
+    # where requests the model or an upload steers may go; None: from the agent's
+    # `network` rules (filled in by `for_agent`, so sub-agents keep their parent's)
+    outbound: OutboundPolicy | None = None
 
     def for_agent(self, spec: AgentSpec) -> RunOptions:
-        """These options with the environment and settings the agent at `spec` sees."""
-        if self.env is not None and self.settings is not None:
-            return self
+        """These options with the environment, settings and outbound policy the agent at
+        `spec` sees."""
+        options = self
+        if options.outbound is None:
+            policy = policy_for(spec, uploaded=self.uploaded, allow_loopback=self.allow_loopback)
+            options = replace(options, outbound=policy)
+        if options.env is not None and options.settings is not None:
+            return options
         from holodeck.config.env_vars import environment_for
         from holodeck.config.settings import load_settings
 
-        env = self.env
+        env = options.env
         if env is None:
             # an upload's own .env is no source of the server's settings or credentials
             env = dict(os.environ) if self.uploaded else environment_for(spec.root)
-        settings = self.settings
+        settings = options.settings
         if settings is None:
             project = spec.root if spec.format == "agent.yaml" else None
             settings = load_settings(project, env).settings
-        return replace(self, env=env, settings=settings)
+        return replace(options, env=env, settings=settings)
 
     @property
     def lent(self) -> frozenset[str] | None:

@@ -1,6 +1,7 @@
 """Redaction of captured content before it leaves the process: every string attribute
-of a span and of its events is rewritten, so a pattern also covers content that
-pydantic-ai's instrumentation captured (prompts, answers, tool arguments and results)."""
+of a span and of its events, and its status message (a failed tool's error), is
+rewritten, so a pattern also covers content that pydantic-ai's instrumentation captured
+(prompts, answers, tool arguments and results)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ class Redactor:
 
     def text(self, value: str) -> str:
         return self._pattern.sub(MARK, value) if self._pattern is not None else value
+
+    def status(self, status: Any) -> Any:
+        """A span status with its description redacted."""
+        from opentelemetry.trace import Status
+
+        if not status.description:
+            return status
+        return Status(status.status_code, self.text(status.description))
 
     def attributes(self, attributes: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -52,7 +61,7 @@ def redacting_exporter(exporter: Any, redactor: Redactor) -> Any:
                     ],
                     links=span.links,
                     kind=span.kind,
-                    status=span.status,
+                    status=redactor.status(span.status),
                     start_time=span.start_time,
                     end_time=span.end_time,
                     instrumentation_scope=span.instrumentation_scope,

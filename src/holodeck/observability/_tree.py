@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from holodeck.observability.names import CASE_STATUS, METRIC_SCORE
+
 
 @dataclass
 class SpanNode:
@@ -72,7 +74,7 @@ def _describe(node: SpanNode) -> str:
     reasons = a.get("gen_ai.response.finish_reasons")
     if reasons:
         parts.append("finish " + ",".join(map(str, reasons)))
-    for key, label in (("holodeck.test.status", "status"), ("holodeck.metric.score", "score")):
+    for key, label in ((CASE_STATUS, "status"), (METRIC_SCORE, "score")):
         if key in a:
             parts.append(f"{label} {a[key]}")
     if node.error:

@@ -33,8 +33,8 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
-from holodeck.llm.test_model import ExpectedCall, expecting
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
@@ -154,7 +154,12 @@ class Agent:
 
     async def start(self) -> None:
         """Start the servers shared by every conversation now, rather than on first use
-        (a server that cannot start is reported once, and the agent keeps its other tools)."""
+        (a server that cannot start is reported once, and the agent keeps its other tools).
+        An uploaded definition's own endpoints must pass the outbound policy first."""
+        if self.options.uploaded and self.options.outbound is not None:
+            from holodeck.net import check_named_endpoints
+
+            await check_named_endpoints(self.spec, self.options.outbound)
         starters: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: starters.append(t) if hasattr(t, "start") else None)

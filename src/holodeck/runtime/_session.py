@@ -43,7 +43,7 @@ from holodeck.runtime._spend import Spend
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
-    from holodeck.llm.test_model import ExpectedCall
+    from holodeck.llm.offline_model import ExpectedCall
     from holodeck.runtime._agent import Agent, Attachment
 
 FORMAT = "holodeck-session"
@@ -190,6 +190,8 @@ class Session:
             raw = json.loads(data)
         except ValueError as exc:
             raise SessionError(f"not JSON: {exc}") from None
+        except RecursionError:
+            raise SessionError("its JSON nests too deeply") from None
         if isinstance(raw, list):
             raw = {"format": FORMAT, "version": VERSION, "messages": raw}
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
@@ -202,6 +204,8 @@ class Session:
         try:
             messages = ModelMessagesTypeAdapter.validate_python(raw.get("messages", []))
             spend = Spend.from_dict(raw.get("spend") or {})
+        except RecursionError:
+            raise SessionError("the session's messages nest too deeply") from None
         except (ValueError, TypeError, ArithmeticError) as exc:
             problem = str(exc).splitlines()[0][:160]
             raise SessionError(f"the session's messages or usage are damaged ({problem})") from None

@@ -73,11 +73,21 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
     reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
     env = options.env if options.env is not None else os.environ
+    # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
+    outbound = options.for_agent(spec).outbound if options.uploaded else None
     if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
         from holodeck.tools.mcp import mcp_toolset
 
         sets.append(
-            mcp_toolset(shared, spec.root, env, spec.source, reserved=reserved, alone=not others)
+            mcp_toolset(
+                shared,
+                spec.root,
+                env,
+                spec.source,
+                reserved=reserved,
+                alone=not others,
+                outbound=outbound,
+            )
         )
     if spec.subagents:
         from holodeck.runtime._subagents import subagent_toolset
@@ -99,8 +109,13 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         for t in spec.tools
         if isinstance(t, FunctionTool | TypeScriptTool) and t.timeout is not None
     }
+    redact = spec.logging.redact_content
     observed = ObservedToolset(
-        CombinedToolset(sets), observer=TURN_OBSERVER, middleware=middleware, timeouts=timeouts
+        CombinedToolset(sets),
+        observer=TURN_OBSERVER,
+        middleware=middleware,
+        timeouts=timeouts,
+        redact_errors=redact,
     )
     per_session = None
     if own:
@@ -108,8 +123,14 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         def per_session() -> list[AbstractToolset[Any]]:
             from holodeck.tools.mcp import mcp_toolset
 
-            servers = mcp_toolset(own, spec.root, env, spec.source, reserved=reserved)
-            return [ObservedToolset(servers, observer=TURN_OBSERVER, middleware=middleware)]
+            servers = mcp_toolset(
+                own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
+            )
+            return [
+                ObservedToolset(
+                    servers, observer=TURN_OBSERVER, middleware=middleware, redact_errors=redact
+                )
+            ]
 
     return AgentTools([observed], instructions, per_session)
 

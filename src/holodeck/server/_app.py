@@ -16,8 +16,10 @@ from fastapi.responses import HTMLResponse
 from holodeck._version import __version__
 from holodeck.server import _routes_agents, _routes_chat, _routes_openai, _routes_sessions
 from holodeck.server._errors import install_error_handlers
-from holodeck.server._guards import BodyLimit, KeyGuard, TurnSlots
+from holodeck.server._guards import BodyLimit, TurnSlots
+from holodeck.server._keys import Authenticate, Keys
 from holodeck.server._options import ServeOptions
+from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
@@ -27,6 +29,7 @@ from holodeck.spec.agent_spec import AgentSpec
 def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAPI:
     """The app serving `options.paths`; agents start when the app's lifespan starts.
     `specs`: those paths already loaded (by `holodeck deploy`), not read again."""
+    keys = Keys(options.keys, options.requests_per_minute)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -34,8 +37,12 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
         app.state.holodeck = ServerState(
             options=options,
             registry=registry,
-            slots=TurnSlots(options.max_concurrent_turns, options.max_queued_turns),
-            keys=KeyGuard(options.api_keys, options.requests_per_minute),
+            slots=TurnSlots(
+                options.max_concurrent_turns,
+                options.max_queued_turns,
+                options.max_queued_turns_per_session,
+            ),
+            keys=keys,
         )
         try:
             await registry.open()
@@ -58,7 +65,11 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.state.started = time.time()
     install_error_handlers(app)
 
-    if options.cors_origins:
+    # innermost first: the body is read only for a request with a key, from a page
+    # allowed to send it, to a host this server is
+    app.add_middleware(BodyLimit, limit=options.max_request_bytes)
+    app.add_middleware(Authenticate, keys=keys)
+    if options.cors_origins:  # outside the keys: a browser reads a 401's reason too
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(options.cors_origins),
@@ -66,8 +77,13 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
-    app.add_middleware(BodyLimit, limit=options.max_request_bytes)
-    app.add_middleware(RequestIds)  # outermost: even a refused body gets an id
+    app.add_middleware(
+        BrowserGuard,
+        loopback=options.loopback,
+        port=options.port,
+        cors_origins=options.cors_origins,
+    )
+    app.add_middleware(RequestIds)  # outermost: even a refused request gets an id
 
     app.include_router(_routes_agents.service)
     app.include_router(_routes_agents.router)

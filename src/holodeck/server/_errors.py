@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Receive, Scope, Send
 
 from holodeck.errors import ExecutionError, HoloDeckError
 
@@ -50,6 +51,14 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+async def refuse(scope: Scope, receive: Receive, send: Send, error: ApiError) -> None:
+    """`error` answered by an ASGI middleware, before any route (or the body) is read."""
+    response = error_response(
+        Request(scope, receive), error.status, error.kind, error.message, error.hint, error.headers
+    )
+    await response(scope, receive, send)
+
+
 def _log_refusal(request: Request, status: int, message: str) -> None:
     """Refused API requests are logged too: in their turn's agent's log, or, before an
     agent was chosen, in the only agent's (with several, which one is unknown)."""
@@ -73,6 +82,7 @@ def _log_refusal(request: Request, status: int, message: str) -> None:
             status=status,
             error=message,
             endpoint=request.url.path,
+            key=getattr(request.state, "key_name", None),
         )
 
 

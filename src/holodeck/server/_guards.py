@@ -1,21 +1,16 @@
-"""What stands between a request and a turn: the body size limit, bearer keys, the
-per-key rate limit, and admission (a bounded number of turns running and waiting; beyond
-that 503 with Retry-After rather than a queue that grows until memory runs out)."""
+"""What stands between a request and a turn: the body size limit and admission (a
+bounded number of turns running and waiting; beyond that 503 with Retry-After rather
+than a queue that grows until memory runs out). Keys are checked in `_keys`."""
 
 from __future__ import annotations
 
 import asyncio
-import hmac
-import json
-import math
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from holodeck.server._errors import ApiError
+from holodeck.server._errors import ApiError, refuse
 
 
 class BodyLimit:
@@ -31,7 +26,7 @@ class BodyLimit:
             return
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
-            await self._refuse(scope, send)
+            await self._refuse(scope, receive, send)
             return
         if length is not None:
             await self.app(scope, receive, send)  # the server stops a body at its length
@@ -47,30 +42,19 @@ class BodyLimit:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.limit:
-                await self._refuse(scope, send)
+                await self._refuse(scope, receive, send)
                 return
         whole: Message = {"type": "http.request", "body": bytes(body), "more_body": False}
         await self.app(scope, _replay([whole], then=receive), send)
 
-    async def _refuse(self, scope: Scope, send: Send) -> None:
-        error = {
-            "type": "too_large",
-            "message": f"the request body is larger than {self.limit} bytes",
-            "hint": "send a smaller body, or raise deployment.max_request_bytes",
-        }
-        request_id = scope.get("state", {}).get("request_id")
-        body = json.dumps({"error": error, "request_id": request_id}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        error = ApiError(
+            413,
+            "too_large",
+            f"the request body is larger than {self.limit} bytes",
+            hint="send a smaller body, or raise deployment.max_request_bytes",
         )
-        await send({"type": "http.response.body", "body": body})
+        await refuse(scope, receive, send, error)
 
 
 def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
@@ -87,75 +71,21 @@ def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
     return receive
 
 
-class KeyGuard:
-    """Bearer API keys (none configured: open) and a per-key token bucket."""
-
-    def __init__(self, keys: tuple[str, ...], requests_per_minute: int | None) -> None:
-        self.keys = keys
-        self.rate = requests_per_minute
-        self._buckets: dict[str, tuple[float, float]] = {}  # who -> (tokens, at)
-
-    def check(self, request: Request) -> None:
-        who = self._authenticate(request)
-        if self.rate is not None:
-            self._spend(who)
-
-    def _authenticate(self, request: Request) -> str:
-        client = request.client.host if request.client else "?"
-        if not self.keys:
-            return f"address:{client}"
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            raise ApiError(
-                401,
-                "unauthorized",
-                "this server needs an API key",
-                hint="send `Authorization: Bearer <key>` with a key from deployment.auth.api_keys",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        for index, key in enumerate(self.keys):
-            if hmac.compare_digest(token.encode(), key.encode()):
-                return f"key:{index}"  # buckets are named by position: no key is kept twice
-        raise ApiError(
-            401,
-            "unauthorized",
-            "the API key is not one of this server's keys",
-            hint="check the key in `Authorization: Bearer <key>`",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-
-    def _spend(self, who: str) -> None:
-        assert self.rate is not None
-        per_second = self.rate / 60.0
-        now = time.monotonic()
-        tokens, at = self._buckets.get(who, (float(self.rate), now))
-        tokens = min(float(self.rate), tokens + (now - at) * per_second)
-        if tokens < 1.0:
-            wait = math.ceil((1.0 - tokens) / per_second)
-            self._buckets[who] = (tokens, now)
-            raise ApiError(
-                429,
-                "rate_limited",
-                f"more than {self.rate} requests a minute",
-                hint=f"retry after {wait} s",
-                headers={"Retry-After": str(wait)},
-            )
-        self._buckets[who] = (tokens - 1.0, now)
-
-
 class TurnSlots:
-    """At most `running` turns at once and `waiting` more queued; others are refused."""
+    """At most `running` turns at once and `waiting` more queued, for a slot or for their
+    session's turn before them; of those, at most `per_session` wait for one session, so
+    one conversation's flood cannot fill the queue. Turns waiting for their session hold
+    no slot: the slot is taken once the session is theirs (`_Reservation.run`)."""
 
-    def __init__(self, running: int, waiting: int) -> None:
-        self.running, self.waiting = running, waiting
+    def __init__(self, running: int, waiting: int, per_session: int) -> None:
+        self.running, self.waiting, self.per_session = running, waiting, per_session
         self._free = asyncio.Semaphore(running)
         self.admitted = 0  # running + waiting now
+        self._sessions: dict[str, int] = {}  # session's store key -> its turns admitted
 
-    def reserve(self) -> _Reservation:
-        """Admission decided now (raises 503), the wait for a slot later: a streamed
-        answer must know its status before its body starts."""
+    def reserve(self, session: str | None = None) -> _Reservation:
+        """Admission decided now (raises 503, or 429 for a session's full queue), the
+        waits later: a streamed answer must know its status before its body starts."""
         if self.admitted >= self.running + self.waiting:
             raise ApiError(
                 503,
@@ -164,13 +94,25 @@ class TurnSlots:
                 hint="retry shortly",
                 headers={"Retry-After": "1"},
             )
+        if session is not None and self._sessions.get(session, 0) > self.per_session:
+            raise ApiError(
+                429,
+                "session_queue_full",
+                f"this session already has {self.per_session} turns waiting for the one "
+                "it is running",
+                hint="send a session's messages one after another, waiting for each answer; "
+                "the limit is deployment.max_queued_turns_per_session",
+                headers={"Retry-After": "1"},
+            )
         self.admitted += 1
-        return _Reservation(self)
+        if session is not None:
+            self._sessions[session] = self._sessions.get(session, 0) + 1
+        return _Reservation(self, session)
 
 
 class _Reservation:
-    def __init__(self, slots: TurnSlots) -> None:
-        self._slots = slots
+    def __init__(self, slots: TurnSlots, session: str | None) -> None:
+        self._slots, self._session = slots, session
         self._done = False
 
     @asynccontextmanager
@@ -182,6 +124,14 @@ class _Reservation:
             self.release()
 
     def release(self) -> None:
-        if not self._done:
-            self._done = True
-            self._slots.admitted -= 1
+        if self._done:
+            return
+        self._done = True
+        slots = self._slots
+        slots.admitted -= 1
+        if self._session is not None:
+            left = slots._sessions[self._session] - 1
+            if left:
+                slots._sessions[self._session] = left
+            else:
+                del slots._sessions[self._session]

@@ -4,13 +4,14 @@ worker processes as JSON."""
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.settings_models import DeploymentSettings
+from holodeck.spec.settings_models import DeploymentSettings, NamedKey, UploadSettings
 
 DEFAULT = DeploymentSettings()
 
@@ -22,18 +23,20 @@ class ServeOptions:
     port: int = DEFAULT.port
     workers: int = DEFAULT.workers
     model: str | None = None  # replaces every agent's model (`test` serves offline)
-    api_keys: tuple[str, ...] = ()
+    api_keys: tuple[str, ...] = ()  # bare keys, each named by its digest (`key_name`)
+    named_keys: tuple[tuple[str, str], ...] = ()  # (name, key)
     requests_per_minute: int | None = None
     cors_origins: tuple[str, ...] = ()
     max_request_bytes: int = DEFAULT.max_request_bytes
     max_concurrent_turns: int = DEFAULT.max_concurrent_turns
     max_queued_turns: int = DEFAULT.max_queued_turns
+    max_queued_turns_per_session: int = DEFAULT.max_queued_turns_per_session
     shutdown_grace_seconds: float = DEFAULT.shutdown_grace_seconds
     allow_uploads: bool = False
-    upload_providers: tuple[str, ...] = ()  # provider entries lent to uploaded agents
     state_dir: str = ".holodeck/server"  # uploaded agent images live here
     log_dir: str | None = None  # None: ~/.holodeck/logs
     lock_wait_seconds: float = 60.0  # a turn waits this long for its session's previous turn
+    uploads: UploadSettings = DEFAULT.uploads  # what uploaded agents may take
 
     @classmethod
     def from_settings(
@@ -42,10 +45,10 @@ class ServeOptions:
         """Options from a `deployment:` block, then the flags that were given (not None)."""
         d = settings or DEFAULT
         auth = d.auth
-        keys = (
-            tuple(k.get_secret_value() for k in auth.api_keys)
-            if auth and auth.type == "api_key"
-            else ()
+        entries = auth.api_keys if auth and auth.type == "api_key" else []
+        keys = tuple(k.get_secret_value() for k in entries if not isinstance(k, NamedKey))
+        named = tuple(
+            (k.name, k.key.get_secret_value()) for k in entries if isinstance(k, NamedKey)
         )
         options = cls(
             paths=paths,
@@ -53,40 +56,52 @@ class ServeOptions:
             port=d.port,
             workers=d.workers,
             api_keys=keys,
+            named_keys=named,
             requests_per_minute=d.rate_limit.requests_per_minute if d.rate_limit else None,
             cors_origins=tuple(d.cors_origins),
             max_request_bytes=d.max_request_bytes,
             max_concurrent_turns=d.max_concurrent_turns,
             max_queued_turns=d.max_queued_turns,
+            max_queued_turns_per_session=d.max_queued_turns_per_session,
             shutdown_grace_seconds=d.shutdown_grace_seconds,
-            allow_uploads=bool(d.allow_uploads),
-            upload_providers=tuple(d.uploads.providers),
+            allow_uploads=d.allow_uploads,
+            uploads=d.uploads,
         )
         known = {f.name for f in fields(cls)}
         given = {k: v for k, v in flags.items() if v is not None and k in known}
-        options = replace(options, **given)
-        if d.allow_uploads is None and "allow_uploads" not in given:
-            # uploaded tools run here: by default only a local user may send them
-            options = replace(options, allow_uploads=_loopback(options.host))
-        return options
+        return replace(options, **given)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(asdict(self), default=lambda model: model.model_dump())
 
     @classmethod
     def from_json(cls, data: str) -> ServeOptions:
         raw = json.loads(data)
-        for name in ("paths", "api_keys", "cors_origins", "upload_providers"):
+        for name in ("paths", "api_keys", "cors_origins"):
             raw[name] = tuple(raw[name])
+        raw["named_keys"] = tuple((name, key) for name, key in raw["named_keys"])
+        raw["uploads"] = UploadSettings.model_validate(raw["uploads"])
         return cls(**raw)
+
+    @property
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        """Every key with its name: (name, key)."""
+        return self.named_keys + tuple((key_name(key), key) for key in self.api_keys)
+
+    @property
+    def loopback(self) -> bool:
+        """Listening only on a loopback address: only this machine can connect."""
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return self.host == "localhost"
 
     @property
     def uploads_dir(self) -> Path:
         return Path(self.state_dir) / "agents"
 
 
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
+def key_name(key: str) -> str:
+    """The name of a key given without one: stable as the list changes, and not the key
+    (a digest of a random key does not give it away)."""
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]

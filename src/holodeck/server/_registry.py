@@ -5,9 +5,7 @@ HTTP. Each has its `Agent` (started in the background, so /health answers at onc
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,17 +17,19 @@ from holodeck.errors import HoloDeckError
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent
 from holodeck.server._errors import ApiError
+from holodeck.server._file_names import file_stem
 from holodeck.server._live_sessions import LiveSessions
 from holodeck.server._options import ServeOptions
 from holodeck.server._request_log import RequestLog
 from holodeck.server._stores import StoreIdentity, open_store, store_identity
+from holodeck.server._uploads import NAME_RULE, Staged, UploadStore
 from holodeck.sessions import SessionStore
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.tools.python_modules import ModuleSpace
 
 log = logging.getLogger("holodeck.server")
 
 READY_WAIT_S = 30.0  # a request for an agent still starting waits this long, then 503
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(eq=False)
@@ -40,6 +40,8 @@ class ServedAgent:
     log: RequestLog
     live: LiveSessions  # this process's conversations between their turns
     uploaded: bool = False
+    modules: ModuleSpace | None = None  # an upload's Python modules, dropped when it closes
+    image: Path | None = None  # an upload's unpacked image
     status: Literal["loading", "ready", "failed"] = "loading"
     error: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -68,6 +70,9 @@ class Registry:
         self.options = options
         self._loaded = list(specs)  # the paths' definitions, when the caller has them
         self.agents: dict[str, ServedAgent] = {}
+        self.broken: dict[str, str] = {}  # stored uploads that do not load: name -> why
+        self.uploads = UploadStore(options.uploads_dir, options.uploads, options.model)
+        self._uploading = asyncio.Lock()  # one upload or stored agent taken in at a time
         self._stores: dict[StoreIdentity, SessionStore] = {}
         self.live = LiveSessions()
         self._starting: set[asyncio.Task[None]] = set()
@@ -81,13 +86,14 @@ class Registry:
             await asyncio.to_thread(load_agent, path) for path in self.options.paths
         ]
         for spec in specs:
-            self._add(spec, uploaded=False)
-        uploads = self.options.uploads_dir
-        if self.options.allow_uploads and uploads.is_dir():
-            for archive in sorted(uploads.glob("*.tar.gz")):
-                await self._load_upload(archive)
+            self._add(spec, Agent(spec, RunOptions(model=self.options.model)))
+        if self.options.allow_uploads:
+            await asyncio.to_thread(self.uploads.sweep)
+            for archive in await asyncio.to_thread(self.uploads.stored):
+                async with self._uploading:
+                    await self._load_stored(archive)
 
-    def _add(self, spec: AgentSpec, *, uploaded: bool, agent: Agent | None = None) -> ServedAgent:
+    def _add(self, spec: AgentSpec, agent: Agent, staged: Staged | None = None) -> ServedAgent:
         if spec.name in self.agents:
             raise HoloDeckError(
                 f"two agents are named {spec.name!r}",
@@ -99,79 +105,66 @@ class Registry:
             store = self._stores[identity] = open_store(identity)
         served = ServedAgent(
             spec=spec,
-            agent=agent or Agent(spec, self._run_options(uploaded)),
+            agent=agent,
             store=store,
             log=RequestLog(self._log_path(spec.name), spec.logging),
             live=self.live,
-            uploaded=uploaded,
+            uploaded=staged is not None,
+            modules=staged.modules if staged else None,
+            image=staged.image if staged else None,
         )
         self.agents[spec.name] = served
+        self.broken.pop(spec.name, None)
         task = asyncio.create_task(served.start(), name=f"start {spec.name}")
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
         return served
 
-    def _run_options(self, uploaded: bool) -> RunOptions:
-        if not uploaded:
-            return RunOptions(model=self.options.model)
-        lent = self.options.upload_providers
-        return RunOptions(model=self.options.model, uploaded=True, upload_providers=lent)
-
     def _log_path(self, name: str) -> Path:
         base = Path(self.options.log_dir) if self.options.log_dir else holodeck_home() / "logs"
-        return base / f"agent-{_SAFE_NAME.sub('_', name)}.log"
+        return base / f"agent-{file_stem(name)}.log"
 
     # -- uploads
 
     async def upload(self, data: bytes) -> ServedAgent:
-        """Take an agent image (.tar.gz bytes): unpacked with the archive checks, loaded
-        without resolving `${VAR}` from this server's environment, then served."""
-        uploads = self.options.uploads_dir
-        uploads.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256(data).hexdigest()[:16]
-        staged = uploads / f".upload-{digest}.tar.gz"
-        staged.write_bytes(data)
-        try:
-            spec = await asyncio.to_thread(load_agent, staged, expand_env=False)
-        except HoloDeckError as exc:
-            staged.unlink(missing_ok=True)
-            # the message names the staged file: say "the upload" instead of this path
-            message = exc.message.replace(str(staged), "the uploaded image")
-            raise ApiError(422, "invalid_agent", message, hint=exc.hint) from None
-        current = self.agents.get(spec.name)
-        if current is not None and not current.uploaded:
-            staged.unlink(missing_ok=True)
-            raise ApiError(
-                409,
-                "agent_exists",
-                f"an agent named {spec.name!r} is served from this server's command line",
-                hint="give the uploaded agent another `name`",
-            )
-        try:  # its model and credentials, settled before anything is kept
-            agent = Agent(spec, self._run_options(True))
-        except HoloDeckError as exc:
-            staged.unlink(missing_ok=True)
-            raise ApiError(422, "invalid_agent", exc.message, hint=exc.hint) from None
-        final = uploads / f"{_SAFE_NAME.sub('_', spec.name)}.tar.gz"
-        staged.replace(final)
-        if current is not None:  # a new version of an uploaded agent replaces the old one
-            del self.agents[spec.name]
+        """Take an agent image (.tar.gz bytes): loaded completely in staging (see
+        `_uploads`) off the event loop, then kept and served, replacing an earlier upload
+        of the same name. Refused uploads raise `ApiError` and leave nothing behind."""
+        async with self._uploading:
+            staged = await asyncio.to_thread(self.uploads.stage, data, self._command_line())
+            current = self.agents.pop(staged.spec.name, None)
+            try:
+                served = self._add(staged.spec, staged.agent, staged)
+            except Exception as exc:  # its session store or log cannot open: keep the old one
+                if current is not None:
+                    self.agents[current.name] = current
+                await asyncio.to_thread(self.uploads.discard, staged)
+                raise ApiError(422, "invalid_agent", f"{exc}") from None
+            self.uploads.commit(staged)  # a rename in one directory
+        if current is not None:  # the old version: its servers, modules and files go
             await self._close(current)
-        return self._add(spec, uploaded=True, agent=agent)
+            if current.image is not None and current.image != staged.image:
+                await asyncio.to_thread(self.uploads.remove_image, current.image)
+        return served
 
-    async def _load_upload(self, archive: Path) -> ServedAgent | None:
+    async def _load_stored(self, archive: Path) -> ServedAgent | None:
+        """Serve an upload kept on disk; one that does not load is reported, not fatal."""
+        name = archive.name.removesuffix(".tar.gz")
         try:
-            spec = await asyncio.to_thread(load_agent, archive, expand_env=False)
-        except HoloDeckError as exc:
-            log.error("uploaded agent %s does not load: %s", archive.name, exc)
+            staged = await asyncio.to_thread(
+                self.uploads.load_stored, archive, self._command_line()
+            )
+        except ApiError as exc:
+            if exc.status == 409:  # the command line's agent of that name serves
+                log.warning("uploaded agent %s is not served: %s", name, exc.message)
+                return None
+            self.broken[name] = exc.message
+            log.error("uploaded agent %s does not load (the others serve): %s", name, exc.message)
             return None
-        if spec.name in self.agents:
-            return None
-        try:
-            return self._add(spec, uploaded=True)
-        except HoloDeckError as exc:  # e.g. the server no longer lends it a credential
-            log.error("uploaded agent %s cannot be served: %s", archive.name, exc)
-            return None
+        return self._add(staged.spec, staged.agent, staged)
+
+    def _command_line(self) -> frozenset[str]:
+        return frozenset(s.name for s in self.agents.values() if not s.uploaded)
 
     # -- lookup
 
@@ -188,11 +181,19 @@ class Registry:
             served = next(iter(self.agents.values()))
         else:
             found = self.agents.get(name)
-            if found is None and self.options.allow_uploads:
-                # another process of this server may have taken the upload
-                archive = self.options.uploads_dir / f"{_SAFE_NAME.sub('_', name)}.tar.gz"
-                if archive.is_file():
-                    found = await self._load_upload(archive)
+            known = found is not None or name in self.broken
+            if not known and self.options.allow_uploads and NAME_RULE.fullmatch(name):
+                archive = self.uploads.archive_of(name)
+                if archive.is_file():  # another process of this server took the upload
+                    async with self._uploading:
+                        found = self.agents.get(name) or await self._load_stored(archive)
+            if found is None and name in self.broken:
+                raise ApiError(
+                    503,
+                    "agent_failed",
+                    f"uploaded agent {name} does not load: {self.broken[name]}",
+                    hint="upload a corrected image over POST /v1/agents",
+                )
             if found is None:
                 raise ApiError(
                     404,
@@ -225,6 +226,8 @@ class Registry:
             await served.agent.aclose()
         finally:
             served.log.close()
+            if served.modules is not None:
+                served.modules.close()
 
     async def aclose(self) -> None:
         for task in list(self._starting):

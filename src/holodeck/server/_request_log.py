@@ -1,10 +1,12 @@
 """One JSON line per request in `~/.holodeck/logs/agent-<name>.log`: timestamp,
-request_id, session_id, message_input, tool_calls, response, duration_ms, error.
+request_id, session_id, message_input, tool_calls, response, duration_ms, error,
+and `key`: the name of the request's API key.
 
 A new file starts every `rotation_days` days and files older than `retention_days` are
 deleted (the standard library's timed rotation). `redact_content` logs the lengths of
-messages, answers and tool arguments instead of their text. Nothing else of a request
-(headers, keys) is ever written."""
+messages, answers and tool arguments instead of their text, and a failed tool's error as
+its exception type (the tool reports it so). Nothing else of a request (headers, keys) is
+ever written. Files are created 0600 in 0700 directories."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import json
 import logging
 import time
 from datetime import UTC, datetime
+from io import TextIOWrapper
 from logging.handlers import TimedRotatingFileHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from holodeck.private_files import private_opener
 from holodeck.spec.settings_models import LoggingSettings
 
 _LEVELS = {
@@ -31,14 +35,31 @@ def _redacted(value: Any) -> dict[str, int]:
     return {"redacted_chars": len(text)}
 
 
+class _PrivateRotatingHandler(TimedRotatingFileHandler):
+    """Each log file, the first and every one a rotation starts, is created 0600 (in a
+    0700 directory): requests carry what users said."""
+
+    def _open(self) -> TextIOWrapper:
+        # the handler's mode is text ("a"): open() returns a TextIOWrapper
+        return cast(
+            TextIOWrapper,
+            open(
+                self.baseFilename,
+                self.mode,
+                encoding=self.encoding,
+                errors=self.errors,
+                opener=private_opener,
+            ),
+        )
+
+
 class RequestLog:
     """The request log of one served agent."""
 
     def __init__(self, path: Path, settings: LoggingSettings) -> None:
         self.path = path
         self.settings = settings
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handler = TimedRotatingFileHandler(
+        self._handler = _PrivateRotatingHandler(
             path,
             when="midnight",
             interval=settings.rotation_days,
@@ -65,6 +86,7 @@ class RequestLog:
         error: str | None,
         endpoint: str,
         trace_ids: tuple[str, str] | None = None,
+        key: str | None = None,
     ) -> None:
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
@@ -96,6 +118,8 @@ class RequestLog:
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             "error": error,
         }
+        if key is not None:  # the name of the API key the request came with
+            record["key"] = key
         if trace_ids is not None:  # the turn's server span, to find it in a trace backend
             record["trace_id"], record["span_id"] = trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from holodeck.server._errors import ApiError
-from holodeck.server._registry import ServedAgent
-from holodeck.server._state import guard, state_of
+from holodeck.server._registry import Registry, ServedAgent
+from holodeck.server._state import state_of
 from holodeck.server._wire import (
     AgentList,
     AgentStatus,
@@ -20,7 +20,7 @@ from holodeck.server._wire import (
     ReadyResponse,
 )
 
-router = APIRouter(dependencies=[Depends(guard)])
+router = APIRouter()
 service = APIRouter()
 
 _ARCHIVE_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
@@ -39,6 +39,16 @@ def status_of(served: ServedAgent) -> AgentStatus:
     )
 
 
+def statuses(registry: Registry) -> list[AgentStatus]:
+    """Every agent served, and every stored upload that does not load, by name."""
+    agents = [status_of(s) for s in registry.agents.values()]
+    agents += [
+        AgentStatus(name=name, status="failed", error=error, uploaded=True)
+        for name, error in registry.broken.items()
+    ]
+    return sorted(agents, key=lambda a: a.name)
+
+
 @service.get("/health", response_model=HealthResponse)
 async def health() -> HealthResponse:
     return HealthResponse()
@@ -46,17 +56,18 @@ async def health() -> HealthResponse:
 
 @service.get("/ready", response_model=ReadyResponse, responses={503: {"model": ReadyResponse}})
 async def ready(request: Request) -> Any:
-    agents = [status_of(s) for s in state_of(request).registry.agents.values()]
-    body = ReadyResponse(
-        ready=bool(agents) and all(a.status == "ready" for a in agents), agents=agents
-    )
+    registry = state_of(request).registry
+    serving = registry.agents.values()
+    # a stored upload that does not load is listed, but waiting will not fix it: the
+    # agents that load decide readiness
+    up = bool(serving) and all(s.status == "ready" for s in serving)
+    body = ReadyResponse(ready=up, agents=statuses(registry))
     return JSONResponse(body.model_dump(), status_code=200 if body.ready else 503)
 
 
 @router.get("/v1/agents", response_model=AgentList, responses=_ERRORS)
 async def list_agents(request: Request) -> AgentList:
-    agents = state_of(request).registry.agents.values()
-    return AgentList(agents=[status_of(s) for s in sorted(agents, key=lambda s: s.name)])
+    return AgentList(agents=statuses(state_of(request).registry))
 
 
 @router.post(
@@ -80,7 +91,7 @@ async def upload_agent(request: Request) -> AgentStatus:
             "uploads_disabled",
             "this server does not take agent uploads: an uploaded agent's tools run here",
             hint="start it with `holodeck deploy --allow-uploads` (or deployment.allow_uploads: "
-            "true), behind API keys; a server on a loopback address takes them by default",
+            "true), behind API keys",
         )
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind not in _ARCHIVE_TYPES:

@@ -1,7 +1,7 @@
 """`POST /v1/chat`: a message in, the agent's answer out, as JSON or as Server-Sent
 Events (`stream: true`): `session`, `text`, `tool_call_started`, `tool_call_finished`,
-then `final` (the JSON answer) or `error`. A client that goes away cancels the turn and
-the conversation stays as it was before it."""
+then `final` (the JSON answer) or `error`. A client that goes away, streaming or not,
+cancels the turn and the conversation stays as it was before it."""
 
 from __future__ import annotations
 
@@ -10,16 +10,24 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from holodeck.runtime import Event, TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.server._errors import ApiError
-from holodeck.server._state import guard, request_id_of, state_of
-from holodeck.server._turns import Turn, attachments_from, call_json, jsonable, open_turn
+from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turns import (
+    Turn,
+    attachments_from,
+    call_json,
+    jsonable,
+    open_turn,
+    refuse_anothers_session,
+    run_through,
+)
 from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse, sse_schema
 
-router = APIRouter(dependencies=[Depends(guard)])
+router = APIRouter()
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 502, 503)
@@ -41,12 +49,15 @@ async def chat(body: ChatRequest, request: Request) -> Any:
     state = state_of(request)
     served = await state.registry.get(body.agent)
     attachments = attachments_from(body.attachments)
+    if body.session_id is not None:
+        await refuse_anothers_session(request, served, body.session_id)
     turn = Turn(
         served=served,
         session_id=body.session_id or uuid.uuid4().hex,
         request_id=request_id_of(request),
         message=body.message,
         endpoint="/v1/chat",
+        owner=key_name_of(request),
     )
     events = await open_turn(
         request,
@@ -55,8 +66,7 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         stream_text=body.stream,
     )
     if not body.stream:
-        async for _ in events:
-            pass
+        await run_through(request, events)
         return turn.answer_json()
     return EventSourceResponse(
         _sse(turn, events),

@@ -18,17 +18,23 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished, Usage
 from holodeck.server._errors import ApiError
-from holodeck.server._state import guard, request_id_of, state_of
-from holodeck.server._turns import Turn, call_json, open_turn
+from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turns import (
+    Turn,
+    call_json,
+    open_turn,
+    refuse_anothers_session,
+    run_through,
+)
 from holodeck.server._wire import ErrorResponse, SessionId, sse_schema
 
-router = APIRouter(dependencies=[Depends(guard)])
+router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": ErrorResponse} for s in (400, 401, 404, 409, 413, 422, 429, 502, 503)
 }
@@ -143,12 +149,15 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     session = None
     if extension.session_id is None:
         session = Session(served.agent, messages=_history_messages(history))
+    else:
+        await refuse_anothers_session(request, served, extension.session_id)
     turn = Turn(
         served=served,
         session_id=extension.session_id or (session.id if session else ""),
         request_id=request_id_of(request),
         message=prompt,
         endpoint="/v1/chat/completions",
+        owner=key_name_of(request),
     )
     events = await open_turn(
         request,
@@ -165,8 +174,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
             ping=15,
             shutdown_grace_period=state.options.shutdown_grace_seconds,
         )
-    async for _ in events:
-        pass
+    await run_through(request, events)
     answer = turn.answer_json()
     return {
         "id": completion_id,

@@ -1,19 +1,19 @@
-"""`GET /v1/sessions/{id}` (the conversation so far) and `DELETE /v1/sessions/{id}`."""
+"""`GET /v1/sessions/{id}` (the conversation so far) and `DELETE /v1/sessions/{id}`, of
+the sessions the request's API key started: another key's are unknown here (404)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from holodeck.runtime import Session
-from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
-from holodeck.server._state import guard, state_of
-from holodeck.server._turns import jsonable, usage_json
+from holodeck.server._state import key_name_of, state_of
+from holodeck.server._turns import jsonable, session_key, unknown_session, usage_json
 from holodeck.server._wire import AgentName, Deleted, ErrorResponse, SessionId, SessionOut
 
-router = APIRouter(dependencies=[Depends(guard)])
+router = APIRouter()
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": ErrorResponse} for s in (401, 404, 422, 429, 503)
@@ -33,32 +33,26 @@ async def _candidates(request: Request, agent: str | None) -> list[ServedAgent]:
 async def get_session(
     request: Request, session_id: SessionId = SessionPath, agent: AgentName | None = AgentQuery
 ) -> dict[str, Any]:
+    owner = key_name_of(request)
     for served in await _candidates(request, agent):
-        data = await served.store.load(served.key(session_id))
+        data = await served.store.load(session_key(served, owner, session_id))
         if data is not None:
             session = Session.from_json(served.agent, data, session_id=session_id)
             return _session_json(served, session)
-    raise _unknown(session_id)
+    raise unknown_session(session_id)
 
 
 @router.delete("/v1/sessions/{session_id}", response_model=Deleted, responses=_ERRORS)
 async def delete_session(
     request: Request, session_id: SessionId = SessionPath, agent: AgentName | None = AgentQuery
 ) -> dict[str, bool]:
+    owner = key_name_of(request)
     for served in await _candidates(request, agent):
-        async with served.store.lock(served.key(session_id)):  # not under a running turn
-            if await served.store.delete(served.key(session_id)):
+        key = session_key(served, owner, session_id)
+        async with served.store.lock(key):  # not under a running turn
+            if await served.store.delete(key):
                 return {"deleted": True}
-    raise _unknown(session_id)
-
-
-def _unknown(session_id: str) -> ApiError:
-    return ApiError(
-        404,
-        "unknown_session",
-        f"no session {session_id!r} (never started, deleted, or expired)",
-        hint="start one with POST /v1/chat; its answer carries the session_id",
-    )
+    raise unknown_session(session_id)
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:

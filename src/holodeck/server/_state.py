@@ -1,4 +1,5 @@
-"""What every route reads from the app: the agents, the admission slots, the options."""
+"""What every route reads from the app: the agents, the admission slots, the options,
+and what the middleware learnt of the request (its id, its key's name)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from holodeck.server._guards import KeyGuard, TurnSlots
+from holodeck.server._guards import TurnSlots
+from holodeck.server._keys import Keys
 from holodeck.server._options import ServeOptions
 from holodeck.server._registry import Registry
 
@@ -16,7 +18,7 @@ class ServerState:
     options: ServeOptions
     registry: Registry
     slots: TurnSlots
-    keys: KeyGuard
+    keys: Keys
 
 
 def state_of(request: Request) -> ServerState:
@@ -29,7 +31,7 @@ def request_id_of(request: Request) -> str:
     return request_id
 
 
-async def guard(request: Request) -> None:
-    """Dependency of every API route: a valid key, within its rate. (A coroutine: FastAPI
-    would run a plain function in a thread for every request.)"""
-    state_of(request).keys.check(request)
+def key_name_of(request: Request) -> str | None:
+    """The name of the key the request came with; None on a server without keys."""
+    name: str | None = getattr(request.state, "key_name", None)
+    return name

@@ -1,10 +1,13 @@
-"""One turn of a served conversation: admitted (or refused with 503), its session taken
-from the store and held, the agent's events streamed, the session saved, the request
-logged. The JSON answer, the Server-Sent Events and the OpenAI-compatible endpoint all
-read the same events."""
+"""One turn of a served conversation: admitted (or refused with 503, or 429 when its
+session's queue is full), its session taken from the store and held, a running slot
+taken, the agent's events streamed, the session saved, the request logged. The JSON
+answer, the Server-Sent Events and the OpenAI-compatible endpoint all read the same
+events. A session belongs to the API key that started it: its store key carries the
+key's name, so another key's request finds no such session."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import time
@@ -27,7 +30,7 @@ from holodeck.runtime import (
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
-from holodeck.server._state import state_of
+from holodeck.server._state import key_name_of, state_of
 from holodeck.server._wire import AttachmentIn
 
 
@@ -82,6 +85,13 @@ def usage_json(usage: Usage) -> dict[str, int]:
     }
 
 
+def session_key(served: ServedAgent, owner: str | None, session_id: str) -> str:
+    """Where session `session_id` of key `owner` (None: a server without keys) lives in
+    the agent's store. Ownership is in the key itself, so it holds for every process
+    sharing the store and across restarts, and another key cannot even wait on its lock."""
+    return served.key(session_id if owner is None else f"{owner}/{session_id}")
+
+
 @dataclass
 class Turn:
     """A turn being served: what it did, for the answer and the log."""
@@ -91,6 +101,7 @@ class Turn:
     request_id: str
     message: str
     endpoint: str
+    owner: str | None = None  # the name of the request's API key
     started: float = field(default_factory=time.perf_counter)
     calls: list[ToolCallFinished] = field(default_factory=list)
     final: FinalMessage | None = None
@@ -128,6 +139,7 @@ class Turn:
             error=error,
             endpoint=self.endpoint,
             trace_ids=self.trace_ids if self._log_trace_context() else None,
+            key=self.owner,
         )
 
     def _log_trace_context(self) -> bool:
@@ -143,6 +155,26 @@ class Opened:
 
 
 OPENED = Opened()
+
+
+def unknown_session(session_id: str) -> ApiError:
+    return ApiError(
+        404,
+        "unknown_session",
+        f"no session {session_id!r} (never started, deleted, or expired)",
+        hint="start one with POST /v1/chat; its answer carries the session_id",
+    )
+
+
+async def refuse_anothers_session(request: Request, served: ServedAgent, session_id: str) -> None:
+    """404 for a session that another key started, as reading it gets: a key continues
+    only its own conversations. (An id no key has used starts a new conversation.)"""
+    owner = key_name_of(request)
+    if owner is None or await served.store.load(session_key(served, owner, session_id)):
+        return
+    for name, _ in state_of(request).keys.keys:
+        if name != owner and await served.store.load(session_key(served, name, session_id)):
+            raise unknown_session(session_id)
 
 
 async def open_turn(
@@ -168,6 +200,32 @@ async def open_turn(
     return _rest(events)
 
 
+async def run_through(request: Request, events: AsyncIterator[Event]) -> None:
+    """Run a turn whose answer is sent when it ends, cancelled if the client goes away
+    first, as a streamed turn is: nobody would read the answer, and the session stays as
+    it was before it. (The body has been read: the next message is the disconnect.)"""
+    task = asyncio.current_task()
+    assert task is not None
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+        task.cancel()
+
+    watcher = asyncio.create_task(watch(), name="client watch")
+    try:
+        async for _ in events:
+            pass
+    except asyncio.CancelledError:
+        if gone.is_set() and task.uncancel() == 0:  # our cancel, not the server stopping
+            raise ApiError(499, "client_gone", "the client went away before the answer") from None
+        raise
+    finally:
+        watcher.cancel()
+
+
 async def _rest(events: AsyncIterator[Event | Opened]) -> AsyncIterator[Event]:
     async for event in events:
         assert not isinstance(event, Opened)
@@ -182,30 +240,32 @@ async def _turn_events(
     lock_wait_s: float,
     stream_text: bool,
 ) -> AsyncIterator[Event | Opened]:
+    served = turn.served
+    key = None if session is not None else session_key(served, turn.owner, turn.session_id)
     try:
-        reservation = slots.reserve()
+        reservation = slots.reserve(key)
     except ApiError as exc:
         turn.log(exc.status, exc.message)
         raise
     try:
-        async with reservation.run():
-            if session is not None:
-                async with session:
-                    yield OPENED
-                    async for event in _events(turn, session, attachments, stream_text):
-                        yield event
-            else:
-                served = turn.served
-                async with served.live.turn(
-                    served.agent,
-                    served.store,
-                    served.key(turn.session_id),
-                    turn.session_id,
-                    wait_s=lock_wait_s,
-                ) as stored:
-                    yield OPENED
-                    async for event in _events(turn, stored, attachments, stream_text):
-                        yield event
+        if key is None:
+            assert session is not None
+            async with reservation.run(), session:
+                yield OPENED
+                async for event in _events(turn, session, attachments, stream_text):
+                    yield event
+        else:
+            # the session first, then a slot: a turn waiting for its session's previous
+            # turn holds no slot that another session's turn could run in
+            async with (
+                served.live.turn(
+                    served.agent, served.store, key, turn.session_id, wait_s=lock_wait_s
+                ) as stored,
+                reservation.run(),
+            ):
+                yield OPENED
+                async for event in _events(turn, stored, attachments, stream_text):
+                    yield event
     except ApiError as exc:
         turn.log(exc.status, exc.message)
         raise

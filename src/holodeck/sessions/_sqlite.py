@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from holodeck.private_files import create_private_file
 from holodeck.sessions._leased import LEASE_S, LeasedStore
 from holodeck.sessions._store import SessionStoreError
 
@@ -53,7 +54,9 @@ class SqliteSessionStore(LeasedStore):
     def _with_db(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
             if self._db is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # sessions are private: the file (and its -wal, -shm, which SQLite makes
+                # with the database's mode) 0600, a directory it creates 0700
+                create_private_file(self.path)
                 db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
                 db.execute("PRAGMA busy_timeout=10000")

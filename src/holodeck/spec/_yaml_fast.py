@@ -4,8 +4,9 @@
 positions exactly as `_yaml_roundtrip.parse_roundtrip` would. It types plain scalars
 by YAML 1.2 (the round-trip parser's version): `yes`/`on` stay strings. Whatever it
 does not handle itself (a syntax error, an explicit tag, a directive, a merge key,
-a duplicate key, a timestamp or an unusual number, deep nesting, a suspect alias)
-makes it return None, and the caller asks the round-trip parser instead.
+a duplicate key, a timestamp or an unusual number, a suspect alias) makes it return
+None, and the caller asks the round-trip parser instead. A document over its limits
+(values, aliases expanded, nesting) is refused as soon as it gets there.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
-from holodeck.spec.yaml_document import MAX_NODES, Position, YamlDocument
+from holodeck.spec.yaml_document import Position, YamlDocument
+from holodeck.spec.yaml_limits import DEFINITION, MAX_DEPTH, YamlLimits, too_deep
 
-# The round-trip parser recurses per level; past this depth let it decide.
-MAX_DEPTH = 100
 # YAML 1.1 line breaks that YAML 1.2 reads as content, a byte-order mark, and tabs
 # (libyaml takes some as blanks where the round-trip parser rejects them).
 _UNUSUAL_TEXT = ("\t", "\x85", "\u2028", "\u2029", "\ufeff")
@@ -62,8 +62,19 @@ class _Defer(Exception):
     """The round-trip parser must read this document."""
 
 
-def parse_fast(text: str, file: Path | None = None) -> YamlDocument | None:
-    """Plain data and positions of `text`, or None when the round-trip parser must decide."""
+class _TooMuch(Exception):
+    """Over a limit: the document is refused (`line`: where it nests too deeply)."""
+
+    def __init__(self, line: int | None = None) -> None:
+        self.line = line
+
+
+def parse_fast(
+    text: str, file: Path | None = None, limits: YamlLimits = DEFINITION
+) -> YamlDocument | None:
+    """Plain data and positions of `text`, or None when the round-trip parser must decide.
+
+    Raises `SpecError` when `text` is over `limits`."""
     if any(mark in text for mark in _UNUSUAL_TEXT) or _GLUED_COMMENT.search(text):
         return None
     try:
@@ -75,7 +86,10 @@ def parse_fast(text: str, file: Path | None = None) -> YamlDocument | None:
     except Exception:  # e.g. text that is not encodable: the round-trip parser says why
         return None
     try:
-        data, positions = _document(parser.get_event)
+        data, positions = _document(parser.get_event, limits.max_values)
+    except _TooMuch as over:
+        refusal = limits.too_many_values(file) if over.line is None else too_deep(file, over.line)
+        raise refusal from None
     except Exception:  # _Defer, YAMLError, or anything unforeseen: never guess
         return None
     finally:
@@ -127,7 +141,7 @@ class _Anchored:
         self.positions: list[tuple[FieldPath, Position]] = []
 
 
-def _document(get: Any) -> tuple[Any, dict[FieldPath, Position]]:
+def _document(get: Any, most: int) -> tuple[Any, dict[FieldPath, Position]]:
     from yaml import events as ev
 
     positions: dict[FieldPath, Position] = {(): Position(1, 1)}
@@ -138,13 +152,13 @@ def _document(get: Any) -> tuple[Any, dict[FieldPath, Position]]:
         return None, positions
     if type(first) is not ev.DocumentStartEvent or first.version or first.tags:
         raise _Defer
-    data = _tree(get, positions)
+    data = _tree(get, positions, most)
     if type(get()) is not ev.DocumentEndEvent or type(get()) is not ev.StreamEndEvent:
         raise _Defer  # a second document: the round-trip parser reports it
     return data, positions
 
 
-def _tree(get: Any, positions: dict[FieldPath, Position]) -> Any:
+def _tree(get: Any, positions: dict[FieldPath, Position], most: int) -> Any:
     """Build one document's root value from its events; one flat loop, locals only."""
     from yaml import events as ev
 
@@ -192,6 +206,8 @@ def _tree(get: Any, positions: dict[FieldPath, Position]) -> Any:
                 raise _Defer  # an alias, mapping or sequence as a key
         if kind is scalar_event or kind is map_start or kind is seq_start:
             count += 1
+            if count > most:  # refused at once: the rest is never read
+                raise _TooMuch
             mark = event.start_mark
             if in_map:
                 path = (*base, key)
@@ -214,8 +230,10 @@ def _tree(get: Any, positions: dict[FieldPath, Position]) -> Any:
                         raise _Defer  # a redefined anchor
                     anchors[event.anchor] = _Anchored(value, 1, mark.line, mark.column)
             else:
-                if event.tag is not None or len(stack) >= MAX_DEPTH:
+                if event.tag is not None:
                     raise _Defer
+                if len(stack) >= MAX_DEPTH:
+                    raise _TooMuch(mark.line + 1)
                 stack.append((container, base, in_map, key, seen, anchor))
                 anchor = None
                 if event.anchor is not None:
@@ -237,8 +255,8 @@ def _tree(get: Any, positions: dict[FieldPath, Position]) -> Any:
             if target is None:
                 raise _Defer  # unknown, or an alias inside its own anchor
             count += target.count
-            if count > MAX_NODES:
-                raise _Defer  # the round-trip parser refuses it, after any syntax error
+            if count > most:  # before the copy: an alias bomb stops here
+                raise _TooMuch
             if in_map:
                 path = (*base, key)
             elif container is None:
@@ -270,8 +288,6 @@ def _tree(get: Any, positions: dict[FieldPath, Position]) -> Any:
             raise _Defer
         # `value` is complete: place it in the open container, or it is the root
         if container is None:
-            if count > MAX_NODES:
-                raise _Defer
             return value
         if in_map:
             container[key] = value

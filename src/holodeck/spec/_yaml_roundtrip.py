@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, SpecError
-from holodeck.spec.yaml_document import MAX_NODES, Position, YamlDocument
+from holodeck.spec.yaml_document import Position, YamlDocument
+from holodeck.spec.yaml_limits import DEFINITION, YamlLimits
 
 
-def parse_roundtrip(text: str, file: Path | None = None) -> YamlDocument:
+def parse_roundtrip(
+    text: str, file: Path | None = None, limits: YamlLimits = DEFINITION
+) -> YamlDocument:
     """Parse `text` with ruamel.yaml; raise `SpecError` with line and column on invalid syntax."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -46,9 +49,10 @@ def parse_roundtrip(text: str, file: Path | None = None) -> YamlDocument:
         raise SpecError([Diagnostic(f"invalid YAML: {exc}", file=file)]) from None
     # the document itself sits at line 1: missing top-level fields are reported there
     doc = YamlDocument(data=None, file=file, positions={(): Position(1, 1)})
-    counter = [0]
+    # ruamel keeps an alias as a shared object: counting while converting stops a bomb
+    counter = [0, limits.max_values]
     try:
-        doc.data = _plain(raw, (), doc.positions, counter, file)
+        doc.data = _plain(raw, (), doc.positions, counter, file, limits)
     except RecursionError:
         raise SpecError(
             [Diagnostic("YAML nests too deeply (or an alias refers to itself)", file=file)]
@@ -72,14 +76,13 @@ def _plain(
     positions: dict[FieldPath, Position],
     counter: list[int],
     file: Path | None,
+    limits: YamlLimits,
 ) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     counter[0] += 1
-    if counter[0] > MAX_NODES:
-        raise SpecError(
-            [Diagnostic(f"document expands to more than {MAX_NODES} values", file=file)]
-        )
+    if counter[0] > counter[1]:
+        raise limits.too_many_values(file)
     if isinstance(value, CommentedMap):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -90,7 +93,7 @@ def _plain(
                 positions.setdefault(child, Position(line + 1, col + 1))
             except (KeyError, TypeError):
                 pass
-            out[name] = _plain(item, child, positions, counter, file)
+            out[name] = _plain(item, child, positions, counter, file, limits)
         return out
     if isinstance(value, CommentedSeq):
         items: list[Any] = []
@@ -101,7 +104,7 @@ def _plain(
                 positions.setdefault(child, Position(line + 1, col + 1))
             except (KeyError, TypeError, IndexError):
                 pass
-            items.append(_plain(item, child, positions, counter, file))
+            items.append(_plain(item, child, positions, counter, file, limits))
         return items
     return _scalar(value)
 

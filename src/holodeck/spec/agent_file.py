@@ -7,8 +7,10 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.network_settings import NetworkSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
@@ -16,7 +18,6 @@ from holodeck.spec.settings_models import (
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import ToolDefinition
 
 
@@ -70,6 +71,10 @@ class AgentFile(Strict):
         "their own `embedding_model`, e.g. {provider: openai, name: text-embedding-3-small}.",
     )
     observability: ObservabilitySettings | None = None
+    network: NetworkSettings | None = Field(
+        default=None,
+        description="Where web_fetch and what the model steers may go; adds to config.yaml's.",
+    )
 
     @model_validator(mode="before")
     @classmethod

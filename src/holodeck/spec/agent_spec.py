@@ -7,10 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.network_settings import NetworkSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.settings_models import (
     DeploymentSettings,
@@ -18,7 +20,6 @@ from holodeck.spec.settings_models import (
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,
@@ -98,6 +99,10 @@ class AgentSpec(_Frozen):
     )
     observability: ObservabilitySettings | None = Field(
         default=None, description="agent.yaml's block over the config files', nested fields too."
+    )
+    network: NetworkSettings | None = Field(
+        default=None,
+        description="The config files' `network` blocks and agent.yaml's, together.",
     )
     warnings: tuple[Diagnostic, ...] = ()
 

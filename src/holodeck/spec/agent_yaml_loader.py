@@ -7,10 +7,14 @@ from typing import Any
 
 from holodeck.spec.agent_file import AgentFile
 from holodeck.spec.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.cases import TestCase
+from holodeck.spec.cases_file import FORMATS as TEST_CASE_FORMATS
+from holodeck.spec.cases_file import load_test_cases_file
 from holodeck.spec.compat_model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.function_parameters import check_parameters
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
+from holodeck.spec.network_settings import combine_network
 from holodeck.spec.observability_settings import overlay_observability
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.settings_models import (
@@ -22,9 +26,6 @@ from holodeck.spec.settings_models import (
 )
 from holodeck.spec.skills import load_skill
 from holodeck.spec.structured_files import read_structured
-from holodeck.spec.test_cases import TestCase
-from holodeck.spec.test_cases_file import FORMATS as TEST_CASE_FORMATS
-from holodeck.spec.test_cases_file import load_test_cases_file
 from holodeck.spec.tools import (
     AgentTool,
     FunctionTool,
@@ -100,6 +101,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         deployment=overlay(ctx.settings.deployment, agent.deployment),
         embedding_provider=agent.embedding_provider,
         observability=overlay_observability(ctx.settings.observability, agent.observability),
+        network=combine_network(ctx.settings.network, agent.network),
         warnings=tuple(ctx.collector.warnings),
     )
 

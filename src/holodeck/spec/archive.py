@@ -39,6 +39,7 @@ _MAX_SINGLE_READ = 1 * MiB
 _OVERHEAD_PER_MEMBER = 8 * 1024
 _TRAILER_ALLOWANCE = 1 * MiB
 
+_MAX_NAME_BYTES = 255  # one file or folder name, on the file systems in use
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
@@ -75,6 +76,14 @@ def quoted_name(name: str) -> str:
 
 def refuse(file: Path, message: str, hint: str | None = None) -> NoReturn:
     raise SpecError([Diagnostic(message, file=file, hint=hint)])
+
+
+class ArchiveTooLarge(SpecError):
+    """The archive is over a size or file-count limit (as opposed to unsafe or corrupt)."""
+
+
+def refuse_size(file: Path, message: str, hint: str | None = None) -> NoReturn:
+    raise ArchiveTooLarge([Diagnostic(message, file=file, hint=hint)])
 
 
 # --------------------------------------------------------------------------
@@ -139,7 +148,7 @@ class _BoundedStream:
         """The underlying gzip stream is closed by its owner."""
 
     def _too_big(self) -> NoReturn:
-        refuse(
+        refuse_size(
             self._archive,
             f"archive expands to more than {human_size(self._budget)} of tar data",
             hint="it holds far more than its members declare: corrupt, or a decompression bomb",
@@ -334,7 +343,7 @@ class _Unpacker:
             self.last_member = info.name
             self.count += 1
             if self.count > self.limits.max_members:
-                self.refuse(
+                self.refuse_size(
                     info.name,
                     f"is past the limit of {self.limits.max_members} members",
                     hint="the archive has too many files",
@@ -352,6 +361,9 @@ class _Unpacker:
 
     def refuse(self, member: str, problem: str, hint: str | None = None) -> NoReturn:
         refuse(self.archive, f"member {quoted_name(member)} {problem}", hint=hint)
+
+    def refuse_size(self, member: str, problem: str, hint: str | None = None) -> NoReturn:
+        refuse_size(self.archive, f"member {quoted_name(member)} {problem}", hint=hint)
 
     def safe_name(self, info: tarfile.TarInfo) -> str | None:
         """The member's normalised relative path, or None for the root directory entry."""
@@ -371,6 +383,12 @@ class _Unpacker:
             )
         if not parts and not info.isdir():
             self.refuse(raw, "has an empty name")
+        if any(len(part.encode("utf-8", "surrogateescape")) > _MAX_NAME_BYTES for part in parts):
+            self.refuse(
+                raw[:80] + "...",
+                f"has a file or folder name longer than {_MAX_NAME_BYTES} bytes",
+                hint="file systems cannot hold such a name: shorten it",
+            )
         return "/".join(parts) or None
 
     def check_type(self, info: tarfile.TarInfo) -> None:
@@ -407,7 +425,7 @@ class _Unpacker:
 
     def check_declared_size(self, info: tarfile.TarInfo) -> None:
         if info.size > self.limits.max_member_bytes:
-            self.refuse(
+            self.refuse_size(
                 info.name,
                 f"is {human_size(info.size)}, over the "
                 f"{human_size(self.limits.max_member_bytes)} limit for one file",
@@ -417,7 +435,7 @@ class _Unpacker:
             self.too_much(info.name)
 
     def too_much(self, member: str) -> NoReturn:
-        self.refuse(
+        self.refuse_size(
             member,
             f"takes the archive past the {human_size(self.limits.max_total_bytes)} "
             "limit for total unpacked size",
@@ -429,6 +447,8 @@ class _Unpacker:
         except (FileExistsError, NotADirectoryError):
             # Only reachable on case-insensitive filesystems (`A` vs `a/`).
             self.refuse(name, "collides with another member on this filesystem")
+        except OSError as exc:  # a path too long for this file system, say
+            self.refuse(name, f"cannot be unpacked here: {exc.strerror}")
 
     def write_file(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         target = self.staging / name
@@ -439,6 +459,8 @@ class _Unpacker:
             fd = os.open(target, flags, mode)
         except FileExistsError:
             self.refuse(name, "collides with another member on this filesystem")
+        except OSError as exc:
+            self.refuse(name, f"cannot be unpacked here: {exc.strerror}")
         source = tar.extractfile(info)
         if source is None:  # excluded by check_type; keeps the type checker honest
             self.refuse(name, "has no data")

@@ -75,6 +75,7 @@ def build_inline_agent(
         instructions_file=instructions_file,
         tools=tuple(tools),
         subagents=subagents,
+        network=image.ctx.settings.network,
     )
 
 

@@ -118,6 +118,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         memory=ctx.settings.memory or MemorySettings(),
         deployment=ctx.settings.deployment,
         observability=ctx.settings.observability,
+        network=ctx.settings.network,
         warnings=tuple(ctx.collector.warnings),
     )
 

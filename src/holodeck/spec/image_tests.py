@@ -7,12 +7,13 @@ from pathlib import Path
 from pydantic import Field
 
 from holodeck.spec._base import Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import SpecError
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.references import KnownTools, References
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
+from holodeck.spec.yaml_limits import TEST_CASES
 from holodeck.spec.yaml_source import read_yaml
 
 
@@ -37,7 +38,7 @@ def load_image_tests(
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     for path in files:
         try:
-            doc = read_yaml(path)
+            doc = read_yaml(path, TEST_CASES)
         except SpecError as exc:
             ctx.collector.extend(exc.diagnostics)
             continue

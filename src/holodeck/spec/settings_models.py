@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Discriminator,
+    Field,
+    SecretStr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
+from holodeck.spec.network_settings import NetworkSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
 from holodeck.spec.vector_databases import DatabaseConnection
 
@@ -89,7 +99,8 @@ class LoggingSettings(Strict):
     )
     redact_content: bool = Field(
         default=False,
-        description="Log messages, answers and tool arguments as their length only.",
+        description="Log messages, answers and tool arguments as their length only, and a "
+        "failing tool's error as its exception type.",
     )
 
     @model_validator(mode="after")
@@ -105,17 +116,51 @@ class RateLimit(Strict):
     requests_per_minute: Annotated[int, Field(ge=1)]
 
 
+KeyName = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")]
+
+
+class NamedKey(Strict):
+    """An API key with the name request logs and session ownership know it by."""
+
+    name: KeyName = Field(description="Letters, digits and `._-`; the key itself is never logged.")
+    key: SecretStr = Field(description="The bearer token clients send.")
+
+
+def _key_form(value: Any) -> str:
+    return "named" if isinstance(value, dict | NamedKey) else "plain"
+
+
+# one form or the other, so a mistake in either is reported against that form only
+ApiKey = Annotated[
+    Annotated[NamedKey, Tag("named")] | Annotated[SecretStr, Tag("plain")],
+    Discriminator(_key_form),
+]
+
+
 class AuthSettings(Strict):
-    """`api_key`: every request but /health, /ready and the chat page's files carries
-    `Authorization: Bearer <one of api_keys>`."""
+    """`api_key`: every request but /health, /ready and the chat page carries
+    `Authorization: Bearer <one of api_keys>`. Each key owns the sessions it starts."""
 
     type: Literal["none", "api_key"] = "none"
-    api_keys: list[SecretStr] = Field(default_factory=list)
+    api_keys: list[ApiKey] = Field(
+        default_factory=list,
+        description="Keys: `{name, key}`, or a bare key (named `key-` and 8 hex digits of "
+        "its SHA-256).",
+    )
 
     @model_validator(mode="after")
     def _keys(self) -> AuthSettings:
         if self.type == "api_key" and not self.api_keys:
             raise ValueError("auth type `api_key` needs at least one entry in `api_keys`")
+        names = [k.name for k in self.api_keys if isinstance(k, NamedKey)]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"api_keys: the name {twice[0]!r} is given to several keys")
+        secrets = [
+            (k.key if isinstance(k, NamedKey) else k).get_secret_value() for k in self.api_keys
+        ]
+        if len(set(secrets)) != len(secrets):
+            raise ValueError("api_keys: the same key is listed twice")
         return self
 
 
@@ -127,6 +172,19 @@ class UploadSettings(Strict):
         description="Provider entries (config.yaml `providers:` names, or built-in types "
         "such as openai) whose credentials this server lends to uploaded agents, at the "
         "entry's own endpoint only. Others get no key of the server's.",
+    )
+    max_unpacked_mib: Annotated[int, Field(ge=1)] = Field(
+        default=64,
+        description="Most an uploaded image may take once unpacked, in MiB; checked while "
+        "unpacking (413 beyond it).",
+    )
+    max_files: Annotated[int, Field(ge=1)] = Field(
+        default=2000, description="Most files and folders an uploaded image may hold."
+    )
+    max_store_mib: Annotated[int, Field(ge=1)] = Field(
+        default=1024,
+        description="Most all uploaded agents together (archives and unpacked images) may "
+        "take on disk, in MiB; an upload past it is refused (413).",
     )
 
 
@@ -158,11 +216,14 @@ class DeploymentSettings(Strict):
     shutdown_grace_seconds: Annotated[float, Field(ge=0)] = Field(
         default=30.0, description="How long turns in progress may finish after SIGTERM."
     )
-    allow_uploads: bool | None = Field(
-        default=None,
+    max_queued_turns_per_session: Annotated[int, Field(ge=0)] = Field(
+        default=8,
+        description="Turns of one session waiting for its running turn; beyond them 429.",
+    )
+    allow_uploads: bool = Field(
+        default=False,
         description="Accept agent images over POST /v1/agents. Their tools run on this "
-        "server with its rights. Default: on when the server listens only on a loopback "
-        "address, off otherwise; enable it on a network only behind API keys you trust.",
+        "server with its rights: enable it only behind API keys you trust.",
     )
     uploads: UploadSettings = Field(default_factory=UploadSettings)
 
@@ -248,6 +309,7 @@ class Settings(Strict):
     memory: MemorySettings | None = None
     execution: ExecutionSettings | None = None
     observability: ObservabilitySettings | None = None
+    network: NetworkSettings | None = None
 
     def provider_type(self, name: str) -> ProviderType | None:
         """The type behind a provider name: a configured entry, a built-in type or alias."""

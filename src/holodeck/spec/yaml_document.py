@@ -8,9 +8,6 @@ from typing import Any, NamedTuple
 
 from holodeck.spec.diagnostics import Diagnostic, FieldPath
 
-# A document expanding past this many nodes (alias bombs) is refused.
-MAX_NODES = 200_000
-
 
 class Position(NamedTuple):
     """Where a field starts (a tuple: tens of thousands are made for big files)."""

@@ -6,6 +6,8 @@ parser-specific types; positions live beside them, keyed by field path.
 Most documents are read by libyaml's event stream (`_yaml_fast`); anything it does
 not handle itself, and every document with a syntax error, goes to the round-trip
 parser (`_yaml_roundtrip`), whose messages, hints and positions are the reference.
+Both stay within `yaml_limits`: a file's size is checked before it is read, and the
+values and nesting of a document before the round-trip parser builds it.
 """
 
 from __future__ import annotations
@@ -15,21 +17,29 @@ from pathlib import Path
 from holodeck.spec._yaml_fast import parse_fast
 from holodeck.spec._yaml_roundtrip import parse_roundtrip
 from holodeck.spec.diagnostics import Diagnostic, SpecError
-from holodeck.spec.yaml_document import MAX_NODES, Position, YamlDocument
+from holodeck.spec.yaml_document import Position, YamlDocument
+from holodeck.spec.yaml_limits import DEFINITION, YamlLimits, check_structure, read_limited
 
-__all__ = ["MAX_NODES", "Position", "YamlDocument", "parse_yaml", "read_yaml"]
-
-
-def parse_yaml(text: str, file: Path | None = None) -> YamlDocument:
-    """Parse `text`; raise `SpecError` with line and column on invalid syntax."""
-    doc = parse_fast(text, file)
-    return doc if doc is not None else parse_roundtrip(text, file)
+__all__ = ["Position", "YamlDocument", "parse_yaml", "read_yaml"]
 
 
-def read_yaml(path: Path) -> YamlDocument:
-    """Read and parse a YAML file; unreadable files become diagnostics."""
+def parse_yaml(
+    text: str, file: Path | None = None, limits: YamlLimits = DEFINITION
+) -> YamlDocument:
+    """Parse `text`; raise `SpecError` with line and column on invalid syntax, or naming
+    the limit of `limits` it is over."""
+    limits.check_length(len(text), file)
+    doc = parse_fast(text, file, limits)
+    if doc is not None:
+        return doc
+    check_structure(text, file, limits)  # the round-trip parser is slow: check first
+    return parse_roundtrip(text, file, limits)
+
+
+def read_yaml(path: Path, limits: YamlLimits = DEFINITION) -> YamlDocument:
+    """Read and parse a YAML file; unreadable or oversized files become diagnostics."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path, limits).decode("utf-8")
     except FileNotFoundError:
         raise SpecError([Diagnostic(f"file not found: {path}", file=path)]) from None
     except UnicodeDecodeError as exc:
@@ -38,4 +48,4 @@ def read_yaml(path: Path) -> YamlDocument:
         ) from None
     except OSError as exc:
         raise SpecError([Diagnostic(f"cannot read file: {exc.strerror}", file=path)]) from None
-    return parse_yaml(text, path)
+    return parse_yaml(text, path, limits)

@@ -15,8 +15,8 @@ from typing import Any
 
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.first_request import on_first_request
+from holodeck.llm.offline_model import ExpectedCall
 from holodeck.llm.run_options import RunOptions
-from holodeck.llm.test_model import ExpectedCall
 from holodeck.runtime import (
     Agent,
     Attachment,
@@ -27,8 +27,8 @@ from holodeck.runtime import (
     TurnError,
 )
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
 from holodeck.spec.evaluations import Metric
-from holodeck.spec.test_cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,

@@ -1,5 +1,6 @@
 """Every tool call, whatever its kind, passes here: it is announced, timed, recorded
-and shielded, so a failing tool never stops the turn (the model then sees "").
+and shielded, so a failing tool never stops the turn (the model then sees "", or the
+"blocked: ..." of a request the outbound policy refused).
 
 Where the announcements go is the runtime's business: it passes a `CallObserver`."""
 
@@ -18,6 +19,7 @@ from pydantic_ai.toolsets import ToolsetTool
 
 from holodeck.errors import ExecutionError
 from holodeck.llm.cassette import CassetteMiss
+from holodeck.net import OutboundBlocked
 from holodeck.tools.middleware import Middleware, ToolCall
 
 log = logging.getLogger("holodeck.tools")
@@ -54,6 +56,9 @@ class ObservedToolset(WrapperToolset[Any]):
     middleware: Middleware = field(default_factory=Middleware)
     # per-tool limits: a call past its limit fails like any other (the model gets "")
     timeouts: dict[str, float] = field(default_factory=dict)
+    # `logging.redact_content`: a failure is reported (events, logs, traces) by its
+    # exception type alone, since its text often quotes the arguments
+    redact_errors: bool = False
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -86,22 +91,27 @@ class ObservedToolset(WrapperToolset[Any]):
             await self.middleware.run_before(call)
             result = await self.middleware.run_after(call, await invoke())
         except _CONTROL as control:  # e.g. a timeout or bad arguments: the model retries
-            error = _describe(control)
+            error = self._reported(_describe(control))
             raise
         except Exception as exc:  # a tool's failure is the model's problem, not the turn's
             recovered, outcome = await self.middleware.recover(call, exc, retry)
             if recovered:
                 result = outcome
-                error = None if call.attempt > 1 else _describe(exc)
+                error = None if call.attempt > 1 else self._reported(_describe(exc))
             else:
-                error = _describe(outcome)
+                error = self._reported(_describe(outcome))
                 log.warning("tool %s failed: %s", name, error)
+                if isinstance(outcome, OutboundBlocked):  # the model learns why, and stops
+                    result = str(outcome)
         finally:
             # cancelled calls (an interrupted turn) end without a finished event
             if not _cancelling():
                 elapsed = (time.perf_counter() - started) * 1000
                 observer.finished(call_id, name, call.args, result, error, elapsed)
         return result
+
+    def _reported(self, error: str) -> str:
+        return error_type(error) if self.redact_errors else error
 
 
 class ToolTimeout(ExecutionError):
@@ -114,5 +124,14 @@ def _cancelling() -> bool:
 
 
 def _describe(error: BaseException) -> str:
-    text = str(error) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if not text.startswith(type(error).__name__) else text
+    """`Type: text`, so that `error_type` finds the type again."""
+    name = type(error).__name__
+    text = str(error)
+    if not text or text == name:
+        return name
+    return text if text.startswith(f"{name}:") else f"{name}: {text}"
+
+
+def error_type(error: str) -> str:
+    """The exception type of a failure as tool calls report it (`ValueError: ...`)."""
+    return error.split(":", 1)[0]

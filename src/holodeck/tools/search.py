@@ -17,8 +17,8 @@ from pydantic_ai import FunctionToolset, RunContext, Tool
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
+from holodeck.llm.offline_model import SEARCH_BY_PROMPT
 from holodeck.llm.run_options import RunOptions
-from holodeck.llm.test_model import SEARCH_BY_PROMPT
 from holodeck.rag.index import SearchIndex, SyncReport
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import SearchTool

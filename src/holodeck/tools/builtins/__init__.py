@@ -16,10 +16,12 @@ offline stand-in that returns no results, so `--model test` runs stay offline.
 Failures raise `BuiltinToolError` with a one-line message; the runtime records it and
 the model sees an empty result.
 
-Security: both tools make outbound requests from this process. `web_fetch` goes to any
-URL the model names, private and loopback addresses included (there is no
-application-level URL filtering, as for MCP servers): where agents or their inputs are
-untrusted, restrict egress at the network level (proxy, network policy).
+Security: both tools make outbound requests from this process. `web_fetch` reaches only
+what the agent's outbound policy (`holodeck.net`, `network:` in config.yaml and
+agent.yaml) allows: by default no loopback, private, link-local or other non-public
+address, checked on every redirect; a refused fetch reaches the model as "blocked: ...".
+A search provider's endpoint is the operator's (the provider's URL or the variable
+below) and is reached as written; where its answers redirect is checked.
 
 The search endpoints can be pointed elsewhere (a proxy, a test server): set
 HOLODECK_GOOGLE_SEARCH_URL, HOLODECK_PERPLEXITY_SEARCH_URL or HOLODECK_NIMBLE_SEARCH_URL
@@ -49,7 +51,6 @@ from holodeck.tools.builtins._fetch import (
     USER_AGENT,
     FetchLimits,
     fetch_text,
-    web_fetch,
     web_fetch_tool,
 )
 from holodeck.tools.builtins._html import BLOCKS, HEADINGS, SKIPPED, html_to_text
@@ -93,7 +94,6 @@ __all__ = [
     "offline_web_search",
     "provider_search",
     "search_backend",
-    "web_fetch",
     "web_fetch_tool",
 ]
 
@@ -117,14 +117,16 @@ def builtin_toolset(
     `web_search` is not among them: the agent gets it from `builtin_capabilities`."""
     toolset: FunctionToolset[Any] = FunctionToolset()
     env = options.env if options.env is not None else os.environ
+    policy = options.for_agent(spec).outbound
+    assert policy is not None
     for builtin in spec.builtins:
         if builtin.name == "web_fetch":
-            fetch = web_fetch_tool(fetch_limits)
+            fetch = web_fetch_tool(policy, fetch_limits)
             toolset.add_function(fetch, name="web_fetch", takes_ctx=False)
             continue
         backend = search_backend(spec, options, builtin)
         if backend == "provider":
-            search = provider_search(builtin, env, spec, search_timeout)
+            search = provider_search(builtin, env, spec, policy, search_timeout)
             toolset.add_function(search, name="web_search", takes_ctx=False)
         elif backend == "offline":
             toolset.add_function(offline_web_search, name="web_search", takes_ctx=False)

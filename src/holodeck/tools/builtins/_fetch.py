@@ -1,5 +1,6 @@
 """`web_fetch`: a plain HTTP(S) GET, the page returned as readable text, within its
-`FetchLimits` (the defaults, or those `web_fetch_tool` is given)."""
+`FetchLimits` (the defaults, or those `web_fetch_tool` is given), to the hosts the
+agent's outbound policy lets it reach."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import httpx2
 
 from holodeck._version import __version__
+from holodeck.net import OutboundPolicy, checked_client
 from holodeck.tools.builtins._errors import WebFetchError
 from holodeck.tools.builtins._html import html_to_text
 
@@ -40,8 +42,11 @@ TEXT_TYPES = frozenset(
 # --- web_fetch -----------------------------------------------------------------------
 
 
-def web_fetch_tool(limits: FetchLimits) -> Callable[[str], Awaitable[str]]:
-    """The `web_fetch` tool function, reading within `limits`."""
+def web_fetch_tool(
+    policy: OutboundPolicy, limits: FetchLimits | None = None
+) -> Callable[[str], Awaitable[str]]:
+    """The `web_fetch` tool of an agent whose outbound policy is `policy`, reading
+    within `limits` (default `FetchLimits()`)."""
 
     async def web_fetch(url: str) -> str:
         """Fetch a web page and return its readable text.
@@ -53,22 +58,23 @@ def web_fetch_tool(limits: FetchLimits) -> Callable[[str], Awaitable[str]]:
         Args:
             url: The absolute http:// or https:// URL of the page.
         """
-        return await fetch_text(url, limits)
+        return await fetch_text(url, limits, policy=policy)
 
     return web_fetch
 
 
-web_fetch = web_fetch_tool(FetchLimits())  # within the default limits
-
-
-async def fetch_text(url: str, limits: FetchLimits | None = None) -> str:
-    """GET `url` and return its text, within `limits` (default `FetchLimits()`);
-    raises `WebFetchError`."""
+async def fetch_text(
+    url: str, limits: FetchLimits | None = None, *, policy: OutboundPolicy | None = None
+) -> str:
+    """GET `url` and return its text, within `limits` (default `FetchLimits()`), reaching
+    only what `policy` allows (default: public addresses); raises `WebFetchError`, or
+    `OutboundBlocked` for a host or scheme the policy refuses."""
     limits = limits or FetchLimits()
-    target = _http_url(url)
+    policy = policy or OutboundPolicy()
+    target = _http_url(url, policy)
     try:
         async with asyncio.timeout(limits.timeout):
-            body, media_type, charset, truncated = await _download(target, limits)
+            body, media_type, charset, truncated = await _download(target, limits, policy)
     except (TimeoutError, httpx2.TimeoutException):
         raise WebFetchError(
             f"{url}: no complete answer within {limits.timeout:g} s (the fetch time limit)"
@@ -93,17 +99,21 @@ async def fetch_text(url: str, limits: FetchLimits | None = None) -> str:
     return text
 
 
-def _http_url(url: str) -> httpx2.URL:
+def _http_url(url: str, policy: OutboundPolicy) -> httpx2.URL:
     try:
         target = httpx2.URL(url.strip())
     except (httpx2.InvalidURL, TypeError):
         raise WebFetchError(f"not a valid URL: {url!r}") from None
+    if target.scheme:  # file://, ftp://...: refused by the policy, whatever the host
+        policy.check_url(url)
     if target.scheme not in ("http", "https") or not target.host:
         raise WebFetchError(f"web_fetch needs an absolute http:// or https:// URL, not {url!r}")
     return target
 
 
-async def _download(target: httpx2.URL, limits: FetchLimits) -> tuple[bytes, str, str | None, bool]:
+async def _download(
+    target: httpx2.URL, limits: FetchLimits, policy: OutboundPolicy
+) -> tuple[bytes, str, str | None, bool]:
     """The body (at most `limits.max_bytes`), its media type and charset, and whether
     it was cut off."""
     headers = {
@@ -112,7 +122,8 @@ async def _download(target: httpx2.URL, limits: FetchLimits) -> tuple[bytes, str
         "Accept-Language": "en-US,en;q=0.8",
     }
     async with (
-        httpx2.AsyncClient(
+        checked_client(
+            policy,
             headers=headers,
             follow_redirects=True,
             max_redirects=limits.max_redirects,

@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
+from holodeck.net import OutboundPolicy, checked_client
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
 from holodeck.tools.builtins._errors import WebSearchError
@@ -54,10 +55,12 @@ def provider_search(
     builtin: BuiltinConfig,
     env: Mapping[str, str],
     spec: AgentSpec,
+    policy: OutboundPolicy | None = None,
     timeout: float = SEARCH_TIMEOUT,
 ) -> SearchFunction:
     """`web_search` backed by the builtin's search_provider; each search ends after
-    `timeout` seconds."""
+    `timeout` seconds. Its endpoint (the provider's, or the operator's variable) is
+    reached as written; a redirect elsewhere goes through `policy`."""
     provider = builtin.search_provider
     assert provider is not None and builtin.api_key is not None
     variable, default = SEARCH_URLS[provider]
@@ -65,6 +68,7 @@ def provider_search(
     if not endpoint.startswith(("http://", "https://")):
         raise ToolLoadError(f"{variable} must be an http(s) URL, not {endpoint!r}", spec.source)
     key = builtin.api_key.get_secret_value().strip()
+    reach = (policy or OutboundPolicy()).trusting(endpoint)
     adapters = {"google": _google, "perplexity": _perplexity, "nimble": _nimble}
     adapter = adapters[provider]
 
@@ -77,7 +81,7 @@ def provider_search(
         """
         try:
             async with asyncio.timeout(timeout):
-                return await adapter(endpoint, key, query, builtin, timeout)
+                return await adapter(reach, endpoint, key, query, builtin, timeout)
         except (TimeoutError, httpx2.TimeoutException):
             raise WebSearchError(f"{provider} search: no answer within {timeout:g} s") from None
 
@@ -85,28 +89,30 @@ def provider_search(
 
 
 async def _google(
-    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
 ) -> list[SearchResult]:
     """Custom Search JSON API: GET ?key=&cx=&q=&num= (num at most 10) -> items[]."""
     params = {"key": key, "cx": cfg.engine_id or "", "q": query, "num": str(DEFAULT_RESULTS)}
-    body = await _call("google", "GET", endpoint, timeout, params=params)
+    body = await _call(reach, "google", "GET", endpoint, timeout, params=params)
     items = body.get("items", []) if isinstance(body, dict) else None  # no items: no results
     return _results("google", items, url="link", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
 async def _perplexity(
-    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
 ) -> list[SearchResult]:
     """Search API: POST {query, max_results} with a bearer key -> results[]."""
     payload = {"query": query, "max_results": DEFAULT_RESULTS}
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("perplexity", "POST", endpoint, timeout, json=payload, headers=headers)
+    body = await _call(
+        reach, "perplexity", "POST", endpoint, timeout, json=payload, headers=headers
+    )
     items = body.get("results") if isinstance(body, dict) else None
     return _results("perplexity", items, url="url", snippet=("snippet",), limit=SNIPPET_CHARS)
 
 
 async def _nimble(
-    endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
+    reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
 ) -> list[SearchResult]:
     """Search API: POST {query, max_results, search_depth} with a bearer key -> results[]."""
     depth = cfg.search_depth or "lite"
@@ -116,18 +122,21 @@ async def _nimble(
         "search_depth": depth,
     }
     headers = {"Authorization": f"Bearer {key}"}
-    body = await _call("nimble", "POST", endpoint, timeout, json=payload, headers=headers)
+    body = await _call(reach, "nimble", "POST", endpoint, timeout, json=payload, headers=headers)
     items = body.get("results") if isinstance(body, dict) else None
     if depth == "deep":  # deep returns each page's content: that is what was asked for
         return _results("nimble", items, "url", ("content", "description"), DEEP_SNIPPET_CHARS)
     return _results("nimble", items, "url", ("description", "content"), SNIPPET_CHARS)
 
 
-async def _call(provider: str, method: str, endpoint: str, timeout: float, **kwargs: Any) -> Any:
+async def _call(
+    reach: OutboundPolicy, provider: str, method: str, endpoint: str, timeout: float, **kwargs: Any
+) -> Any:
     """One request to a search API; its JSON body, or `WebSearchError`. Messages name
     the host only: a Google key travels in the query string."""
     host = httpx2.URL(endpoint).host
-    async with httpx2.AsyncClient(
+    async with checked_client(
+        reach,
         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=httpx2.Timeout(timeout),
         follow_redirects=True,

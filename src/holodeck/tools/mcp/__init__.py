@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from holodeck.net import OutboundPolicy
 from holodeck.spec.tools import McpTool
 from holodeck.tools.mcp._connection import (
     CALL_TIMEOUT_S,
@@ -74,10 +75,13 @@ def mcp_toolset(
     *,
     reserved: Sequence[str] = (),
     alone: bool = False,
+    outbound: OutboundPolicy | None = None,
 ) -> McpToolset:
     """The tools of `tools`' servers. `reserved`: names other tools of the agent use;
-    `alone`: the agent has no other tool, so no server at all is an error, not a warning."""
-    launches = [_launch(tool, root.resolve(), env, source) for tool in tools]
+    `alone`: the agent has no other tool, so no server at all is an error, not a warning;
+    `outbound`: the policy an HTTP server's `url` must pass (an uploaded definition's),
+    None when the operator wrote the `url`."""
+    launches = [_launch(tool, root.resolve(), env, source, outbound) for tool in tools]
     return McpToolset(
         [_Server(tool, launch) for tool, launch in zip(tools, launches, strict=True)],
         source=source,

@@ -12,8 +12,9 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
@@ -32,6 +33,7 @@ from holodeck.tools.mcp._launch import _Launch
 from holodeck.tools.mcp._transport import _watched
 
 if TYPE_CHECKING:
+    import httpx2
     from mcp import Client
     from mcp_types import CallToolResult, Tool
 
@@ -208,6 +210,7 @@ class _Server:
 
         headers = dict(launch.headers)
         timeout = httpx2.Timeout(self.startup_timeout, read=max(CALL_TIMEOUT_S, self.call_timeout))
+        client = await self._outbound_client()
         if launch.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -216,11 +219,33 @@ class _Server:
                 headers=headers,
                 timeout=self.startup_timeout,
                 sse_read_timeout=max(CALL_TIMEOUT_S, self.call_timeout),
+                httpx_client_factory=client,
             )
         from mcp.client.streamable_http import streamable_http_client
 
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=timeout))
+        http = await stack.enter_async_context(client(headers=headers, timeout=timeout))
         return streamable_http_client(launch.url, http_client=http)
+
+    async def _outbound_client(self) -> Callable[..., httpx2.AsyncClient]:
+        """How this server's HTTP client is made: as usual for the operator's `url`; for
+        an uploaded definition's, one that reaches only what its outbound policy allows
+        (checked here first, so a refused `url` fails at once, without retries)."""
+        import httpx2
+
+        policy = self.launch.outbound
+        if policy is None:
+            return httpx2.AsyncClient
+        from holodeck.net import OutboundBlocked, checked_client
+
+        url = httpx2.URL(self.launch.url)
+        try:
+            policy.check_url(self.launch.url)
+            await policy.addresses(url.host, url.port or (443 if url.scheme == "https" else 80))
+        except OutboundBlocked as exc:
+            raise _Permanent(
+                self._say(str(exc), "the server's config.yaml `network.allow` decides")
+            ) from None
+        return partial(checked_client, policy)
 
     async def _stop_owner(self) -> None:
         """Let the connection go and wait until its process is gone; a second caller

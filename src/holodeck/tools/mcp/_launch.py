@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from holodeck.config.child_env import child_environment
+from holodeck.net import OutboundPolicy
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 
@@ -23,6 +24,7 @@ class _Launch:
     cwd: Path | None = None
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
+    outbound: OutboundPolicy | None = None  # None: the operator's `url`, reached as written
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -30,7 +32,13 @@ class _Launch:
         return self.url
 
 
-def _launch(tool: McpTool, root: Path, env: Mapping[str, str], source: Path | None) -> _Launch:
+def _launch(
+    tool: McpTool,
+    root: Path,
+    env: Mapping[str, str],
+    source: Path | None,
+    outbound: OutboundPolicy | None = None,
+) -> _Launch:
     def refuse(message: str) -> ToolLoadError:
         return ToolLoadError(f"MCP server `{tool.name}`: {message}", source)
 
@@ -47,7 +55,7 @@ def _launch(tool: McpTool, root: Path, env: Mapping[str, str], source: Path | No
             unexpanded.insert(0, f"`url` {tool.url}")
         if unexpanded:  # loaded without expanding variables (--no-env)
             raise refuse(f"{', '.join(unexpanded)} still hold(s) an unexpanded ${{VAR}}; set it")
-        return _Launch(transport, url=tool.url, headers=headers)
+        return _Launch(transport, url=tool.url, headers=headers, outbound=outbound)
     if tool.server is not None:
         command, args = "npx", ["-y", tool.server, *tool.args]
     else:

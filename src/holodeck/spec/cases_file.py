@@ -24,11 +24,12 @@ from typing import Any
 from pydantic import Field
 
 from holodeck.spec._base import Strict
+from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.test_cases import TestCase
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_document import Position, YamlDocument
+from holodeck.spec.yaml_limits import TEST_CASES, LimitError, read_limited, too_deep
 from holodeck.spec.yaml_source import parse_yaml
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "TestCasesFile", "load_test_cases_file"]
@@ -66,7 +67,7 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
     suffix = path.suffix.lower()
     text = _text(path)
     if suffix in (".yaml", ".yml"):
-        doc = _rekeyed(parse_yaml(text, path))
+        doc = _rekeyed(parse_yaml(text, path, TEST_CASES))
     elif suffix == ".json":
         doc = _json(text, path)
     elif suffix == ".jsonl":
@@ -92,8 +93,8 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
 
 
 def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")  # spreadsheets often write a BOM
+    try:  # spreadsheets often write a BOM
+        return read_limited(path, TEST_CASES).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecError(
             [Diagnostic(f"not UTF-8 text (byte {exc.start})", file=path, hint="save as UTF-8")]
@@ -117,9 +118,14 @@ def _json(text: str, path: Path) -> YamlDocument:
         raise SpecError(
             [Diagnostic(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno)]
         ) from None
+    except RecursionError:
+        raise too_deep(path) from None
     try:
-        # JSON is YAML: its reader gives the line of every case and field
-        doc = parse_yaml(text, path)
+        # JSON is YAML: its reader gives the line of every case and field (and checks
+        # the limits on values and nesting)
+        doc = parse_yaml(text, path, TEST_CASES)
+    except LimitError:
+        raise
     except SpecError:
         doc = YamlDocument(data, path)
     return _rekeyed(YamlDocument(data, path, doc.positions))
@@ -134,6 +140,8 @@ def _jsonl(text: str, path: Path) -> YamlDocument:
             continue
         try:
             case = json.loads(line)
+        except RecursionError:
+            raise too_deep(path, number) from None
         except json.JSONDecodeError as exc:
             problems.append(
                 Diagnostic(
@@ -200,6 +208,8 @@ def _cell(cell: str, kind: str, column: str, path: Path, line: int) -> Any:
         return [{"path": item} for item in items] if column == "files" else items
     try:
         return json.loads(stripped)
+    except RecursionError:
+        raise too_deep(path, line) from None
     except json.JSONDecodeError as exc:
         raise SpecError(
             [
