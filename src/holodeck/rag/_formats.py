@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import sys
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -79,6 +80,14 @@ def sniff_head(head: bytes, complete: bool) -> Format | None:
     return "csv" if looks_like_csv(text[:_SNIFF_CHARS]) else "text"
 
 
+def too_deep() -> str:
+    """Why a JSON value nested past the interpreter's recursion limit is not read."""
+    return (
+        f"its arrays and objects are nested deeper than about {sys.getrecursionlimit()} "
+        "levels, more than can be read"
+    )
+
+
 def decode(data: bytes) -> tuple[str, bool]:
     """The text of `data` as UTF-8 (a BOM dropped), and whether bytes had to be replaced."""
     try:
@@ -124,6 +133,8 @@ def _column_name(cell: str) -> bool:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
+    except RecursionError:
+        return True  # JSON too deep to read: reading it as JSON says so
     except ValueError:
         return False
     return True
@@ -138,7 +149,7 @@ def _is_json_lines(text: str) -> bool:
     for line in lines:
         try:
             json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
     return True
 

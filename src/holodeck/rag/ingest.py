@@ -27,7 +27,7 @@ from typing import Any
 
 from holodeck.rag._documents import document_chunks
 from holodeck.rag._files import relative, resolve, walk
-from holodeck.rag._formats import STRUCTURED, SUPPORTED, Format, decode, detect_format
+from holodeck.rag._formats import STRUCTURED, SUPPORTED, Format, decode, detect_format, too_deep
 from holodeck.rag._headings import line_headings, markdown_sections, outline_headings, sections
 from holodeck.rag._json_records import BAD_LINE, normalize
 from holodeck.rag._options import IngestError, IngestOptions
@@ -93,19 +93,28 @@ def chunk_file(file: SourceFile, options: IngestOptions) -> tuple[list[Chunk], l
         return [], [IngestIssue(file.path, f"{file.path} is binary data, not {SUPPORTED}")]
     if kind == "pdf":
         return _pdf_chunks(file.path, data, options)
+    try:
+        return _text_chunks(file.path, kind, data, options)
+    except RecursionError:  # a JSON record that parsed, yet is too deep to flatten or copy
+        return [], [IngestIssue(file.path, f"{file.path} is not ingested: {too_deep()}")]
+
+
+def _text_chunks(
+    source: str, kind: Format, data: bytes, options: IngestOptions
+) -> tuple[list[Chunk], list[IngestIssue]]:
     text, replaced = decode(data)
     issues: list[IngestIssue] = []
     if replaced:
-        issues.append(IngestIssue(file.path, "not valid UTF-8: unreadable bytes were replaced"))
+        issues.append(IngestIssue(source, "not valid UTF-8: unreadable bytes were replaced"))
     if kind in STRUCTURED:
         found = _records(kind, text, options)
-        chunks, problems = record_chunks(file.path, found, options)
+        chunks, problems = record_chunks(source, found, options)
         return chunks, issues + problems
     headings = kind == "markdown" and options.structure == "headings"
     parts = markdown_sections(text) if headings else None
-    chunks = document_chunks(file.path, text, options, parts)
+    chunks = document_chunks(source, text, options, parts)
     if not chunks:
-        issues.append(IngestIssue(file.path, f"{file.path} holds no text"))
+        issues.append(IngestIssue(source, f"{source} holds no text"))
     return chunks, issues
 
 
@@ -155,7 +164,7 @@ def _records(kind: Format, text: str, options: IngestOptions) -> RecordSet:
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line, parse_constant=_no_constant))
+                items.append(_load_json(line))
             except ValueError as error:
                 index = len(items) if options.record_path is None else None
                 problems.append((index, f"line {number} is not valid JSON: {_reason(error)}"))
@@ -164,10 +173,17 @@ def _records(kind: Format, text: str, options: IngestOptions) -> RecordSet:
         found.problems[:0] = problems
         return found
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = _load_json(text)
     except ValueError as error:
         return RecordSet(problems=[(None, f"not valid JSON: {_reason(error)}")])
     return _normalize(data, options)
+
+
+def _load_json(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(too_deep()) from None
 
 
 def _normalize(data: Any, options: IngestOptions) -> RecordSet:
@@ -179,12 +195,14 @@ def _normalize(data: Any, options: IngestOptions) -> RecordSet:
 def _pdf_chunks(
     source: str, data: bytes, options: IngestOptions
 ) -> tuple[list[Chunk], list[IngestIssue]]:
+    headings = options.structure == "headings"
     try:
-        pdf = read_pdf(data)
+        pdf = read_pdf(data, outline=headings)
     except ValueError as error:
         return [], [IngestIssue(source, f"cannot read the PDF {source}: {error}")]
+    issues = [IngestIssue(source, pdf.problem)] if pdf.problem else []
     parts = None
-    if options.structure == "headings":
+    if headings:
         if pdf.outline:
             found = outline_headings(pdf.text, pdf.page_offsets, pdf.outline)
         else:
@@ -192,8 +210,8 @@ def _pdf_chunks(
         parts = sections(pdf.text, found)
     chunks = document_chunks(source, pdf.text, options, parts, pdf.page_offsets)
     if not chunks:
-        return [], [IngestIssue(source, f"{source} has no text to extract (scanned images?)")]
-    return chunks, []
+        issues.append(IngestIssue(source, f"{source} has no text to extract (scanned images?)"))
+    return chunks, issues
 
 
 def _no_constant(name: str) -> Any:

@@ -1,0 +1,132 @@
+"""Ingestion against hostile files: one file that cannot be read is that file's warning,
+never the end of the ingestion, and reading it costs bounded memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Write
+from holodeck.config.loader import load_agent
+from holodeck.llm.run_options import RunOptions
+from holodeck.rag._pdf import read_pdf
+from holodeck.tools.search_index import search_index
+from hostile_files import deep_outline_pdf, flate_bomb_pdf, nested_json
+
+MEASURED = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"code": done.returncode, "out": done.stdout + done.stderr, "peak_kib": peak}))
+"""
+
+
+def holodeck(*args: str, cwd: Path) -> dict[str, Any]:
+    """`holodeck ARGS` as a process of its own: exit code, output, peak memory (KiB)."""
+    command = [sys.executable, "-c", MEASURED, sys.executable, "-m", "holodeck", *args]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def search(root: Path, tool: str, query: str) -> list[str]:
+    """Where the tool's results for `query` come from."""
+    spec = load_agent(root)
+    [definition] = [t for t in spec.tools if t.name == tool]
+    index, _ = search_index(definition, spec, RunOptions(model="test").for_agent(spec))
+
+    async def ask() -> list[str]:
+        async with index:
+            return [r.source_reference for r in await index.search(query)]
+
+    return asyncio.run(ask())
+
+
+AGENT = """
+name: walls
+model:
+  provider: test
+instructions:
+  inline: Answer from the search results.
+tools:
+  - type: vectorstore
+    name: kb
+    description: Knowledge base.
+    source: data
+  - type: hierarchical_document
+    name: manual
+    description: The manual.
+    source: docs
+"""
+
+
+def test_hostile_files_are_each_a_warning_and_the_rest_is_ingested(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": AGENT,
+            "data/delivery.md": "Express delivery reaches most cities the next day.\n",
+            "data/deep.json": nested_json(10**6),
+            "data/deep_without_extension": nested_json(10**5),
+            "data/returns.jsonl": json.dumps({"text": "Refunds arrive within five days"})
+            + "\n"
+            + nested_json(10**5)
+            + "\n",
+        }
+    )
+    (root / "data/bomb.pdf").write_bytes(flate_bomb_pdf([4096], "hidden under spaces"))
+    (root / "docs").mkdir()
+    (root / "docs/manual.pdf").write_bytes(
+        deep_outline_pdf(3000, "Calibrate the sensor every week, before the first shift.")
+    )
+
+    run = holodeck("ingest", str(root), cwd=root)
+
+    assert run["code"] == 0, run["out"]
+    warnings = [line.strip() for line in run["out"].splitlines() if "warning:" in line]
+
+    def warning(about: str) -> str:
+        return next(line for line in warnings if f" {about}" in line)
+
+    assert "nested deeper than" in warning("data/deep.json:")
+    assert "nested deeper than" in warning("data/deep_without_extension:")
+    assert "line 2" in warning("data/returns.jsonl")
+    assert "nested deeper than" in warning("data/returns.jsonl")
+    bomb = warning("data/bomb.pdf:")
+    assert "inflate to more than 64 MiB" in bomb and "decompression bomb" in bomb
+    outline = warning("docs/manual.pdf:")
+    assert "outline" in outline and "heading-like lines" in outline
+    assert len(warnings) == 5, warnings
+    # a 4 GiB stream was refused without being inflated
+    assert run["peak_kib"] < 1024 * 1024, run["peak_kib"]
+
+    assert search(root, "kb", "express delivery")[0].startswith("data/delivery.md")
+    assert search(root, "kb", "refunds")[0].startswith("data/returns.jsonl, record 0")
+    assert search(root, "manual", "calibrate sensor")[0].startswith("docs/manual.pdf")
+
+
+def test_the_decompression_cap_counts_every_stream_of_the_file() -> None:
+    """Three streams of 1 MiB: each under the cap, all together over it."""
+    pdf = flate_bomb_pdf([1, 1, 1], "the last page")
+    with pytest.raises(ValueError, match=r"inflate to more than 2 MiB"):
+        read_pdf(pdf, max_decoded=2 << 20)
+    assert "the last page" in read_pdf(pdf, max_decoded=4 << 20).text
+
+
+def test_validate_reports_json_too_deep_to_read(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": AGENT.split("  - type: hierarchical_document")[0]
+            + "    vector_field: text\n",
+            "data/deep.json": nested_json(10**6),
+        }
+    )
+    run = holodeck("validate", str(root), cwd=root)
+    assert run["code"] == 2, run["out"]
+    assert "data/deep.json cannot be read as JSON" in run["out"]
+    assert "nested deeper than" in run["out"] and "Traceback" not in run["out"]
