@@ -18,6 +18,7 @@ from holodeck.llm.run_options import RunOptions
 from holodeck.rag._pdf import read_pdf
 from holodeck.tools.search_index import search_index
 from hostile_files import deep_outline_pdf, flate_bomb_pdf, nested_json
+from server_harness import Serve
 
 MEASURED = """
 import json, resource, subprocess, sys
@@ -130,3 +131,28 @@ def test_validate_reports_json_too_deep_to_read(write: Write) -> None:
     assert run["code"] == 2, run["out"]
     assert "data/deep.json cannot be read as JSON" in run["out"]
     assert "nested deeper than" in run["out"] and "Traceback" not in run["out"]
+
+
+def test_a_served_agent_whose_search_source_failed_says_so_when_ready(
+    write: Write, serve: Serve
+) -> None:
+    root = write(
+        {
+            "agent.yaml": AGENT.replace(
+                "source: docs",
+                "source: docs\n    database:\n      provider: embedded\n      path: store",
+            ),
+            "data/delivery.md": "Express delivery reaches most cities the next day.\n",
+            "docs/manual.md": "# Manual\n\nCalibrate the sensor every week.\n",
+            "store": "a file where the manual's store directory should be",
+        }
+    )
+    with serve(root) as server:
+        ready = server.client.get("/ready")
+        listed = server.client.get("/v1/agents").json()["agents"]
+    assert ready.status_code == 200  # the agent answers, without that tool
+    [agent] = ready.json()["agents"]
+    assert agent["status"] == "ready"
+    assert set(agent["tool_failures"]) == {"manual"}
+    assert "store" in agent["tool_failures"]["manual"]
+    assert listed[0]["tool_failures"] == agent["tool_failures"]
