@@ -65,6 +65,7 @@ bench: $(BIN)/holodeck services
 	$(BIN)/python bench/tracing_overhead.py
 	$(BIN)/python bench/vector_store.py
 	$(BIN)/python bench/rag_ingest.py
+	$(BIN)/python bench/rag_memory.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules

@@ -1,5 +1,6 @@
-"""Ingestion against hostile files: one file that cannot be read is that file's warning,
-never the end of the ingestion, and reading it costs bounded memory."""
+"""Ingestion against hostile files and large ones: one file that cannot be read is that
+file's warning, never the end of the ingestion; reading a file costs bounded memory, a
+batch of its records at a time; a served agent says which search tools failed."""
 
 from __future__ import annotations
 
@@ -7,16 +8,23 @@ import asyncio
 import json
 import subprocess
 import sys
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.rag._pdf import read_pdf
-from holodeck.tools.search_index import search_index
+from holodeck.rag.index import SearchIndex
+from holodeck.rag.stores import StoreLocation
+from holodeck.spec.tools import VectorstoreTool
+from holodeck.tools.search_index import ingest_options, search_index, search_settings
 from hostile_files import deep_outline_pdf, flate_bomb_pdf, nested_json
 from server_harness import Serve
 
@@ -156,3 +164,64 @@ def test_a_served_agent_whose_search_source_failed_says_so_when_ready(
     assert set(agent["tool_failures"]) == {"manual"}
     assert "store" in agent["tool_failures"]["manual"]
     assert listed[0]["tool_failures"] == agent["tool_failures"]
+
+
+class Counting:
+    """An embedding model with no network: a text's vector comes from its hash. It notes,
+    at each call, how many texts it was given and how many chunks the store held."""
+
+    name = "test:counting"
+
+    def __init__(self) -> None:
+        self.index: SearchIndex | None = None
+        self.calls: list[tuple[int, int]] = []
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        stored = await self.index.store.count() if self.index is not None else 0
+        self.calls.append((len(texts), stored))
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).normal(size=8) for t in texts]
+        vectors = np.array(rows, dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.anyio
+async def test_a_large_file_is_read_embedded_and_stored_a_batch_at_a_time(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        f"p-{i},Item {i},A sturdy thing for task number {i} of the workshop" for i in range(2000)
+    ]
+    (tmp_path / "items.csv").write_text("sku,name,description\n" + "\n".join(lines) + "\n")
+    tool = VectorstoreTool(
+        name="items",
+        description="Items.",
+        source="items.csv",
+        vector_field="description",
+        meta_fields=["sku", "name"],
+        id_field="sku",
+    )
+    model = Counting()
+    index = SearchIndex(
+        "items",
+        ingest_options(tool, tmp_path),
+        StoreLocation("embedded", tmp_path / "vectors"),
+        "items",
+        model,
+        search_settings(tool),
+        dimensions=8,
+    )
+    index.batch_size = 100
+    async with index:
+        model.index = index
+        report = await index.sync()
+        found = await index.search("A sturdy thing for task number 1734 of the workshop")
+    assert report.chunks == report.chunks_embedded == 2000 and not report.issues
+    # never more than a batch (and the group of rows read past it) embedded ahead of the store
+    embedded = 0
+    for size, stored in model.calls:
+        assert embedded - stored <= 100 + 64, model.calls
+        embedded += size
+    assert max(size for size, _ in model.calls) <= 100 + 64
+    # the parts' vectors line up with their chunks
+    assert found[0].source_reference == "items.csv, record p-1734"
+    assert found[0].metadata == {"sku": "p-1734", "name": "Item 1734"}

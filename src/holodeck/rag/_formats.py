@@ -72,11 +72,11 @@ def sniff_head(head: bytes, complete: bool) -> Format | None:
     if b"\x00" in head or _mostly_control(head):
         return None
     text, _ = decode(head)
+    starts = text.lstrip()[:1]  # before the cut: a first line longer than the head counts
     if not complete:
         text = text[: text.rfind("\n") + 1]  # drop the line cut in the middle
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        return "jsonl" if _is_json_lines(stripped[:_SNIFF_CHARS]) else "json"
+    if starts in ("{", "["):
+        return "jsonl" if _is_json_lines(text.lstrip()[:_SNIFF_CHARS]) else "json"
     return "csv" if looks_like_csv(text[:_SNIFF_CHARS]) else "text"
 
 
