@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-ROW_BYTES = 125  # a 200 MB file holds about 1.6 million rows
 DIMENSIONS = 64
 AGENT = """\
 name: memory
@@ -64,16 +63,17 @@ WORDS = [
 
 
 def write_csv(path: Path, megabytes: int) -> int:
-    """A catalogue of about `megabytes` MB; returns its rows."""
-    rows = megabytes * 1_000_000 // ROW_BYTES
+    """A catalogue of `megabytes` MB (rows of about 125 bytes); returns its rows."""
+    rows = 0
     with path.open("w", encoding="utf-8") as out:
-        out.write("sku,name,price,description\n")
-        for i in range(rows):
-            a, b, c = WORDS[i % 12], WORDS[(i // 12) % 12], WORDS[(i // 144) % 12]
-            out.write(
-                f"p-{i:07d},Item {i},{i % 997}.99,"
-                f"A {a} {b} thing for task {i} in the {c} workshop; ships in {i % 9 + 1} days\n"
+        written = out.write("sku,name,price,description\n")
+        while written < megabytes * 1_000_000:
+            a, b, c = WORDS[rows % 12], WORDS[(rows // 12) % 12], WORDS[(rows // 144) % 12]
+            written += out.write(
+                f"p-{rows:07d},Item {rows},{rows % 997}.99,A {a} {b} thing for task {rows} "
+                f"in the {c} workshop; it ships in {rows % 9 + 1} days from the {b} store\n"
             )
+            rows += 1
     return rows
 
 
