@@ -22,6 +22,7 @@ from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.rag._pdf import read_pdf
 from holodeck.rag.index import SearchIndex
+from holodeck.rag.ingest import IngestOptions, chunk_file, source_files
 from holodeck.rag.stores import StoreLocation
 from holodeck.spec.tools import VectorstoreTool
 from holodeck.tools.search_index import ingest_options, search_index, search_settings
@@ -225,3 +226,22 @@ async def test_a_large_file_is_read_embedded_and_stored_a_batch_at_a_time(
     # the parts' vectors line up with their chunks
     assert found[0].source_reference == "items.csv, record p-1734"
     assert found[0].metadata == {"sku": "p-1734", "name": "Item 1734"}
+
+
+def test_a_file_lists_its_first_thousand_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    lines = [json.dumps({"id": n, "title": f"Record {n}"}) for n in range(1500)]
+    lines[700] = '{"id": 700, "title": '  # cut short
+    (tmp_path / "records.jsonl").write_text("\n".join(lines) + "\n")
+    options = IngestOptions(
+        source=tmp_path / "records.jsonl", root=tmp_path, vector_fields=("body",)
+    )
+    [file] = source_files(options)
+    chunks, issues = chunk_file(file, options)
+    assert chunks == []
+    listed, summary = issues[:-1], issues[-1]
+    assert len(listed) == 1000
+    # read a batch of lines at a time, records keep their place in the file
+    assert [issue.record_index for issue in listed] == list(range(1000))
+    assert listed[5].message == "record 5 has no field 'body' to embed"
+    assert "line 701 is not valid JSON" in listed[700].message
+    assert summary.message == "500 more problems in records.jsonl are not listed"

@@ -88,9 +88,10 @@ class RecordChunker:
         return chunks, self._issues(problems)
 
     def _issues(self, problems: list[tuple[int | None, str]]) -> list[IngestIssue]:
-        """One issue per problem: a file-wide one (no record) is told once."""
+        """One issue per problem, in the file's order (file-wide ones first): a file-wide
+        one (no record) is told once."""
         issues: list[IngestIssue] = []
-        for index, message in problems:
+        for index, message in sorted(problems, key=_in_file_order):
             if index is None:
                 if message in self._told:
                     continue
@@ -98,6 +99,10 @@ class RecordChunker:
             issues.append(IngestIssue(self.source, message, index))
         problems.clear()
         return issues
+
+
+def _in_file_order(problem: tuple[int | None, str]) -> int:
+    return -1 if problem[0] is None else problem[0]
 
 
 def _vector_texts(
