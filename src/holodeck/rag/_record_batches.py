@@ -33,12 +33,15 @@ def csv_batches(source: str, path: Path, options: IngestOptions, size: int) -> I
     records = csv_records(lines, decode(head)[0], found)
     chunks: list[Chunk] = []
     issues: list[IngestIssue] = []
-    while group := list(islice(records, _GROUP)):
-        _add(chunker.chunks(group, found.problems), chunks, issues)
-        if len(chunks) >= size:
-            yield chunks, issues
-            chunks, issues = [], []
-    _add(chunker.chunks([], found.problems), chunks, issues)  # a row that ended the reading
+    try:
+        while group := list(islice(records, _GROUP)):
+            _add(chunker.chunks(group, found.problems), chunks, issues)
+            if len(chunks) >= size:
+                yield chunks, issues
+                chunks, issues = [], []
+        _add(chunker.chunks([], found.problems), chunks, issues)  # a row that ended the reading
+    finally:
+        chunker.close()
     if lines.replaced():
         issues.append(IngestIssue(source, _NOT_UTF8))
     yield chunks, issues
@@ -49,9 +52,27 @@ def jsonl_batches(source: str, path: Path, options: IngestOptions, size: int) ->
     chunker = RecordChunker(source, options, ())
     lines = TextLines(path)
     numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
-    first = 0  # the index of the next record
     chunks: list[Chunk] = []
     issues: list[IngestIssue] = []
+    try:
+        yield from _jsonl_groups(chunker, numbered, options, size, chunks, issues)
+    finally:
+        chunker.close()
+    if lines.replaced():
+        issues.append(IngestIssue(source, _NOT_UTF8))
+    yield chunks, issues
+
+
+def _jsonl_groups(
+    chunker: RecordChunker,
+    numbered: Iterator[tuple[int, str]],
+    options: IngestOptions,
+    size: int,
+    chunks: list[Chunk],
+    issues: list[IngestIssue],
+) -> Iterator[Batch]:
+    """Full batches of a JSON lines file; what is left stays in `chunks` and `issues`."""
+    first = 0  # the index of the next record
     while group := list(islice(numbered, _GROUP)):
         items: list[Any] = []
         problems: list[tuple[int | None, str]] = []
@@ -68,11 +89,9 @@ def jsonl_batches(source: str, path: Path, options: IngestOptions, size: int) ->
         _add(chunker.chunks(found.records, found.problems), chunks, issues)
         first += len(found.records)
         if len(chunks) >= size:
-            yield chunks, issues
-            chunks, issues = [], []
-    if lines.replaced():
-        issues.append(IngestIssue(source, _NOT_UTF8))
-    yield chunks, issues
+            yield chunks[:], issues[:]
+            chunks.clear()
+            issues.clear()
 
 
 def json_chunks(source: str, text: str, options: IngestOptions) -> Batch:

@@ -13,6 +13,7 @@ from typing import Any
 from holodeck.rag._chunking import split
 from holodeck.rag._options import IngestOptions
 from holodeck.rag._records import Record, RecordSet
+from holodeck.rag._seen_ids import SeenIds
 from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
@@ -24,7 +25,11 @@ def record_chunks(
     source: str, found: RecordSet, options: IngestOptions
 ) -> tuple[list[Chunk], list[IngestIssue]]:
     """The chunks of every record that has text to embed, and an issue for each that has not."""
-    return RecordChunker(source, options, found.meta_names).chunks(found.records, found.problems)
+    chunker = RecordChunker(source, options, found.meta_names)
+    try:
+        return chunker.chunks(found.records, found.problems)
+    finally:
+        chunker.close()
 
 
 class RecordChunker:
@@ -35,8 +40,11 @@ class RecordChunker:
         self.source = source
         self.options = options
         self.meta_names = meta_names
-        self._ids: dict[str, int] = {}  # only with an id_field: row indexes never repeat
+        self._ids = SeenIds()  # only with an id_field: row indexes never repeat
         self._told: set[str] = set()  # file-wide problems already told
+
+    def close(self) -> None:
+        self._ids.close()
 
     def chunks(
         self, records: Iterable[Record], problems: list[tuple[int | None, str]]
@@ -54,17 +62,16 @@ class RecordChunker:
                 continue
             record_id = _record_id(record, options.id_field, problems)
             key = record_id
-            if options.id_field is not None:
-                if record_id in ids:
-                    problems.append(
-                        (
-                            record.index,
-                            f"record {record.index} has the id {record_id!r} of record "
-                            f"{ids[record_id]}; its chunks are told apart by its index",
-                        )
+            first = ids.claim(record_id, record.index) if options.id_field is not None else None
+            if first is not None:
+                problems.append(
+                    (
+                        record.index,
+                        f"record {record.index} has the id {record_id!r} of record "
+                        f"{first}; its chunks are told apart by its index",
                     )
-                    key = f"{record_id}@{record.index}"
-                ids.setdefault(record_id, record.index)
+                )
+                key = f"{record_id}@{record.index}"
             metadata = _metadata(record, embedded, self.meta_names, options)
             whole = _JSON.encode(record.original)
             text = options.field_separator.join(texts)
