@@ -7,7 +7,6 @@ import io
 import json
 import re
 import sys
-from pathlib import PurePosixPath
 from typing import Literal
 
 Format = Literal["text", "markdown", "pdf", "csv", "json", "jsonl"]
@@ -32,17 +31,6 @@ _SNIFF_LINES = 50
 # a number as written in a CSV cell (integer, decimal, exponent)
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
-
-
-def detect_format(name: str, data: bytes) -> Format | None:
-    """The format of a file named `name` holding `data`; None for binary content.
-
-    A known extension decides; any other name (`structured_data`, `rows.data`) is sniffed:
-    `%PDF` magic, JSON, JSON lines, CSV with a header row, else plain text."""
-    extension = PurePosixPath(name).suffix.lower()
-    if extension in EXTENSIONS:
-        return EXTENSIONS[extension]
-    return sniff(data)
 
 
 def sniff(data: bytes) -> Format | None:

@@ -62,16 +62,9 @@ def typed(cell: str) -> Any:
 
 
 def csv_header(text: str) -> list[str]:
-    """The column names of a CSV text (its first non-empty row), named as `read_csv` does."""
+    """The column names of a CSV text (its first non-empty row), named as `csv_records` does."""
     rows = _rows(text)
     return _names(next(rows, []), [])
-
-
-def read_csv(text: str) -> RecordSet:
-    """Every row of a CSV text under its header row, as typed records."""
-    found = RecordSet()
-    found.records.extend(csv_records(io.StringIO(text, newline=""), text[:_SNIFF_CHARS], found))
-    return found
 
 
 def csv_records(lines: Iterable[str], sample: str, found: RecordSet) -> Iterator[Record]:
