@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from holodeck.errors import ExecutionError
+
 MAX_DECODED = 64 * 1024 * 1024  # bytes of decompressed streams per PDF
 _LIMITS = (  # pypdf's per-stream output limits, one per decoder that can expand its input
     "zlib_maximum_output_length",
@@ -25,7 +27,7 @@ _LIMITS = (  # pypdf's per-stream output limits, one per decoder that can expand
 )
 
 
-class InflatesTooMuch(ValueError):
+class InflatesTooMuch(ExecutionError):
     """A PDF whose streams decompress to more than the cap."""
 
     def __init__(self, limit: int) -> None:
