@@ -74,6 +74,10 @@ bench: dev services
 	$(BIN)/python bench/vector_store.py
 	$(BIN)/python bench/rag_ingest.py
 	$(BIN)/python bench/yaml_limits.py
+	$(BIN)/python bench/rag_memory.py
+	$(BIN)/python bench/server_walls.py
+	$(BIN)/python bench/uploads.py
+	$(BIN)/python bench/outbound_check.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules

@@ -7,6 +7,8 @@ Prints, per size: wall, CPU per case (user + system of the command, start-up inc
 the run phase's CPU per case (start-up apart), connections the server saw, the command's
 phases (`--timings`: wall and CPU) and the run phase against the ideal (cases /
 concurrency x 200 ms). Targets: CPU per case <= 12 ms; run phase <= 1.15x ideal.
+Up to 400 cases, the same run with `gc.freeze()` switched off shows what that speed fix in
+`cli/test.py` is worth (the fix stays only while this figure shows it).
 Then, for reference, the same requests from a bare pydantic-ai agent (its own process,
 same model, server and concurrency, no HoloDeck): its CPU per run and run/ideal are the
 floor any runner built on pydantic-ai and the OpenAI SDK starts from.
@@ -182,15 +184,23 @@ def model_server() -> Iterator[int]:
         server.wait()
 
 
-def measure(cases: int) -> None:
+# the command with cli/test.py's gc.freeze() switched off
+UNFROZEN = (
+    "import gc, sys; gc.freeze = lambda: None; sys.argv[0] = 'holodeck'; "
+    "from holodeck.cli.main import main; main()"
+)
+
+
+def measure(cases: int, *, freeze: bool = True) -> None:
     byte_compile_holodeck()
     with model_server() as port:
         before = connections(port)
         root = project(cases, port)
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
+        command = [str(HOLODECK)] if freeze else [sys.executable, "-c", UNFROZEN]
         done = subprocess.run(
-            [str(HOLODECK), "test", str(root), "--concurrency", str(CONCURRENCY), "--timings"],
+            [*command, "test", str(root), "--concurrency", str(CONCURRENCY), "--timings"],
             cwd=root,
             env={**os.environ, "OPENAI_API_KEY": "sk-bench"},
             capture_output=True,
@@ -213,7 +223,8 @@ def measure(cases: int) -> None:
         ideal = cases / CONCURRENCY * LATENCY_S
         run, run_cpu = timings["run"]
         print(
-            f"{cases:5d} cases: wall {wall:6.2f} s, CPU {cpu:6.2f} s = "
+            ("" if freeze else "without gc.freeze: ")
+            + f"{cases:5d} cases: wall {wall:6.2f} s, CPU {cpu:6.2f} s = "
             f"{cpu / cases * 1000:5.1f} ms a case ({run_cpu / cases * 1000:4.1f} ms in the run "
             f"phase), {opened} connections; run {run / ideal:.2f}x the ideal {ideal:.1f} s; "
             "phases (wall/CPU s) "
@@ -269,6 +280,9 @@ def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [40, 400, 4000]
     for cases in sizes:
         measure(cases)
+    for cases in sizes:
+        if cases <= 400:
+            measure(cases, freeze=False)
     for cases in sizes:
         measure_bare(cases)
 

@@ -18,8 +18,8 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
 from conftest import Write
-from holodeck.cli.chat_transcript import exchanges_from, transcript_markdown
-from holodeck.cli.chat_view import _finished_blocks, _hard_breaks
+from holodeck.cli.chat.transcript import exchanges_from, transcript_markdown
+from holodeck.cli.chat.view import _finished_blocks, _hard_breaks
 from holodeck.runtime import Usage, price
 
 HOLODECK = Path(sys.executable).parent / "holodeck"
@@ -757,7 +757,7 @@ def test_an_answer_streamed_in_pieces_looks_as_if_rendered_at_once() -> None:
 
     from rich.console import Console
 
-    from holodeck.cli.chat_view import _markdown, _MarkdownAnswer
+    from holodeck.cli.chat.view import _markdown, _MarkdownAnswer
 
     text = (
         "# Title\n\nSome *intro* text\non two lines.\n\n1. first\n2. second\n\n"
@@ -813,8 +813,8 @@ def test_a_resumed_conversation_becomes_a_transcript() -> None:
 
 
 def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> None:
-    from holodeck.cli.chat_commands import banner_rows
-    from holodeck.cli.chat_conversation import Conversation
+    from holodeck.cli.chat.commands import banner_rows
+    from holodeck.cli.chat.conversation import Conversation
     from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
     from holodeck.runtime import Agent

@@ -57,3 +57,23 @@ def test_the_deploy_guides_client_example_runs_against_a_served_agent(
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("get_weather:")  # the test model answers from the tools
     assert printed[-1] == "['get_weather', 'get_forecast']"
+
+
+def test_the_security_pages_settings_load_as_written(tmp_path: Path) -> None:
+    """Each YAML block of docs/security.md is a config.yaml the settings loader takes,
+    with the values the page says."""
+    from holodeck.config.settings import load_settings
+
+    text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S)
+    assert len(blocks) >= 2
+    loaded = []
+    for index, block in enumerate(blocks):
+        home = tmp_path / f"home{index}"
+        home.mkdir()
+        (home / "config.yaml").write_text(block, encoding="utf-8")
+        loaded.append(load_settings(None, {"HOLODECK_HOME": str(home)}).settings)
+    lent = [s.deployment.uploads.providers for s in loaded if s.deployment is not None]
+    assert ["openai"] in [list(p) for p in lent]
+    networks = [s.network for s in loaded if s.network is not None]
+    assert networks and any(n.deny for n in networks)

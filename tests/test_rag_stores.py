@@ -101,6 +101,32 @@ async def test_replace_delete_and_the_manifest(opener: Opener) -> None:
         assert await store.keyword("alpha", 5) == []
 
 
+async def test_a_file_stored_in_parts_is_pending_until_its_last_part(opener: Opener) -> None:
+    async with opener() as store:
+        await store.replace_file(file("a.md"), [chunk("a.md", 0, "old")], np.stack([unit(1)]))
+        await store.replace_file(file("b.md"), [chunk("b.md", 0, "beta")], np.stack([unit(0, 1)]))
+        parts = [
+            [chunk("a.md", 0, "part zero"), chunk("a.md", 1, "part one")],
+            [chunk("a.md", 2, "part two")],
+        ]
+        await store.replace_file(
+            file("a.md", "v2"), parts[0], np.stack([unit(1), unit(1, 1)]), complete=False
+        )
+        # the old chunks are gone with the first part; the hash matches no content yet
+        assert (await store.files())["a.md"] not in ("v1", "v2")
+        assert await store.count() == 3
+        await store.replace_file(
+            file("a.md", "v2"), parts[1], np.stack([unit(1, 0, 1)]), start=2, complete=False
+        )
+        await store.replace_file(file("a.md", "v2"), [], None, start=3, complete=True)
+        assert await store.files() == {"a.md": "v2", "b.md": "v1"}
+        assert await store.count() == 4
+        hits = await store.nearest(unit(1, 0, 1), 1)
+        assert [hit.chunk.text for hit in hits] == ["part two"]
+        texts = {hit.chunk.text for hit in await store.nearest(unit(1), 10)}
+        assert texts == {"part zero", "part one", "part two", "beta"}
+
+
 async def test_nearest_is_ordered_by_cosine_keeps_ties_and_honours_k(opener: Opener) -> None:
     vectors = [
         unit(1),

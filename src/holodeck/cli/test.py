@@ -139,7 +139,7 @@ def test(
     with phases.phase("import"):
         # what the run imports on first use otherwise, so that its first cases wait for
         # nothing the rest do not: the metrics, and anyio's asyncio backend (pydantic-ai
-        # runs every turn in anyio task groups)
+        # runs every turn in anyio task groups); bench/test_scale.py's run/ideal shows it
         import anyio._backends._asyncio  # noqa: F401
 
         import holodeck.testing.metrics
@@ -190,6 +190,7 @@ def test(
         agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
     # the definition, the agent and every imported module live as long as the run: kept
     # out of the collector's way, they are not scanned again and again as cases come and go
+    # (bench/test_scale.py measures the run with and without it)
     gc.freeze()
     try:
         code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))

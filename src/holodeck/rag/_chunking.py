@@ -23,11 +23,6 @@ _CLOSERS = frozenset("\"')]}”’»")
 _WORD, _SENTENCE, _PARAGRAPH = 0, 1, 2
 
 
-def count_tokens(text: str) -> int:
-    """How many tokens (words and punctuation marks) `text` holds."""
-    return len(TOKEN.findall(text))
-
-
 def split(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     """Character spans `(start, end)` of the chunks of `text`, in order.
 

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from pathlib import PurePosixPath
+import sys
 from typing import Literal
 
 Format = Literal["text", "markdown", "pdf", "csv", "json", "jsonl"]
@@ -31,17 +31,6 @@ _SNIFF_LINES = 50
 # a number as written in a CSV cell (integer, decimal, exponent)
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
-
-
-def detect_format(name: str, data: bytes) -> Format | None:
-    """The format of a file named `name` holding `data`; None for binary content.
-
-    A known extension decides; any other name (`structured_data`, `rows.data`) is sniffed:
-    `%PDF` magic, JSON, JSON lines, CSV with a header row, else plain text."""
-    extension = PurePosixPath(name).suffix.lower()
-    if extension in EXTENSIONS:
-        return EXTENSIONS[extension]
-    return sniff(data)
 
 
 def sniff(data: bytes) -> Format | None:
@@ -71,12 +60,20 @@ def sniff_head(head: bytes, complete: bool) -> Format | None:
     if b"\x00" in head or _mostly_control(head):
         return None
     text, _ = decode(head)
+    starts = text.lstrip()[:1]  # before the cut: a first line longer than the head counts
     if not complete:
         text = text[: text.rfind("\n") + 1]  # drop the line cut in the middle
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        return "jsonl" if _is_json_lines(stripped[:_SNIFF_CHARS]) else "json"
+    if starts in ("{", "["):
+        return "jsonl" if _is_json_lines(text.lstrip()[:_SNIFF_CHARS]) else "json"
     return "csv" if looks_like_csv(text[:_SNIFF_CHARS]) else "text"
+
+
+def too_deep() -> str:
+    """Why a JSON value nested past the interpreter's recursion limit is not read."""
+    return (
+        f"its arrays and objects are nested deeper than about {sys.getrecursionlimit()} "
+        "levels, more than can be read"
+    )
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -124,6 +121,8 @@ def _column_name(cell: str) -> bool:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
+    except RecursionError:
+        return True  # JSON too deep to read: reading it as JSON says so
     except ValueError:
         return False
     return True
@@ -138,7 +137,7 @@ def _is_json_lines(text: str) -> bool:
     for line in lines:
         try:
             json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
     return True
 

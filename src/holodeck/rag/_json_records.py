@@ -53,18 +53,20 @@ def normalize(
     meta: Sequence[str] | None,
     record_prefix: str | None,
     meta_prefix: str | None,
+    first: int = 0,
 ) -> RecordSet:
-    """The records of a parsed JSON document (or of a JSON lines file's list of lines)."""
+    """The records of a parsed JSON document (or of a JSON lines file's list of lines);
+    they are numbered from `first` (a JSON lines file is read a batch of lines at a time)."""
     found = RecordSet()
     if record_path is None:
         items = data if isinstance(data, list) else [data]
-        _add_records(found, [(item, {}) for item in items], record_prefix)
+        _add_records(found, [(item, {}) for item in items], record_prefix, first)
         found.meta_names = tuple(meta or ())  # without record_path, `meta` names record fields
         return found
     paths = [tuple(path.split(".")) for path in meta or ()]
     pairs: list[tuple[Any, dict[str, Any]]] = []
     _walk(data, tuple(record_path.split(".")), paths, {}, 0, pairs, found, record_path)
-    _add_records(found, pairs, record_prefix)
+    _add_records(found, pairs, record_prefix, first)
     names = {name for record in found.records for name in record.fields}
     kept: list[str] = []
     for path in paths:
@@ -81,7 +83,7 @@ def normalize(
             continue
         kept.append(name)
         for record in found.records:
-            record.fields[name] = pairs[record.index][1].get(key)
+            record.fields[name] = pairs[record.index - first][1].get(key)
     found.meta_names = tuple(kept)
     return found
 
@@ -161,10 +163,10 @@ def _pull(item: dict[str, Any], meta: tuple[str, ...], start: int, found: Record
 
 
 def _add_records(
-    found: RecordSet, pairs: list[tuple[Any, dict[str, Any]]], record_prefix: str | None
+    found: RecordSet, pairs: list[tuple[Any, dict[str, Any]]], record_prefix: str | None, first: int
 ) -> None:
     prefix = record_prefix or ""
-    for index, (item, _) in enumerate(pairs):
+    for index, (item, _) in enumerate(pairs, start=first):
         if item is BAD_LINE:
             found.records.append(Record(index, {}, None))
             continue

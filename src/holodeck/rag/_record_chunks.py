@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from holodeck.rag._chunking import split
 from holodeck.rag._options import IngestOptions
 from holodeck.rag._records import Record, RecordSet
+from holodeck.rag._seen_ids import SeenIds
 from holodeck.rag._types import Chunk, IngestIssue, JsonScalar
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
@@ -23,49 +25,91 @@ def record_chunks(
     source: str, found: RecordSet, options: IngestOptions
 ) -> tuple[list[Chunk], list[IngestIssue]]:
     """The chunks of every record that has text to embed, and an issue for each that has not."""
-    problems = list(found.problems)
-    chunks: list[Chunk] = []
-    ids: dict[str, int] = {}
-    not_text = frozenset(found.meta_names) | {options.id_field}  # never embedded by default
-    for record in found.records:
-        if record.original is None:
-            continue  # unreadable: its problem is already recorded
-        texts, embedded = _vector_texts(record, not_text, options, problems)
-        if not texts:
-            continue
-        record_id = _record_id(record, options.id_field, problems)
-        key = record_id
-        if record_id in ids:
-            problems.append(
-                (
-                    record.index,
-                    f"record {record.index} has the id {record_id!r} of record "
-                    f"{ids[record_id]}; its chunks are told apart by its index",
+    chunker = RecordChunker(source, options, found.meta_names)
+    try:
+        return chunker.chunks(found.records, found.problems)
+    finally:
+        chunker.close()
+
+
+class RecordChunker:
+    """Records to chunks, a batch at a time: ids stay unique and a file-wide problem is
+    told once across the whole file, whatever the batches."""
+
+    def __init__(self, source: str, options: IngestOptions, meta_names: tuple[str, ...]) -> None:
+        self.source = source
+        self.options = options
+        self.meta_names = meta_names
+        self._ids = SeenIds()  # only with an id_field: row indexes never repeat
+        self._told: set[str] = set()  # file-wide problems already told
+
+    def close(self) -> None:
+        self._ids.close()
+
+    def chunks(
+        self, records: Iterable[Record], problems: list[tuple[int | None, str]]
+    ) -> tuple[list[Chunk], list[IngestIssue]]:
+        """The chunks of `records`; `problems` met reading them come back as issues, with
+        those of the records."""
+        source, options, ids = self.source, self.options, self._ids
+        chunks: list[Chunk] = []
+        not_text = frozenset(self.meta_names) | {options.id_field}  # never embedded by default
+        for record in records:
+            if record.original is None:
+                continue  # unreadable: its problem is already recorded
+            texts, embedded = _vector_texts(record, not_text, options, problems)
+            if not texts:
+                continue
+            record_id = _record_id(record, options.id_field, problems)
+            key = record_id
+            first = ids.claim(record_id, record.index) if options.id_field is not None else None
+            if first is not None:
+                problems.append(
+                    (
+                        record.index,
+                        f"record {record.index} has the id {record_id!r} of record "
+                        f"{first}; its chunks are told apart by its index",
+                    )
                 )
-            )
-            key = f"{record_id}@{record.index}"
-        ids.setdefault(record_id, record.index)
-        metadata = _metadata(record, embedded, found.meta_names, options)
-        whole = _JSON.encode(record.original)
-        text = options.field_separator.join(texts)
-        for position, (start, end) in enumerate(
-            split(text, options.chunk_size, options.chunk_overlap)
-        ):
-            piece = text[start:end]
-            chunks.append(
-                Chunk(
-                    id=f"{source}#{key}:{position}",
-                    text=piece,
-                    source=source,
-                    position=position,
-                    content_hash=hashlib.sha256(piece.encode()).hexdigest(),
-                    record_id=record_id,
-                    record_index=record.index,
-                    metadata=dict(metadata),
-                    record=whole,
+                key = f"{record_id}@{record.index}"
+            metadata = _metadata(record, embedded, self.meta_names, options)
+            whole = _JSON.encode(record.original)
+            text = options.field_separator.join(texts)
+            for position, (start, end) in enumerate(
+                split(text, options.chunk_size, options.chunk_overlap)
+            ):
+                piece = text[start:end]
+                chunks.append(
+                    Chunk(
+                        id=f"{source}#{key}:{position}",
+                        text=piece,
+                        source=source,
+                        position=position,
+                        content_hash=hashlib.sha256(piece.encode()).hexdigest(),
+                        record_id=record_id,
+                        record_index=record.index,
+                        metadata=dict(metadata),
+                        record=whole,
+                    )
                 )
-            )
-    return chunks, _issues(source, problems)
+        return chunks, self._issues(problems)
+
+    def _issues(self, problems: list[tuple[int | None, str]]) -> list[IngestIssue]:
+        """One issue per problem, in the file's order (file-wide ones first): a file-wide
+        one (no record) is told once."""
+        issues: list[IngestIssue] = []
+        for index, message in sorted(problems, key=_in_file_order):
+            if index is None:
+                if message in self._told:
+                    continue
+                self._told.add(message)
+            issues.append(IngestIssue(self.source, message, index))
+        problems.clear()
+        return issues
+
+
+def _in_file_order(problem: tuple[int | None, str]) -> int:
+    return -1 if problem[0] is None else problem[0]
 
 
 def _vector_texts(
@@ -165,14 +209,3 @@ def _describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return f"a {type(value).__name__}"
-
-
-def _issues(source: str, problems: list[tuple[int | None, str]]) -> list[IngestIssue]:
-    """One issue per distinct problem: a file-wide problem seen on every record shows once."""
-    seen: set[tuple[int | None, str]] = set()
-    issues: list[IngestIssue] = []
-    for index, message in problems:
-        if (index, message) not in seen:
-            seen.add((index, message))
-            issues.append(IngestIssue(source, message, index))
-    return issues

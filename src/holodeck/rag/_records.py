@@ -13,7 +13,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,42 +62,40 @@ def typed(cell: str) -> Any:
 
 
 def csv_header(text: str) -> list[str]:
-    """The column names of a CSV text (its first non-empty row), named as `read_csv` does."""
+    """The column names of a CSV text (its first non-empty row), named as `csv_records` does."""
     rows = _rows(text)
     return _names(next(rows, []), [])
 
 
-def read_csv(text: str) -> RecordSet:
-    """Every row of a CSV text under its header row, as typed records."""
-    found = RecordSet()
+def csv_records(lines: Iterable[str], sample: str, found: RecordSet) -> Iterator[Record]:
+    """The records of CSV `lines` (the header row first), one at a time; `sample` (the
+    start of the text) tells the dialect. Problems go to `found.problems` as they are met."""
+    reader = csv.reader(lines, csv_dialect(sample))
+    rows = (row for row in reader if "".join(row).strip())
+    index = 0  # the row being read
     try:
-        _read_rows(_rows(text), found)
-    except csv.Error as error:  # e.g. a NUL byte: keep the rows read so far
-        index = len(found.records)
+        header = _names(next(rows, []), found.problems)
+        for row in rows:
+            if len(row) != len(header):
+                found.problems.append(
+                    (
+                        index,
+                        f"row {index} has {len(row)} cells, the header has {len(header)}: "
+                        + (
+                            "the extra cells are ignored"
+                            if len(row) > len(header)
+                            else "the missing cells are left out"
+                        ),
+                    )
+                )
+            cells = dict(zip(header, row, strict=False))
+            values = {name: typed(cell) for name, cell in cells.items()}
+            yield Record(index, values, values, cells)
+            index += 1
+    except csv.Error as error:  # e.g. a NUL byte: the rows read so far are kept
         found.problems.append(
             (index, f"row {index} cannot be read ({error}); rows after it are left out")
         )
-    return found
-
-
-def _read_rows(rows: Iterator[list[str]], found: RecordSet) -> None:
-    header = _names(next(rows, []), found.problems)
-    for index, row in enumerate(rows):
-        if len(row) != len(header):
-            found.problems.append(
-                (
-                    index,
-                    f"row {index} has {len(row)} cells, the header has {len(header)}: "
-                    + (
-                        "the extra cells are ignored"
-                        if len(row) > len(header)
-                        else "the missing cells are left out"
-                    ),
-                )
-            )
-        cells = dict(zip(header, row, strict=False))
-        values = {name: typed(cell) for name, cell in cells.items()}
-        found.records.append(Record(index, values, values, cells))
 
 
 def _rows(text: str) -> Iterator[list[str]]:

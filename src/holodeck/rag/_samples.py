@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from holodeck.rag._formats import decode
+from holodeck.rag._formats import decode, too_deep
 from holodeck.rag._records import csv_header
 
 BLOCK = 1 << 16
@@ -40,7 +40,7 @@ def jsonl_sample(path: Path, limit: int) -> list[Any]:
             if line.strip():
                 try:
                     values.append(json.loads(line))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
     return values
 
@@ -49,6 +49,13 @@ def json_sample(path: Path, limit: int) -> Any:
     """A JSON document; for a large top-level list, its first `limit` elements only.
 
     Raises `ValueError` (with the position) when the part read is not valid JSON."""
+    try:
+        return _json_sample(path, limit)
+    except RecursionError:
+        raise ValueError(too_deep()) from None
+
+
+def _json_sample(path: Path, limit: int) -> Any:
     if path.stat().st_size <= _WHOLE:
         return json.loads(decode(path.read_bytes())[0])
     with path.open("rb") as stream:

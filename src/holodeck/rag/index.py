@@ -1,14 +1,16 @@
 """A search tool's index: keeps a store in step with the sources, and answers queries.
 
 `sync()` is incremental: files whose content hash the store already holds are skipped,
-changed files replace their chunks, deleted files lose theirs. Embeddings are made in
-batches across files, and the embedder's cache means a chunk seen before costs nothing."""
+changed files replace their chunks, deleted files lose theirs. A file is read, chunked,
+embedded and stored a batch of chunks at a time (`ingest.BATCH`), so memory stays flat
+in the size of a file; the next batch is read while one is embedded. The embedder's
+cache means a chunk seen before costs nothing."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -16,7 +18,7 @@ import numpy as np
 
 from holodeck.rag._types import Chunk, IngestIssue, Scored, SourceFile
 from holodeck.rag.fusion import fuse, top_with_ties
-from holodeck.rag.ingest import IngestOptions, chunk_file, source_files
+from holodeck.rag.ingest import BATCH, IngestOptions, file_batches, source_files
 from holodeck.rag.results import SearchResult, result_of
 from holodeck.rag.stores import open_store
 from holodeck.rag.stores._protocol import StoreLocation, VectorStore
@@ -76,6 +78,7 @@ class SearchIndex:
         self.embedder = embedder
         self.settings = settings
         self._dimensions = dimensions
+        self.batch_size = BATCH  # chunks read, embedded and stored at a time
         self._store: VectorStore | None = None
         self._stack = contextlib.AsyncExitStack()
 
@@ -111,51 +114,67 @@ class SearchIndex:
         if not changed:
             report.chunks = await self.store.count()
             return report
-        parsed = await asyncio.to_thread(self._parse, changed, report, progress)
-        report.chunks_embedded = await self._store_all(parsed, progress)
+        tally = _Tally("embedding" if self.embedder is not None else "indexing", progress)
+        parts = self._parts(changed, report, progress)
+        reading = asyncio.ensure_future(asyncio.to_thread(next, parts, None))
+        pending: list[_Part] = []
+        try:
+            while (part := await reading) is not None:
+                reading = asyncio.ensure_future(asyncio.to_thread(next, parts, None))
+                pending.append(part)
+                tally.read(len(part.chunks))
+                if sum(len(p.chunks) for p in pending) >= self.batch_size:
+                    await self._store_parts(pending, tally)
+                    pending = []
+            await self._store_parts(pending, tally)
+        finally:
+            if not reading.done():  # cancelled or failed: let the reader finish its batch
+                await asyncio.gather(reading, return_exceptions=True)
+            parts.close()
+        report.chunks_embedded = tally.embedded
         report.chunks = await self.store.count()
         return report
 
-    async def _store_all(
-        self, parsed: list[tuple[SourceFile, list[Chunk]]], progress: Progress | None
-    ) -> int:
-        """Embed every chunk in batches across file boundaries (a big file moves the
-        progress bar, small files share calls) and store each file once it is complete."""
-        texts = [self._embedded_text(c) for _, chunks in parsed for c in chunks]
-        what = "embedding" if self.embedder is not None else "indexing"
-        if progress is not None:
-            progress(what, 0, len(texts))
-        rows: list[npt.NDArray[np.float32]] = []
-        embedded = start = 0
-        for file, chunks in parsed:
-            end = start + len(chunks)
-            while self.embedder is not None and embedded < end:
-                batch = texts[embedded : embedded + EMBED_BATCH]
-                rows.append(await self.embedder.embed(batch))
-                embedded += len(batch)
-                if progress is not None:
-                    progress(what, embedded, len(texts))
-            vectors = None
-            if self.embedder is not None and chunks:
-                done = np.concatenate(rows) if len(rows) > 1 else rows[0]
-                vectors, rows = done[: len(chunks)], [done[len(chunks) :]]
-            await self.store.replace_file(file, chunks, vectors)
-            start = end
-            if self.embedder is None and progress is not None:
-                progress(what, end, len(texts))
-        return embedded
-
-    def _parse(
+    def _parts(
         self, files: Sequence[SourceFile], report: SyncReport, progress: Progress | None
-    ) -> list[tuple[SourceFile, list[Chunk]]]:
-        parsed = []
-        for n, file in enumerate(files, start=1):
-            chunks, issues = chunk_file(file, self.ingest)
-            report.issues.extend(issues)
-            parsed.append((file, chunks))
+    ) -> Generator[_Part, None, None]:
+        """The changed files' chunks, a batch at a time, then a last empty part for each
+        file that tells the store it is complete. Runs in a worker thread, a part ahead."""
+        for number, file in enumerate(files, start=1):
+            start = 0
+            for chunks, issues in file_batches(file, self.ingest, self.batch_size):
+                report.issues.extend(issues)
+                if chunks:
+                    yield _Part(file, chunks, start, complete=False)
+                    start += len(chunks)
+            yield _Part(file, [], start, complete=True)
             if progress is not None:
-                progress("reading", n, len(files))
-        return parsed
+                progress("reading", number, len(files))
+
+    async def _store_parts(self, parts: list[_Part], tally: _Tally) -> None:
+        """Embed the parts' chunks together (small files share calls), then store each."""
+        chunks = [chunk for part in parts for chunk in part.chunks]
+        vectors = await self._embed(chunks, tally)
+        offset = 0
+        for part in parts:
+            rows = None
+            if vectors is not None and part.chunks:
+                rows = vectors[offset : offset + len(part.chunks)]
+            offset += len(part.chunks)
+            await self.store.replace_file(
+                part.file, part.chunks, rows, start=part.start, complete=part.complete
+            )
+
+    async def _embed(self, chunks: list[Chunk], tally: _Tally) -> npt.NDArray[np.float32] | None:
+        if self.embedder is None or not chunks:
+            tally.done(len(chunks))
+            return None
+        texts = [self._embedded_text(c) for c in chunks]
+        rows: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            rows.append(await self.embedder.embed(texts[start : start + EMBED_BATCH]))
+            tally.done(len(rows[-1]))
+        return np.concatenate(rows) if len(rows) > 1 else rows[0]
 
     def _embedded_text(self, chunk: Chunk) -> str:
         if self.settings.contextual and chunk.heading_path:
@@ -204,6 +223,38 @@ class SearchIndex:
             return []
         candidates = await self.store.keyword(query, max(k * 10, 200))
         return [x for x in candidates if needle in " ".join(x.chunk.text.split()).casefold()][:k]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Chunks of one file, numbered from `start` in it; `complete`: the file's last part."""
+
+    file: SourceFile
+    chunks: list[Chunk]
+    start: int
+    complete: bool
+
+
+class _Tally:
+    """Progress of a sync's embedding: chunks done of those read so far (the total grows
+    as files are read, a batch at a time)."""
+
+    def __init__(self, what: str, progress: Progress | None) -> None:
+        self.what = what
+        self.progress = progress
+        self.total = 0
+        self.embedded = 0
+        self._done = 0
+
+    def read(self, count: int) -> None:
+        self.total += count
+
+    def done(self, count: int) -> None:
+        self._done += count
+        if self.what == "embedding":
+            self.embedded += count
+        if self.progress is not None:
+            self.progress(self.what, self._done, self.total)
 
 
 def _without_vectors(mode: Mode) -> Mode:

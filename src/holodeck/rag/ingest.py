@@ -19,38 +19,42 @@ metadata. Files without a known extension are recognised by their content.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from holodeck.rag._documents import document_chunks
 from holodeck.rag._files import relative, resolve, walk
-from holodeck.rag._formats import STRUCTURED, SUPPORTED, Format, decode, detect_format
+from holodeck.rag._formats import SUPPORTED, Format, decode, too_deep
 from holodeck.rag._headings import line_headings, markdown_sections, outline_headings, sections
-from holodeck.rag._json_records import BAD_LINE, normalize
 from holodeck.rag._options import IngestError, IngestOptions
 from holodeck.rag._pdf import read_pdf
-from holodeck.rag._record_chunks import record_chunks
-from holodeck.rag._records import RecordSet, read_csv
+from holodeck.rag._reading import digest, file_format
+from holodeck.rag._record_batches import Batch, csv_batches, json_chunks, jsonl_batches
 from holodeck.rag._types import Chunk, Ingested, IngestIssue, SourceFile
 
 __all__ = [
+    "BATCH",
     "IngestError",
     "IngestOptions",
     "chunk_file",
+    "file_batches",
     "ingest",
     "rebuild_record",
     "source_files",
 ]
+
+BATCH = 1024  # chunks a file gives at a time: what is read, embedded and stored at once
+MAX_ISSUES = 1000  # problems listed per file; the others are counted
 
 
 def source_files(options: IngestOptions) -> list[SourceFile]:
     """The files of the source, sorted, each with the sha256 of its bytes.
 
     A directory is walked recursively; hidden files and directories and files of no
-    supported kind (binary data other than PDF) are skipped."""
+    supported kind (binary data other than PDF) are skipped. Files are hashed a block at
+    a time, never read whole."""
     source = resolve(options.source, options.root)
     shown = relative(source, options.root)
     if not source.exists():
@@ -59,18 +63,17 @@ def source_files(options: IngestOptions) -> list[SourceFile]:
             hint=f"create it, or fix `source` (a file or directory relative to {options.root})",
         )
     if source.is_file():
-        data = _read(source, shown)
-        if detect_format(source.name, data) is None:
+        if _format(source, shown) is None:
             raise IngestError(
                 f"vectorstore source {shown!r} is binary data, not a file ingestion can read",
                 hint=f"point `source` at {SUPPORTED} files",
             )
-        return [SourceFile(shown, hashlib.sha256(data).hexdigest())]
+        return [SourceFile(shown, _digest(source, shown))]
     found: list[SourceFile] = []
     for path in walk(source):
-        data = _read(path, relative(path, options.root))
-        if detect_format(path.name, data) is not None:
-            found.append(SourceFile(relative(path, options.root), hashlib.sha256(data).hexdigest()))
+        name = relative(path, options.root)
+        if _format(path, name) is not None:
+            found.append(SourceFile(name, _digest(path, name)))
     if not found:
         raise IngestError(
             f"vectorstore source {shown + '/'!r} holds no supported file",
@@ -79,33 +82,35 @@ def source_files(options: IngestOptions) -> list[SourceFile]:
     return sorted(found, key=lambda file: file.path)
 
 
+def file_batches(file: SourceFile, options: IngestOptions, size: int = BATCH) -> Iterator[Batch]:
+    """One source file's chunks, about `size` at a time (CSV and JSON lines files are
+    read as they go), each batch with the problems met reading it: a bad record, an
+    unreadable page, a file that cannot be read at all. Never raises for the file's
+    content: whatever it holds is that file's issue."""
+    options.check_sizes()
+    told = more = 0
+    try:
+        for chunks, issues in _batches(file.path, options.root / file.path, options, size):
+            kept = issues[: max(0, MAX_ISSUES - told)]
+            told += len(kept)
+            more += len(issues) - len(kept)
+            yield chunks, kept
+    except OSError as error:
+        yield [], [IngestIssue(file.path, f"cannot read {file.path}: {error.strerror or error}")]
+    except RecursionError:  # a JSON record that parsed, yet is too deep to flatten or copy
+        yield [], [IngestIssue(file.path, f"{file.path} is not ingested: {too_deep()}")]
+    if more:
+        yield [], [IngestIssue(file.path, f"{more} more problems in {file.path} are not listed")]
+
+
 def chunk_file(file: SourceFile, options: IngestOptions) -> tuple[list[Chunk], list[IngestIssue]]:
     """Parse one source file and cut it into chunks; problems that spare the rest of the
     file (a bad record, an unreadable page) come back as issues."""
-    options.check_sizes()
-    path = options.root / file.path
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        return [], [IngestIssue(file.path, f"cannot read {file.path}: {error.strerror or error}")]
-    kind = detect_format(path.name, data)
-    if kind is None:
-        return [], [IngestIssue(file.path, f"{file.path} is binary data, not {SUPPORTED}")]
-    if kind == "pdf":
-        return _pdf_chunks(file.path, data, options)
-    text, replaced = decode(data)
+    chunks: list[Chunk] = []
     issues: list[IngestIssue] = []
-    if replaced:
-        issues.append(IngestIssue(file.path, "not valid UTF-8: unreadable bytes were replaced"))
-    if kind in STRUCTURED:
-        found = _records(kind, text, options)
-        chunks, problems = record_chunks(file.path, found, options)
-        return chunks, issues + problems
-    headings = kind == "markdown" and options.structure == "headings"
-    parts = markdown_sections(text) if headings else None
-    chunks = document_chunks(file.path, text, options, parts)
-    if not chunks:
-        issues.append(IngestIssue(file.path, f"{file.path} holds no text"))
+    for found, problems in file_batches(file, options):
+        chunks.extend(found)
+        issues.extend(problems)
     return chunks, issues
 
 
@@ -133,58 +138,72 @@ def rebuild_record(chunk: Chunk) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _read(path: Path, shown: str) -> bytes:
+def _format(path: Path, shown: str) -> Format | None:
     try:
-        return path.read_bytes()
+        return file_format(path)
     except OSError as error:
-        raise IngestError(
-            f"cannot read vectorstore source {shown!r}: {error.strerror or error}",
-            hint="check the file's permissions",
-        ) from error
+        raise _unreadable(shown, error) from error
 
 
-def _records(kind: Format, text: str, options: IngestOptions) -> RecordSet:
-    if kind == "csv":
-        found = read_csv(text)
-        found.meta_names = tuple(options.meta or ())
-        return found
-    if kind == "jsonl":
-        items: list[Any] = []
-        problems: list[tuple[int | None, str]] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line, parse_constant=_no_constant))
-            except ValueError as error:
-                index = len(items) if options.record_path is None else None
-                problems.append((index, f"line {number} is not valid JSON: {_reason(error)}"))
-                items.append(BAD_LINE)
-        found = _normalize(items, options)
-        found.problems[:0] = problems
-        return found
+def _digest(path: Path, shown: str) -> str:
     try:
-        data = json.loads(text, parse_constant=_no_constant)
-    except ValueError as error:
-        return RecordSet(problems=[(None, f"not valid JSON: {_reason(error)}")])
-    return _normalize(data, options)
+        return digest(path)
+    except OSError as error:
+        raise _unreadable(shown, error) from error
 
 
-def _normalize(data: Any, options: IngestOptions) -> RecordSet:
-    return normalize(
-        data, options.record_path, options.meta, options.record_prefix, options.meta_prefix
+def _unreadable(shown: str, error: OSError) -> IngestError:
+    return IngestError(
+        f"cannot read vectorstore source {shown!r}: {error.strerror or error}",
+        hint="check the file's permissions",
     )
 
 
-def _pdf_chunks(
-    source: str, data: bytes, options: IngestOptions
-) -> tuple[list[Chunk], list[IngestIssue]]:
+def _batches(source: str, path: Path, options: IngestOptions, size: int) -> Iterator[Batch]:
+    kind = file_format(path)
+    if kind is None:
+        yield [], [IngestIssue(source, f"{source} is binary data, not {SUPPORTED}")]
+    elif kind == "csv":
+        yield from csv_batches(source, path, options, size)
+    elif kind == "jsonl":
+        yield from jsonl_batches(source, path, options, size)
+    else:  # documents and JSON are read whole; their chunks still leave a batch at a time
+        data = path.read_bytes()
+        chunks, issues = (
+            _pdf_chunks(source, data, options)
+            if kind == "pdf"
+            else _text_chunks(source, kind, data, options)
+        )
+        del data
+        for start in range(0, max(len(chunks), 1), size):
+            yield chunks[start : start + size], issues if start == 0 else []
+
+
+def _text_chunks(source: str, kind: Format, data: bytes, options: IngestOptions) -> Batch:
+    text, replaced = decode(data)
+    issues: list[IngestIssue] = []
+    if replaced:
+        issues.append(IngestIssue(source, "not valid UTF-8: unreadable bytes were replaced"))
+    if kind == "json":
+        chunks, problems = json_chunks(source, text, options)
+        return chunks, issues + problems
+    headings = kind == "markdown" and options.structure == "headings"
+    parts = markdown_sections(text) if headings else None
+    chunks = document_chunks(source, text, options, parts)
+    if not chunks:
+        issues.append(IngestIssue(source, f"{source} holds no text"))
+    return chunks, issues
+
+
+def _pdf_chunks(source: str, data: bytes, options: IngestOptions) -> Batch:
+    headings = options.structure == "headings"
     try:
-        pdf = read_pdf(data)
+        pdf = read_pdf(data, outline=headings)
     except ValueError as error:
         return [], [IngestIssue(source, f"cannot read the PDF {source}: {error}")]
+    issues = [IngestIssue(source, pdf.problem)] if pdf.problem else []
     parts = None
-    if options.structure == "headings":
+    if headings:
         if pdf.outline:
             found = outline_headings(pdf.text, pdf.page_offsets, pdf.outline)
         else:
@@ -192,15 +211,5 @@ def _pdf_chunks(
         parts = sections(pdf.text, found)
     chunks = document_chunks(source, pdf.text, options, parts, pdf.page_offsets)
     if not chunks:
-        return [], [IngestIssue(source, f"{source} has no text to extract (scanned images?)")]
-    return chunks, []
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _reason(error: ValueError) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg} at line {error.lineno}, column {error.colno}"
-    return str(error)
+        issues.append(IngestIssue(source, f"{source} has no text to extract (scanned images?)"))
+    return chunks, issues

@@ -180,6 +180,15 @@ class Agent:
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
 
+    @property
+    def tool_failures(self) -> dict[str, str]:
+        """Each tool that could not start and is unavailable now (a search tool whose
+        source or store failed) -> why. The agent answers without it."""
+        found: dict[str, str] = {}
+        for toolset in self._toolsets:
+            toolset.apply(lambda t: found.update(t.failures()) if hasattr(t, "failures") else None)
+        return found
+
     async def __aenter__(self) -> Agent:
         await self.start()
         return self

@@ -36,6 +36,7 @@ def status_of(served: ServedAgent) -> AgentStatus:
         status=served.status,
         error=served.error,
         uploaded=served.uploaded,
+        tool_failures=served.agent.tool_failures,
     )
 
 

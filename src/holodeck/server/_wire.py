@@ -98,6 +98,11 @@ class AgentStatus(BaseModel):
     status: Literal["loading", "ready", "failed"]
     error: str | None = None
     uploaded: bool = False
+    tool_failures: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tools that could not start (a search tool whose source or store failed), "
+        "each with the reason: the agent answers without them.",
+    )
 
 
 class ReadyResponse(BaseModel):

@@ -94,12 +94,10 @@ class SearchToolset(AbstractToolset[Any]):
             metadata={SEARCH_BY_PROMPT: True},
         )
 
-    def state(self) -> dict[str, str]:
-        """Each index: `ready`, `starting` or the reason it failed (for readiness checks)."""
-        return {
-            name: "ready" if e.open else (e.failure or "starting")
-            for name, e in self._entries.items()
-        }
+    def failures(self) -> dict[str, str]:
+        """Each search tool whose index could not be opened or brought up to date (a source
+        that is gone, a store that is down) -> why; it is tried again on a later use."""
+        return {name: e.failure for name, e in self._entries.items() if e.failure is not None}
 
     async def start(self) -> None:
         """Open every index and bring it up to date with its sources, concurrently."""

@@ -19,7 +19,7 @@ from holodeck.rag._bm25 import bm25_rank
 from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.rag.stores._naming import safe_name
-from holodeck.rag.stores._protocol import StoreLocation
+from holodeck.rag.stores._protocol import PENDING, StoreLocation
 from holodeck.rag.stores._ranking import nearest_with_ties
 from holodeck.rag.stores._remote import check_dimensions, check_rows, missing, unreachable
 
@@ -111,12 +111,20 @@ class ChromaStore:
         }
 
     async def replace_file(
-        self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32] | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
         check_rows(vectors, len(chunks), self.dimensions)
+        first = start
 
         def write() -> None:
-            self._chunks.delete(where={"source": file.path})
+            if first == 0:
+                self._chunks.delete(where={"source": file.path})
             for start in range(0, len(chunks), _BATCH):
                 part = chunks[start : start + _BATCH]
                 embeddings = (
@@ -125,13 +133,15 @@ class ChromaStore:
                     else np.asarray(vectors[start : start + _BATCH], dtype=np.float32).tolist()
                 )
                 self._chunks.add(
-                    ids=[f"{file.path}\x1f{start + i}" for i in range(len(part))],
+                    ids=[f"{file.path}\x1f{first + start + i}" for i in range(len(part))],
                     embeddings=embeddings,
                     documents=[chunk.text for chunk in part],
                     metadatas=[_metadata(chunk) for chunk in part],
                 )
             self._files.upsert(
-                ids=[file.path], embeddings=[_PLACEHOLDER], metadatas=[{"hash": file.content_hash}]
+                ids=[file.path],
+                embeddings=[_PLACEHOLDER],
+                metadatas=[{"hash": file.content_hash if complete else PENDING}],
             )
 
         await self._call(write)

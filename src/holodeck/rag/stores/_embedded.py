@@ -24,6 +24,7 @@ from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.rag.stores._fts import fts_search
 from holodeck.rag.stores._naming import safe_name
+from holodeck.rag.stores._protocol import PENDING
 from holodeck.rag.stores._ranking import top_rows
 from holodeck.rag.stores._remote import check_dimensions, check_rows
 from holodeck.rag.stores._vector_file import Matrix, VectorFile, load_row_map, save_row_map
@@ -158,18 +159,32 @@ class EmbeddedStore:
         return dict(rows)
 
     async def replace_file(
-        self, file: SourceFile, chunks: Sequence[Chunk], vectors: Matrix | None
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: Matrix | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
         check_rows(vectors, len(chunks), self.dimensions)
-        await asyncio.to_thread(self._replace, file, chunks, vectors)
+        await asyncio.to_thread(self._replace, file, chunks, vectors, start, complete)
 
-    def _replace(self, file: SourceFile, chunks: Sequence[Chunk], vectors: Matrix | None) -> None:
+    def _replace(
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: Matrix | None,
+        start: int,
+        complete: bool,
+    ) -> None:
         with self._lock:
             db = self._conn()
             with db:
                 db.execute("BEGIN IMMEDIATE")  # the write lock, before the vectors grow
                 self._refresh()
-                self._drop(db, file.path)
+                if start == 0:
+                    self._drop(db, file.path)
                 first = None
                 if vectors is not None and self._vectors is not None and len(chunks):
                     first = self._vectors.append(_normalised(vectors.astype(np.float32)))
@@ -187,7 +202,8 @@ class EmbeddedStore:
                     )
                     added.append((vrow, cursor.lastrowid))
                 db.execute(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?)", (file.path, file.content_hash)
+                    "INSERT OR REPLACE INTO files VALUES (?, ?)",
+                    (file.path, file.content_hash if complete else PENDING),
                 )
                 self._note_added(added)
                 self._compact_if_sparse(db)

@@ -15,6 +15,7 @@ from holodeck.rag._bm25 import words
 from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.rag.stores._naming import safe_name
+from holodeck.rag.stores._protocol import PENDING
 from holodeck.rag.stores._ranking import nearest_with_ties
 from holodeck.rag.stores._remote import (
     check_dimensions,
@@ -166,7 +167,13 @@ class PostgresStore:
         return await self._run(read)
 
     async def replace_file(
-        self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32] | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
         check_rows(vectors, len(chunks), self.dimensions)
         rows = [
@@ -184,15 +191,19 @@ class PostgresStore:
 
         async def write(db: AsyncConnection[Any]) -> None:
             async with db.transaction():
-                await db.execute(self._sql("DELETE FROM {chunks} WHERE source = %s"), (file.path,))
-                async with db.cursor() as cursor:
-                    await cursor.executemany(self._sql(insert), rows)
+                if start == 0:
+                    await db.execute(
+                        self._sql("DELETE FROM {chunks} WHERE source = %s"), (file.path,)
+                    )
+                if rows:
+                    async with db.cursor() as cursor:
+                        await cursor.executemany(self._sql(insert), rows)
                 await db.execute(
                     self._sql(
                         "INSERT INTO {files} VALUES (%s, %s) "
                         "ON CONFLICT (path) DO UPDATE SET hash = EXCLUDED.hash"
                     ),
-                    (file.path, file.content_hash),
+                    (file.path, file.content_hash if complete else PENDING),
                 )
 
         await self._run(write)

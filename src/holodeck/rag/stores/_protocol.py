@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+PENDING = ""  # the manifest's hash of a file whose parts are still being stored
 StoreProvider = Literal["embedded", "postgres", "redis", "chromadb", "qdrant"]
 
 
@@ -52,8 +53,17 @@ class VectorStore(Protocol):
         file: SourceFile,
         chunks: Sequence[Chunk],
         vectors: npt.NDArray[np.float32] | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
-        """Store a file's chunks (and their vectors, one row each), dropping its old ones."""
+        """Store a file's chunks (and their vectors, one row each), dropping its old ones.
+
+        A large file comes in parts, each numbered from `start` (the chunks stored before
+        it): the first part (`start=0`) drops the old chunks, and until the part with
+        `complete=True` the manifest lists the file with the hash `PENDING`, which matches
+        no content: a run cut short leaves the file to be stored again, never taken for up
+        to date."""
         ...
 
     async def delete_file(self, path: str) -> None:

@@ -19,7 +19,7 @@ from holodeck.rag._bm25 import bm25_rank
 from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.rag.stores._naming import safe_name
-from holodeck.rag.stores._protocol import StoreLocation
+from holodeck.rag.stores._protocol import PENDING, StoreLocation
 from holodeck.rag.stores._ranking import nearest_with_ties
 from holodeck.rag.stores._remote import check_dimensions, check_rows, missing, unreachable
 
@@ -168,18 +168,26 @@ class QdrantStore:
         return models.Filter(must=list(must))
 
     async def replace_file(
-        self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32] | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
         from qdrant_client import models
 
         check_rows(vectors, len(chunks), self.dimensions)
+        first = start
 
         async def write(client: AsyncQdrantClient) -> None:
-            await client.delete(self._name, points_selector=self._source_is(file.path))
+            if first == 0:
+                await client.delete(self._name, points_selector=self._source_is(file.path))
             for start in range(0, len(chunks), _BATCH):
                 points = [
                     models.PointStruct(
-                        id=_point_id(file.path, start + i),
+                        id=_point_id(file.path, first + start + i),
                         vector={}
                         if vectors is None
                         else np.asarray(vectors[start + i], dtype=np.float32).tolist(),
@@ -198,7 +206,10 @@ class QdrantStore:
                     models.PointStruct(
                         id=_point_id(file.path, -1),
                         vector={},
-                        payload={"path": file.path, "hash": file.content_hash},
+                        payload={
+                            "path": file.path,
+                            "hash": file.content_hash if complete else PENDING,
+                        },
                     )
                 ],
             )

@@ -17,6 +17,7 @@ from holodeck.rag._bm25 import words
 from holodeck.rag._types import Chunk, Scored, SourceFile
 from holodeck.rag.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.rag.stores._naming import safe_name
+from holodeck.rag.stores._protocol import PENDING
 from holodeck.rag.stores._ranking import nearest_with_ties
 from holodeck.rag.stores._remote import (
     check_dimensions,
@@ -134,29 +135,37 @@ class RedisStore:
         return {_text(path): _text(digest) for path, digest in found.items()}
 
     async def replace_file(
-        self, file: SourceFile, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32] | None
+        self,
+        file: SourceFile,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32] | None,
+        *,
+        start: int = 0,
+        complete: bool = True,
     ) -> None:
         check_rows(vectors, len(chunks), self.dimensions)
         members = self._key("file", file.path)
 
         async def write(r: Redis) -> None:
-            old = await r.smembers(members)
+            old = await r.smembers(members) if start == 0 else set()
             async with r.pipeline(transaction=True) as pipe:
                 if old:
                     pipe.delete(*old)
-                pipe.delete(members)
-                for index, chunk in enumerate(chunks):
+                if start == 0:
+                    pipe.delete(members)
+                for index, chunk in enumerate(chunks, start=start):
                     key = self._key("chunk", f"{file.path}\x1f{index}")
                     fields: list[str | bytes] = [
                         *("text", chunk.text, "source", chunk.source),
                         *("record_id", chunk.record_id or "", "data", chunk_to_json(chunk)),
                     ]
                     if vectors is not None:
-                        row = np.asarray(vectors[index], dtype=np.float32)
+                        row = np.asarray(vectors[index - start], dtype=np.float32)
                         fields += ["vector", row.tobytes()]
                     pipe.hset(key, items=fields)
                     pipe.sadd(members, key)
-                pipe.hset(self._key("files"), file.path, file.content_hash)
+                digest = file.content_hash if complete else PENDING
+                pipe.hset(self._key("files"), file.path, digest)
                 await pipe.execute()
 
         await self._call(write)

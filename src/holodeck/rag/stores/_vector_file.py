@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from holodeck.atomic_write import atomic_writer
+
 Matrix = npt.NDArray[np.float32]
 
 
@@ -83,10 +85,8 @@ def save_row_map(
             return  # stale: another opening wrote since (and may keep its own map)
         target = home / f"rows-{writes}.npy"
         if not target.exists():
-            partial = target.with_suffix(".tmp")
-            with partial.open("wb") as out:
+            with atomic_writer(target) as out:  # two openings may save it at once
                 np.save(out, owner)
-            partial.replace(target)
         for old in home.glob("rows-*.npy"):
             if old != target:
                 old.unlink(missing_ok=True)

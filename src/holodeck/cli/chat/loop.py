@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from holodeck.cli.chat_commands import run_command
-from holodeck.cli.chat_conversation import Conversation, Outcome
-from holodeck.cli.chat_view import ChatView
+from holodeck.cli.chat.commands import run_command
+from holodeck.cli.chat.conversation import Conversation, Outcome
+from holodeck.cli.chat.view import ChatView
 
 EXIT_WORDS = ("exit", "quit")
 KEYS_HINT = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.cli.chat_conversation import Conversation, SessionFileError
-from holodeck.cli.chat_view import ChatView
+from holodeck.cli.chat.conversation import Conversation, SessionFileError
+from holodeck.cli.chat.view import ChatView
 from holodeck.runtime import Agent, InputRefused
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (

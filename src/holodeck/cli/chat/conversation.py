@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from holodeck.atomic_write import write_atomically
-from holodeck.cli.chat_session_file import SessionFile, SessionFileError
-from holodeck.cli.chat_transcript import Exchange, exchanges_from, transcript_markdown
-from holodeck.cli.chat_view import ChatView
+from holodeck.cli.chat.session_file import SessionFile, SessionFileError
+from holodeck.cli.chat.transcript import Exchange, exchanges_from, transcript_markdown
+from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError
 from holodeck.llm.cassette import CassetteError
 from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage

@@ -14,7 +14,7 @@ from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK, Configura
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from holodeck.cli.chat_conversation import Conversation
+    from holodeck.cli.chat.conversation import Conversation
 
 
 @click.command()
@@ -81,9 +81,9 @@ def chat(
       holodeck chat my-image --allow-loopback   # web_fetch may read http://127.0.0.1:3000
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
-    from holodeck.cli.chat_commands import banner_rows
-    from holodeck.cli.chat_loop import KEYS_HINT, interactive
-    from holodeck.cli.chat_view import ChatView
+    from holodeck.cli.chat.commands import banner_rows
+    from holodeck.cli.chat.loop import KEYS_HINT, interactive
+    from holodeck.cli.chat.view import ChatView
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
     conversation = _conversation(
@@ -141,7 +141,7 @@ def _conversation(
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
     from dataclasses import replace
 
-    from holodeck.cli.chat_conversation import Conversation
+    from holodeck.cli.chat.conversation import Conversation
     from holodeck.cli.ingest_progress import IngestBar
     from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette

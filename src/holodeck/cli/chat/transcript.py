@@ -17,7 +17,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from holodeck.cli.chat_view import as_text, shorten
+from holodeck.cli.chat.view import as_text, shorten
 from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, starts_turn
 
 
