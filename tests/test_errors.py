@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +18,14 @@ from holodeck.cli.main import cli
 from holodeck.errors import (
     EXIT_CONFIG,
     EXIT_EXECUTION,
+    MEANINGS,
     ConfigurationError,
     ExecutionError,
     HoloDeckError,
+    InputRefused,
+    ModelOutputError,
+    SessionError,
+    meaning_of,
 )
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "holodeck"
@@ -72,8 +78,18 @@ def test_the_family_is_found() -> None:
         "MetricError",
         "ScaffoldError",
         "ProjectExistsError",
-        "TurnError",
+        "ModelOutputError",
         "InputRefused",
+        "DefinitionError",
+        "InputError",
+        "RequestError",
+        "ModelError",
+        "ToolError",
+        "StoreError",
+        "BusyError",
+        "SessionBusy",
+        "SessionStoreError",
+        "ApiError",
         "SessionError",
         "ToolTimeout",
         "ReportFormatError",
@@ -82,27 +98,45 @@ def test_the_family_is_found() -> None:
 
 
 @pytest.mark.parametrize("cls", PUBLIC_ERRORS, ids=lambda cls: cls.__qualname__)
-def test_every_public_error_is_in_the_family_with_its_familys_exit_code(
+def test_every_public_error_has_a_row_in_the_table_and_no_builtin_parent(
     cls: type[BaseException],
 ) -> None:
     assert issubclass(cls, HoloDeckError), f"{cls.__module__}.{cls.__name__}"
-    if cls in (HoloDeckError, ConfigurationError, ExecutionError):
-        return
-    assert issubclass(cls, ConfigurationError) != issubclass(cls, ExecutionError), cls
-    family_code = EXIT_CONFIG if issubclass(cls, ConfigurationError) else EXIT_EXECUTION
-    assert cls.exit_code == family_code
+    group = next(c for c in cls.__mro__ if c in MEANINGS)
+    # grouped by meaning, not also by a builtin a caller might catch instead
+    builtins = [c for c in cls.__mro__ if c.__module__ == "builtins"]
+    assert builtins == [Exception, BaseException, object], cls
+    if cls is not HoloDeckError:
+        assert group is not HoloDeckError, f"{cls.__name__}: in no group of the table"
+    assert cls.exit_code == MEANINGS[group].exit_code  # the class says what the table says
 
 
-def test_errors_caught_as_builtin_exceptions_still_are() -> None:
-    from holodeck.config.credentials import UnknownProviderError
-    from holodeck.testing.reports import ReportFormatError
-    from holodeck.testing.run_store import RunLookupError
-    from holodeck.tools.typescript._process import NodeProcessError
+def test_the_table_gives_each_group_its_exit_code_and_status() -> None:
+    rows = {cls.__name__: (m.exit_code, m.status, m.kind) for cls, m in MEANINGS.items()}
+    assert rows["DefinitionError"] == (EXIT_CONFIG, 422, "invalid_agent")
+    assert rows["InputRefused"] == (EXIT_CONFIG, 422, "input_refused")
+    assert rows["ConfigurationError"][1] == 500  # the server's own settings: not the client's
+    assert rows["ModelError"] == (EXIT_EXECUTION, 502, "model_error")
+    assert rows["SessionError"][0] == EXIT_EXECUTION  # exit and status agree on whose fault
+    assert rows["StoreError"][1] == 503 and rows["BusyError"][1] == 409
+    assert all(400 <= status < 600 for _, status, _ in rows.values())
 
-    assert issubclass(UnknownProviderError, ValueError)
-    assert issubclass(RunLookupError, ValueError)
-    assert issubclass(ReportFormatError, ValueError)
-    assert issubclass(NodeProcessError, RuntimeError)
+
+def test_the_model_failing_is_not_blamed_on_the_client() -> None:
+    from holodeck.llm.errors import ProviderError
+    from holodeck.server._errors import from_holodeck_error
+    from holodeck.sessions import SessionBusy
+
+    unusable = from_holodeck_error(ModelOutputError("the model's output was unusable"))
+    assert (unusable.status, unusable.kind) == (502, "model_error")
+    provider = from_holodeck_error(ProviderError("openai", "gpt-4o", "rate limited", "wait"))
+    assert (provider.status, provider.kind) == (502, "model_error")
+    busy = from_holodeck_error(SessionBusy("answering"))
+    assert (busy.status, busy.headers) == (409, {"Retry-After": "1"})
+    damaged = from_holodeck_error(SessionError("damaged"))
+    assert (damaged.status, damaged.kind) == (500, "session_damaged")
+    assert SessionError("damaged").exit_code == EXIT_EXECUTION  # the same fault on the CLI
+    assert meaning_of(HoloDeckError("x", exit_code=EXIT_CONFIG)).exit_code == EXIT_CONFIG
 
 
 def test_errors_module_is_the_lowest_layer() -> None:
@@ -268,3 +302,15 @@ def test_unexpected_errors_are_one_line_unless_debug(write: Write) -> None:
     assert loud.returncode != 0
     assert "Traceback (most recent call last)" in loud.stderr
     assert "RuntimeError: disk on fire" in loud.stderr
+
+
+def test_the_runtime_guides_table_is_the_errors_table() -> None:
+    text = (SRC.parent.parent / "docs" / "runtime.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (\d) \| (\d{3}) \| `(\w+)` \|", text, flags=re.M)
+    documented = {name: (int(code), int(status), kind) for name, code, status, kind in rows}
+    table = {
+        cls.__name__: (m.exit_code, m.status, m.kind)
+        for cls, m in MEANINGS.items()
+        if cls not in (HoloDeckError, InputRefused)
+    }
+    assert documented == table

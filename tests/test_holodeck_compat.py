@@ -19,7 +19,7 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished, TurnError
+from holodeck.runtime import Agent, Event, FinalMessage, ModelOutputError, ToolCallFinished
 from holodeck.spec.diagnostics import SpecError
 from holodeck.testing.runner import TestOptions, run_tests
 from scripted_servers import OpenAIServer, delay, text
@@ -95,7 +95,7 @@ def test_llm_timeout_limits_each_model_request(write: Write, openai_server: Open
 
     spec = load_agent(root)
     assert spec.execution.model_timeout == 0.5
-    with pytest.raises((ProviderError, TurnError)) as caught:
+    with pytest.raises((ProviderError, ModelOutputError)) as caught:
         turn(Agent(spec, RunOptions(env=monkey_key)))
     assert "timed out" in str(caught.value).lower()
 

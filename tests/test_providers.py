@@ -23,11 +23,11 @@ from holodeck.runtime import (
     Agent,
     Event,
     FinalMessage,
+    ModelOutputError,
     Session,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    TurnError,
     Usage,
 )
 from scripted_servers import (
@@ -113,7 +113,7 @@ def turn(agent: Agent | Session, prompt: str = "What is the weather in Lisbon?")
 
 
 def failure(agent: Agent) -> BaseException:
-    with pytest.raises((ProviderError, TurnError)) as caught:
+    with pytest.raises((ProviderError, ModelOutputError)) as caught:
         turn(agent)
     error: BaseException = caught.value
     return error
@@ -883,7 +883,7 @@ def test_structured_output_retries_are_bounded(write: Write, openai_server: Open
 
     error = failure(structured_agent(write, openai_server))
 
-    assert isinstance(error, TurnError)
+    assert isinstance(error, ModelOutputError)
     assert_user_message(str(error))
     assert "unusable" in str(error)
     assert len(openai_server.requests) == 3  # one answer and two corrections
@@ -920,7 +920,7 @@ def test_a_model_that_never_stops_calling_tools_is_cut_off(
         }
     )
     error = failure(build(root))
-    assert isinstance(error, TurnError)
+    assert isinstance(error, ModelOutputError)
     assert "stopped after 3 tool iterations" in str(error)
     assert "execution.max_tool_iterations" in str(error)
     assert len(openai_server.requests) == 3 + 1  # three tool rounds, and the one that may answer

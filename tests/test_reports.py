@@ -15,7 +15,13 @@ import pytest
 from rich.console import Console
 
 from browser import chromium_page, playwright_api
-from holodeck.testing.reports import FORMATS, format_for, render_report, write_report
+from holodeck.testing.reports import (
+    FORMATS,
+    ReportFormatError,
+    format_for,
+    render_report,
+    write_report,
+)
 from holodeck.testing.reports.console import render_case, render_console, render_summary
 from holodeck.testing.results import (
     ArgMismatch,
@@ -524,7 +530,7 @@ def test_format_comes_from_the_extension(name: str, fmt: str) -> None:
 
 
 def test_unknown_extension_or_format_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ReportFormatError) as caught:
         write_report(sample_run(), tmp_path / "report.pdf")
     message = str(caught.value)
     assert "report.pdf" in message
@@ -532,7 +538,7 @@ def test_unknown_extension_or_format_is_a_clear_error(tmp_path: Path) -> None:
         assert fmt in message
     assert ".junit.xml" in message
     assert not (tmp_path / "report.pdf").exists()
-    with pytest.raises(ValueError, match="choose one of: json, markdown, junit, html"):
+    with pytest.raises(ReportFormatError, match="choose one of: json, markdown, junit, html"):
         write_report(sample_run(), tmp_path / "report.txt", "pdf")
 
 

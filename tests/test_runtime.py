@@ -10,6 +10,7 @@ import pytest
 
 from conftest import Write
 from holodeck.config.loader import load_agent
+from holodeck.errors import DefinitionError
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
@@ -21,7 +22,6 @@ from holodeck.runtime import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    TurnError,
     Usage,
 )
 from holodeck.tools.errors import ToolLoadError
@@ -358,7 +358,7 @@ async def test_output_modalities_the_runtime_cannot_produce_are_refused(write: W
             "interaction: {modalities: {output: [text, audio]}}\n"
         }
     )
-    with pytest.raises(TurnError, match="output modalities audio cannot be produced"):
+    with pytest.raises(DefinitionError, match="output modalities audio cannot be produced"):
         agent_for(root)
 
 

@@ -291,8 +291,8 @@ def test_unknown_paths_and_methods_answer_in_json(weather: Server) -> None:
 def test_an_attachment_the_agent_does_not_take_is_refused(weather: Server) -> None:
     image = {"media_type": "image/png", "data": "iVBORw0KGgo=", "name": "x.png"}
     response = weather.chat("What is this?", attachments=[image])
-    assert response.status_code == 400
-    assert response.json()["error"]["type"] == "turn_refused"
+    assert response.status_code == 422  # the client's input, not the server's fault
+    assert response.json()["error"]["type"] == "input_refused"
 
 
 def test_the_request_id_a_client_sends_is_used(weather: Server, isolated_home: Path) -> None:

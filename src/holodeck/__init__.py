@@ -28,11 +28,12 @@ from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 
 if TYPE_CHECKING:
     from holodeck.config.loader import load_agent as load_agent
+    from holodeck.errors import ModelOutputError as ModelOutputError
+    from holodeck.errors import SessionError as SessionError
     from holodeck.llm.errors import ProviderError as ProviderError
     from holodeck.llm.run_options import RunOptions as RunOptions
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
-    from holodeck.runtime._agent import TurnError as TurnError
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
     from holodeck.runtime._events import Usage as Usage
     from holodeck.runtime._session import Session as Session
-    from holodeck.runtime._session import SessionError as SessionError
     from holodeck.runtime._stored_session import stored_session as stored_session
     from holodeck.sessions import MemorySessionStore as MemorySessionStore
     from holodeck.sessions import PostgresSessionStore as PostgresSessionStore
@@ -59,9 +59,9 @@ _EXPORTS = {
     "ProviderError": "holodeck.llm.errors",
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
-    "TurnError": "holodeck.runtime._agent",
+    "ModelOutputError": "holodeck.errors",
     "Session": "holodeck.runtime._session",
-    "SessionError": "holodeck.runtime._session",
+    "SessionError": "holodeck.errors",
     "stored_session": "holodeck.runtime._stored_session",
     "Event": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",

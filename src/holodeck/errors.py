@@ -14,10 +14,20 @@ place, without a traceback unless `--debug` is given:
     error: agent.yaml: no model
     hint: add `model:`
 
+Errors are grouped by what went wrong, and `MEANINGS` is the one table that says what
+each group means on every surface: the command line's exit code, the server's HTTP status
+and the API's error `type`. Every error class belongs to one group by inheritance
+(tests/test_errors.py checks each class), and `meaning_of` reads the table:
+
+    >>> meaning_of(ModelOutputError("the answer was not JSON"))
+    Meaning(exit_code=3, status=502, kind='model_error')
+
 This module is the lowest layer: it imports nothing from holodeck.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 EXIT_OK = 0
 EXIT_TEST_FAILED = 1
@@ -31,9 +41,22 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TEST_FAILED",
+    "MEANINGS",
+    "BusyError",
     "ConfigurationError",
+    "DefinitionError",
     "ExecutionError",
     "HoloDeckError",
+    "InputError",
+    "InputRefused",
+    "Meaning",
+    "ModelError",
+    "ModelOutputError",
+    "RequestError",
+    "SessionError",
+    "StoreError",
+    "ToolError",
+    "meaning_of",
 ]
 
 
@@ -66,13 +89,99 @@ class HoloDeckError(Exception):
         return text
 
 
+# --- the user's side: exit 2 ------------------------------------------------------------
+
+
 class ConfigurationError(HoloDeckError):
-    """The definition, configuration or command line is invalid (exit 2)."""
+    """Settings, the environment, credentials or the command line are wrong (exit 2; a
+    server answers 500: its own configuration is at fault, not the client)."""
 
     exit_code = EXIT_CONFIG
 
 
+class DefinitionError(ConfigurationError):
+    """An agent's definition (agent.yaml, an image, a file or tool it names) is invalid
+    (exit 2; 422 for a definition sent to a server)."""
+
+
+class InputError(ConfigurationError):
+    """What a user handed a command or a turn cannot be used: a file, a session file, an
+    attachment of a kind the agent does not take (exit 2; 422)."""
+
+
+class RequestError(ConfigurationError):
+    """An HTTP request the server refuses (its status says why)."""
+
+
+class InputRefused(InputError):
+    """An attachment has a modality the agent does not declare."""
+
+
+# --- running: exit 3 ---------------------------------------------------------------------
+
+
 class ExecutionError(HoloDeckError):
-    """Running the agent, a tool or a metric failed (exit 3)."""
+    """Running the agent, a tool or a metric failed (exit 3; 500)."""
 
     exit_code = EXIT_EXECUTION
+
+
+class ModelError(ExecutionError):
+    """The model, or its provider, failed: a refused key, a rate limit, an unusable
+    answer, no answer within the tool-iteration limit (exit 3; 502)."""
+
+
+class ModelOutputError(ModelError):
+    """The model's answers could not finish the turn (unusable output, or the
+    tool-iteration limit reached)."""
+
+
+class ToolError(ExecutionError):
+    """A tool, or the server or process that runs it, failed (exit 3; 500)."""
+
+
+class SessionError(ExecutionError):
+    """A saved conversation cannot be read (exit 3; 500)."""
+
+
+class StoreError(ExecutionError):
+    """A session store cannot be reached or used (exit 3; 503: try again)."""
+
+
+class BusyError(ExecutionError):
+    """The session is answering another turn (exit 3; 409: try again)."""
+
+
+@dataclass(frozen=True)
+class Meaning:
+    exit_code: int  # what `holodeck` exits with
+    status: int  # the server's HTTP status
+    kind: str  # the API's error `type`
+
+
+MEANINGS: dict[type[HoloDeckError], Meaning] = {
+    HoloDeckError: Meaning(EXIT_EXECUTION, 500, "failed"),
+    ConfigurationError: Meaning(EXIT_CONFIG, 500, "misconfigured"),
+    DefinitionError: Meaning(EXIT_CONFIG, 422, "invalid_agent"),
+    InputError: Meaning(EXIT_CONFIG, 422, "invalid_input"),
+    RequestError: Meaning(EXIT_CONFIG, 400, "invalid_request"),
+    InputRefused: Meaning(EXIT_CONFIG, 422, "input_refused"),
+    ExecutionError: Meaning(EXIT_EXECUTION, 500, "turn_failed"),
+    ModelError: Meaning(EXIT_EXECUTION, 502, "model_error"),
+    ToolError: Meaning(EXIT_EXECUTION, 500, "tool_failed"),
+    SessionError: Meaning(EXIT_EXECUTION, 500, "session_damaged"),
+    StoreError: Meaning(EXIT_EXECUTION, 503, "store_unavailable"),
+    BusyError: Meaning(EXIT_EXECUTION, 409, "session_busy"),
+}
+
+
+def meaning_of(error: HoloDeckError) -> Meaning:
+    """The table's row for `error`'s group (its nearest class in `MEANINGS`), with the
+    exit code it was given if it was given one."""
+    for cls in type(error).__mro__:
+        if cls in MEANINGS:
+            meaning = MEANINGS[cls]
+            if error.exit_code != meaning.exit_code:
+                return Meaning(error.exit_code, meaning.status, meaning.kind)
+            return meaning
+    raise AssertionError(f"{type(error).__name__} is not a HoloDeckError")  # unreachable

@@ -99,7 +99,7 @@ def key_variable(provider: ProviderType) -> str | None:
     return names[0] if names else None
 
 
-class UnknownProviderError(ConfigurationError, ValueError):
+class UnknownProviderError(ConfigurationError):
     """A model names a provider that is neither built in nor configured."""
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from holodeck.config.credentials import key_variable
-from holodeck.errors import ExecutionError
+from holodeck.errors import ModelError
 from holodeck.spec.model_settings import ProviderType
 
 
-class ProviderError(ExecutionError):
+class ProviderError(ModelError):
     """A model call failed in a way the user can fix (key, model name, quota, network).
 
     `str()` is one line, `provider/model: problem. Fix`; `hint` is the fix alone."""

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import DefinitionError
 
 
-class IngestError(ConfigurationError):
+class IngestError(DefinitionError):
     """A source cannot be ingested at all (missing, empty, or cut with impossible sizes)."""
 
 

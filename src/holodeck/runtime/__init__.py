@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from holodeck.errors import InputRefused as InputRefused
+    from holodeck.errors import ModelOutputError as ModelOutputError
+    from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
-    from holodeck.runtime._agent import InputRefused as InputRefused
-    from holodeck.runtime._agent import TurnError as TurnError
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from holodeck.runtime._history import trim_history as trim_history
     from holodeck.runtime._models import choose_model as choose_model
     from holodeck.runtime._session import Session as Session
-    from holodeck.runtime._session import SessionError as SessionError
     from holodeck.runtime._spend import Spend as Spend
     from holodeck.runtime._spend import price as price
     from holodeck.runtime._stored_session import stored_session as stored_session
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
-    "InputRefused": "holodeck.runtime._agent",
-    "TurnError": "holodeck.runtime._agent",
+    "InputRefused": "holodeck.errors",
+    "ModelOutputError": "holodeck.errors",
     "Event": "holodeck.runtime._events",
     "FinalMessage": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
@@ -62,7 +62,7 @@ _EXPORTS = {
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
     "Session": "holodeck.runtime._session",
-    "SessionError": "holodeck.runtime._session",
+    "SessionError": "holodeck.errors",
     "Spend": "holodeck.runtime._spend",
     "price": "holodeck.runtime._spend",
     "stored_session": "holodeck.runtime._stored_session",

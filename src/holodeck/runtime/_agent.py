@@ -31,7 +31,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
@@ -52,14 +52,6 @@ log = logging.getLogger("holodeck.runtime")
 
 OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}
-
-
-class TurnError(ConfigurationError):
-    """A turn could not finish; the message says why and what to do."""
-
-
-class InputRefused(TurnError):
-    """The input has a modality the agent does not declare."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +100,7 @@ class Agent:
         self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
         if unsupported:
-            raise TurnError(
+            raise DefinitionError(
                 f"{spec.name}: output modalities {', '.join(sorted(unsupported))} cannot be "
                 "produced by this runtime; declare `output: [text]`"
             )
@@ -373,18 +365,18 @@ class Agent:
     def _user_error(self, exc: BaseException) -> BaseException:
         from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 
-        if isinstance(exc, ProviderError | TurnError | asyncio.CancelledError):
+        if isinstance(exc, ProviderError | ModelOutputError | asyncio.CancelledError):
             return exc
         explained = explain(exc, self.model.provider, self.model.name)
         if explained is not None:
             return explained
         if isinstance(exc, UsageLimitExceeded):
-            return TurnError(
+            return ModelOutputError(
                 f"{self.spec.name}: stopped after {self.max_tool_iterations} tool iterations "
                 "without an answer; raise execution.max_tool_iterations if the task needs more"
             )
         if isinstance(exc, UnexpectedModelBehavior):
-            return TurnError(f"{self.spec.name}: the model's output was unusable: {exc}")
+            return ModelOutputError(f"{self.spec.name}: the model's output was unusable: {exc}")
         return exc
 
 

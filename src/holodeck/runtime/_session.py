@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import SessionError
 from holodeck.runtime._events import Event, FinalMessage, final_message
 from holodeck.runtime._history import trim_history
 from holodeck.runtime._scope import SessionScope
@@ -48,10 +48,6 @@ if TYPE_CHECKING:
 
 FORMAT = "holodeck-session"
 VERSION = 1
-
-
-class SessionError(ConfigurationError):
-    """A saved session cannot be read."""
 
 
 class Session:

@@ -13,12 +13,12 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from holodeck.errors import ExecutionError, HoloDeckError
+from holodeck.errors import BusyError, HoloDeckError, RequestError, StoreError, meaning_of
 
 log = logging.getLogger("holodeck.server")
 
 
-class ApiError(ExecutionError):
+class ApiError(RequestError):
     """A request refused with its HTTP status: raised by routes and guards, rendered as
     JSON (and, like every HoloDeck error, with a message and a hint)."""
 
@@ -87,27 +87,15 @@ def _log_refusal(request: Request, status: int, message: str) -> None:
 
 
 def from_holodeck_error(exc: HoloDeckError) -> ApiError:
-    """The status a runtime failure deserves: the client's fault, a busy session, a model
-    provider that failed, or ours."""
-    from holodeck.llm.errors import ProviderError
-    from holodeck.runtime import SessionError, TurnError
-    from holodeck.sessions import SessionBusy, SessionStoreError
-
+    """The status and type the errors table (`holodeck.errors.MEANINGS`) gives a failure:
+    the client's request or input, a model provider, a busy session, a store, or ours."""
     if isinstance(exc, ApiError):
         return exc
-    if isinstance(exc, SessionBusy):
-        return ApiError(409, "session_busy", exc.message, headers={"Retry-After": "1"})
-    if isinstance(exc, SessionStoreError):
-        return ApiError(
-            503, "store_unavailable", exc.message, hint=exc.hint, headers={"Retry-After": "5"}
-        )
-    if isinstance(exc, ProviderError):
-        return ApiError(502, "model_error", str(exc), hint=exc.hint)
-    if isinstance(exc, SessionError):
-        return ApiError(500, "session_damaged", exc.message, hint=exc.hint)
-    if isinstance(exc, TurnError):
-        return ApiError(400, "turn_refused", exc.message, hint=exc.hint)
-    return ApiError(500, "turn_failed", exc.message, hint=exc.hint)
+    meaning = meaning_of(exc)
+    headers = {}
+    if isinstance(exc, BusyError | StoreError):  # both pass: say when to try again
+        headers["Retry-After"] = "1" if isinstance(exc, BusyError) else "5"
+    return ApiError(meaning.status, meaning.kind, exc.message, hint=exc.hint, headers=headers)
 
 
 def _where(loc: tuple[Any, ...]) -> str:

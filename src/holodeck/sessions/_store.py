@@ -8,16 +8,16 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 
-from holodeck.errors import ExecutionError
+from holodeck.errors import BusyError, StoreError
 
 DEFAULT_LOCK_WAIT_S = 60.0  # how long a turn waits for the previous turn of its session
 
 
-class SessionBusy(ExecutionError):
+class SessionBusy(BusyError):
     """A session stayed locked by another turn for longer than the wait allowed."""
 
 
-class SessionStoreError(ExecutionError):
+class SessionStoreError(StoreError):
     """The store cannot be opened, read or written."""
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import DefinitionError
 
 FieldPath = tuple[str | int, ...]
 
@@ -100,7 +100,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{matches[0]}`?" if matches else None
 
 
-class SpecError(ConfigurationError):
+class SpecError(DefinitionError):
     """A definition could not be loaded; `diagnostics` lists every problem found.
 
     Each diagnostic carries its own location and hint, so `render()` prints one

@@ -17,14 +17,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from holodeck.atomic_write import write_atomically
-from holodeck.errors import ConfigurationError
+from holodeck.errors import InputError
 from holodeck.testing.results import TestRun
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALIASES = ("latest", "previous")
 
 
-class RunLookupError(ConfigurationError, ValueError):
+class RunLookupError(InputError):
     """A run reference matched no saved run, several, or an unreadable file."""
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from holodeck.llm.errors import ProviderError
+from holodeck.errors import InputError, ModelError
 from holodeck.llm.first_request import on_first_request
 from holodeck.llm.offline_model import ExpectedCall
 from holodeck.llm.run_options import RunOptions
@@ -24,7 +24,6 @@ from holodeck.runtime import (
     Session,
     ToolCallFinished,
     ToolCallStarted,
-    TurnError,
 )
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
@@ -180,7 +179,7 @@ async def _run_case(
             records.append(record)
             if case.turns and turn.expected_tools is not None:
                 checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
-    except (ProviderError, TurnError) as exc:
+    except (ModelError, InputError) as exc:
         return CaseRun(
             attempt=attempt,
             status="error",
@@ -313,7 +312,7 @@ def _attachment(spec: AgentSpec, file: FileInput) -> Attachment:
     try:
         attachment = Attachment.from_path(path)
     except OSError as exc:  # it was there when the definition loaded
-        raise TurnError(f"cannot read the case's file {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read the case's file {path}: {exc.strerror or exc}") from None
     if file.type is not None and file.type in _MEDIA:
         guessed = attachment.media_type
         if not guessed.startswith(_MEDIA[file.type].split("/")[0]):

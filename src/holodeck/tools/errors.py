@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import DefinitionError
 
 
-class ToolLoadError(ConfigurationError):
+class ToolLoadError(DefinitionError):
     """A tool cannot be prepared; the message says which, where and how to fix it."""
 
     def __init__(self, message: str, file: Path | None = None) -> None:

@@ -17,7 +17,7 @@ from pydantic_ai import RunContext, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
 
-from holodeck.errors import ExecutionError
+from holodeck.errors import ToolError
 from holodeck.llm.cassette import CassetteMiss
 from holodeck.net import OutboundBlocked
 from holodeck.tools.middleware import Middleware, ToolCall
@@ -114,7 +114,7 @@ class ObservedToolset(WrapperToolset[Any]):
         return error_type(error) if self.redact_errors else error
 
 
-class ToolTimeout(ExecutionError):
+class ToolTimeout(ToolError):
     """A tool gave no result within its timeout."""
 
 

@@ -17,15 +17,15 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 from holodeck.atomic_write import write_atomically
+from holodeck.errors import InputError
 from holodeck.private_files import private_opener
-from holodeck.runtime import SessionError
 
 # How long a turn waits for another process's turn on the same file.
 LOCK_WAIT_S = 600.0
 _POLL_S = 0.05
 
 
-class SessionFileError(SessionError):
+class SessionFileError(InputError):
     """A session file cannot be read, written or locked."""
 
 

@@ -35,7 +35,7 @@ _EXTENSIONS = {
 }
 
 
-class ReportFormatError(ConfigurationError, ValueError):
+class ReportFormatError(ConfigurationError):
     """A report's format is unknown, or cannot be told from its file name."""
 
 

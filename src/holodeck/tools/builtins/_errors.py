@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from holodeck.errors import ExecutionError
+from holodeck.errors import ToolError
 
 
-class BuiltinToolError(ExecutionError):
+class BuiltinToolError(ToolError):
     """A builtin tool's call failed; the message is one line a user can act on."""
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
-from holodeck.errors import ExecutionError
+from holodeck.errors import ToolError
 
 
-class McpServerError(ExecutionError):
+class McpServerError(ToolError):
     """An MCP server could not be started, reached, or answered in time."""
 
 
-class McpToolError(ExecutionError):
+class McpToolError(ToolError):
     """The server ran the tool and it reported an error (`isError`), or refused the call."""
 
 

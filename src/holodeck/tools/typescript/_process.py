@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.config.child_env import child_environment
-from holodeck.errors import ExecutionError
+from holodeck.errors import ToolError
 from holodeck.tools.errors import ToolLoadError
 
 log = logging.getLogger("holodeck.tools.typescript")
@@ -29,7 +29,7 @@ log = logging.getLogger("holodeck.tools.typescript")
 NEEDS_NODE = "TypeScript tools need Node.js 18+ on PATH"
 
 
-class TypeScriptToolError(ExecutionError):
+class TypeScriptToolError(ToolError):
     """A TypeScript tool threw; the message is the JavaScript error's message."""
 
     def __init__(self, message: str, js_name: str = "Error", stack: str = "") -> None:
@@ -38,7 +38,7 @@ class TypeScriptToolError(ExecutionError):
         self.stack = stack
 
 
-class NodeProcessError(ExecutionError, RuntimeError):
+class NodeProcessError(ToolError):
     """The Node.js process running the tools stopped, or never started."""
 
 
