@@ -531,7 +531,9 @@ def test_local_model_loads_offline_in_a_fresh_process(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import asyncio
+        from holodeck.config.own_process import quiet_program
         from holodeck.rag.embeddings import LocalEmbedder
+        quiet_program()  # as the holodeck command and server workers do
         rows = asyncio.run(LocalEmbedder().embed(["offline", "still offline"]))
         print(rows.shape)
         """
@@ -549,7 +551,7 @@ def test_local_model_loads_offline_in_a_fresh_process(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"(2, {LOCAL_SIZE})"
-    assert "Loading weights" not in run.stderr  # no progress bars in a terminal
+    assert "Loading weights" not in run.stderr  # no progress bars in the command's terminal
 
 
 # --- choosing the model -----------------------------------------------------------------
