@@ -18,11 +18,8 @@ _BLOCK = 1 << 20
 
 def digest(path: Path) -> str:
     """The sha256 of the file's bytes, read a block at a time (raises `OSError`)."""
-    sha = hashlib.sha256()
     with path.open("rb") as stream:
-        while block := stream.read(_BLOCK):
-            sha.update(block)
-    return sha.hexdigest()
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def file_format(path: Path) -> Format | None:

@@ -225,11 +225,8 @@ def _check_destination(dest: Path) -> None:
 
 
 def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _extract_to_staging(archive: Path, parent: Path, limits: _Limits) -> tuple[Path, str | None]:

@@ -29,8 +29,8 @@ from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.load_context import LoadContext
 from holodeck.spec.validation_errors import validate
 from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_limits import TEST_CASES, LimitError, read_limited, too_deep
-from holodeck.spec.yaml_source import parse_yaml
+from holodeck.spec.yaml_limits import TEST_CASES, LimitError, too_deep
+from holodeck.spec.yaml_source import parse_yaml, read_text
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "TestCasesFile", "load_test_cases_file"]
 
@@ -65,7 +65,7 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
 
     Problems go to `ctx.collector`; a file that cannot be read at all raises `SpecError`."""
     suffix = path.suffix.lower()
-    text = _text(path)
+    text = read_text(path, TEST_CASES)
     if suffix in (".yaml", ".yml"):
         doc = _rekeyed(parse_yaml(text, path, TEST_CASES))
     elif suffix == ".json":
@@ -90,17 +90,6 @@ def load_test_cases_file(path: Path, ctx: LoadContext) -> tuple[list[TestCase], 
     data = ctx.expand(doc) if "${" in text else doc.data
     parsed = validate(TestCasesFile, data, doc, ctx.collector)
     return (list(parsed.test_cases) if parsed else []), doc
-
-
-def _text(path: Path) -> str:
-    try:  # spreadsheets often write a BOM
-        return read_limited(path, TEST_CASES).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            [Diagnostic(f"not UTF-8 text (byte {exc.start})", file=path, hint="save as UTF-8")]
-        ) from None
-    except OSError as exc:
-        raise SpecError([Diagnostic(f"cannot read file: {exc.strerror}", file=path)]) from None
 
 
 def _rekeyed(doc: YamlDocument) -> YamlDocument:

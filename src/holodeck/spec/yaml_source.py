@@ -38,8 +38,14 @@ def parse_yaml(
 
 def read_yaml(path: Path, limits: YamlLimits = DEFINITION) -> YamlDocument:
     """Read and parse a YAML file; unreadable or oversized files become diagnostics."""
+    return parse_yaml(read_text(path, limits), path, limits)
+
+
+def read_text(path: Path, limits: YamlLimits = DEFINITION) -> str:
+    """A definition file's text, within `limits`; a byte-order mark (spreadsheets and some
+    editors write one) is dropped. Unreadable files become diagnostics."""
     try:
-        text = read_limited(path, limits).decode("utf-8")
+        return read_limited(path, limits).decode("utf-8-sig")
     except FileNotFoundError:
         raise SpecError([Diagnostic(f"file not found: {path}", file=path)]) from None
     except UnicodeDecodeError as exc:
@@ -48,4 +54,3 @@ def read_yaml(path: Path, limits: YamlLimits = DEFINITION) -> YamlDocument:
         ) from None
     except OSError as exc:
         raise SpecError([Diagnostic(f"cannot read file: {exc.strerror}", file=path)]) from None
-    return parse_yaml(text, path, limits)
