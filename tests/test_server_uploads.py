@@ -233,7 +233,11 @@ def test_each_uploaded_agent_imports_its_own_neighbours_and_drops_them_when_repl
         until(lambda: server.client.get("/ready").status_code == 200, what="both ready")
         assert tool_result(server.chat("go", agent="one")) == "one/one"
         assert tool_result(server.chat("go", agent="two")) == "two/two"
-        old = [n for n, m in list(sys.modules.items()) if "'one'" in repr(getattr(m, "WHO", ""))]
+        old = [
+            n
+            for n, m in list(sys.modules.items())
+            if n.startswith("holodeck_user") and getattr(m, "WHO", None) == "one"
+        ]
         assert old, "the first version's helper is loaded"
         posted = server.client.post("/v1/agents", content=agent("one", "one v2"), headers=GZIP)
         assert posted.status_code == 201, posted.text
