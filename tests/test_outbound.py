@@ -27,6 +27,7 @@ from click.testing import CliRunner
 from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+import scripted_servers
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
@@ -36,6 +37,9 @@ from holodeck.runtime import Agent, ToolCallFinished
 from holodeck.spec.network_settings import NetworkSettings
 from holodeck.tools.builtins import builtin_toolset, fetch_text
 from server_harness import WEATHER, Serve, until
+
+openai_server = scripted_servers.openai_server
+embeddings_server = scripted_servers.embeddings_server
 
 pytestmark = pytest.mark.anyio
 
@@ -613,3 +617,86 @@ async def test_a_local_definitions_endpoints_are_reached_as_written(
     with pytest.raises(OutboundBlocked):
         async with Agent(spec, RunOptions(model="test", uploaded=True)):
             pass
+
+
+# --- an uploaded definition's own model endpoint: every connection checked ------------------
+
+
+def own_endpoint_agent(write: Write, port: int) -> Path:
+    model = {
+        "provider": "openai",
+        "name": "gpt-4o-mini",
+        "endpoint": f"http://model.test:{port}/v1",
+        "api_key": "sk-the-uploads-own",
+    }
+    agent = {"name": "own-endpoint", "model": model, "instructions": {"inline": "Answer."}}
+    return write({"agent.yaml": json.dumps(agent)})
+
+
+async def test_an_uploads_own_model_endpoint_is_checked_at_every_connection(
+    write: Write, openai_server: scripted_servers.OpenAIServer
+) -> None:
+    """Checked when the agent starts, and again when each connection opens: a name that
+    passes at start and then resolves to a refused address (DNS rebinding) never reaches
+    it; an allowed one is reached at the checked address, under its own name."""
+    spec = load_agent(own_endpoint_agent(write, openai_server.port))
+    allow = NetworkSettings(allow=[f"127.0.0.1:{openai_server.port}"])
+    allowed = OutboundPolicy.from_settings(allow)
+    allowed = OutboundPolicy(allowed.allow, allowed.deny, resolver=Answers(["127.0.0.1"]))
+    openai_server.script(scripted_servers.text("hello from the upload's own model"))
+    agent = Agent(spec, RunOptions(uploaded=True, outbound=allowed))
+    async with agent, agent.session() as session:
+        answer = await session.answer("hi")
+    assert answer.text == "hello from the upload's own model"
+    assert openai_server.requests[-1].headers["host"] == f"model.test:{openai_server.port}"
+    seen = len(openai_server.requests)
+
+    rebinding = OutboundPolicy(resolver=Answers(["192.0.2.10"], ["127.0.0.1"]))
+    agent = Agent(spec, RunOptions(uploaded=True, outbound=rebinding))
+    async with agent, agent.session() as session:
+        with pytest.raises(OutboundBlocked) as caught:
+            await session.answer("hi")
+    assert len(openai_server.requests) == seen  # the rebound address was never connected to
+    assert str(caught.value) == (
+        "blocked: model.test resolves to 127.0.0.1, a loopback address; "
+        "allow it under network.allow"
+    )
+
+
+async def test_an_uploads_own_embedding_endpoint_is_checked_at_every_connection(
+    embeddings_server: scripted_servers.EmbeddingsServer, tmp_path: Path
+) -> None:
+    from holodeck.rag.embeddings import choose_embedder
+    from holodeck.spec.model_settings import ModelSettings
+    from holodeck.spec.settings_models import Settings
+
+    own = ModelSettings(
+        provider="openai",
+        name="gpt-4o-mini",
+        endpoint=f"http://embed.test:{embeddings_server.port}/v1",
+        api_key="sk-the-uploads-own",
+    )
+
+    def embedder(policy: OutboundPolicy) -> Any:
+        return choose_embedder(
+            None,
+            own,
+            Settings(),
+            {},
+            dimensions=None,
+            cache_dir=tmp_path / "cache",
+            lent=frozenset(),
+            outbound=policy,
+        )
+
+    loopback = OutboundPolicy(resolver=Answers(["127.0.0.1"]))
+    with pytest.raises(OutboundBlocked, match=r"embed\.test resolves to 127\.0\.0\.1, a loopback"):
+        await embedder(loopback).embed(["alpha"])
+    assert embeddings_server.requests == []
+    allow = OutboundPolicy.from_settings(
+        NetworkSettings(allow=[f"127.0.0.1:{embeddings_server.port}"])
+    )
+    allowed = OutboundPolicy(allow.allow, allow.deny, resolver=Answers(["127.0.0.1"]))
+    vectors = await embedder(allowed).embed(["alpha"])
+    assert len(vectors) == 1
+    assert embeddings_server.requests[-1].headers["host"] == f"embed.test:{embeddings_server.port}"

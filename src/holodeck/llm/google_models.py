@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from holodeck.llm.errors import ProviderError
 
 if TYPE_CHECKING:
+    import httpx2
     from pydantic_ai.models import Model
 
 # Vertex AI without an express-mode key: the project and region Application Default
@@ -21,13 +22,21 @@ PROJECT_VARS = ("GOOGLE_CLOUD_PROJECT", "VERTEXAI_PROJECT")
 LOCATION_VARS = ("GOOGLE_CLOUD_LOCATION", "VERTEXAI_LOCATION")
 
 
-def gemini_model(provider: str, name: str, api_key: str, endpoint: str | None) -> Model:
-    """`name` on the Gemini API (generativelanguage), or at `endpoint` when given."""
+def gemini_model(
+    provider: str,
+    name: str,
+    api_key: str,
+    endpoint: str | None,
+    http_client: httpx2.AsyncClient | None = None,
+) -> Model:
+    """`name` on the Gemini API (generativelanguage), or at `endpoint` when given
+    (through `http_client` when given)."""
     _require_sdk(provider, name)
     from pydantic_ai.models.google import GoogleModel
     from pydantic_ai.providers.google import GoogleProvider
 
-    return GoogleModel(name, provider=GoogleProvider(api_key=api_key, base_url=endpoint))
+    provider_ = GoogleProvider(api_key=api_key, base_url=endpoint, http_client=http_client)
+    return GoogleModel(name, provider=provider_)
 
 
 def vertex_model(

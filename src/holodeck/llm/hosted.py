@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from holodeck.spec.model_settings import ProviderType
 
 if TYPE_CHECKING:
+    import httpx2
     from pydantic_ai.models import Model
     from pydantic_ai.profiles import ModelProfile
 
@@ -45,8 +46,15 @@ def is_hosted(kind: ProviderType) -> bool:
     return kind in HOSTED_URLS
 
 
-def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | None) -> Model:
-    """The chat model `name` on service `kind`, at `endpoint` or the service's own URL."""
+def hosted_model(
+    kind: ProviderType,
+    name: str,
+    api_key: str,
+    endpoint: str | None,
+    http_client: httpx2.AsyncClient | None = None,
+) -> Model:
+    """The chat model `name` on service `kind`, at `endpoint` or the service's own URL
+    (through `http_client` when given)."""
     from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 
     from holodeck.llm.openai_requests import lean_chat_model
@@ -56,6 +64,7 @@ def hosted_model(kind: ProviderType, name: str, api_key: str, endpoint: str | No
         base_url=endpoint or HOSTED_URLS[kind],
         api_key=api_key,
         profile=_profile(kind),
+        http_client=http_client,
     )
     return lean_chat_model(name, provider)
 

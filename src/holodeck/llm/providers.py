@@ -22,9 +22,11 @@ from holodeck.spec.model_settings import (
 from holodeck.spec.settings_models import Settings
 
 if TYPE_CHECKING:
+    import httpx2
     from pydantic_ai.models import Model
 
     from holodeck.llm.run_options import RunOptions
+    from holodeck.net import OutboundPolicy
 
 OLLAMA_DEFAULT = "http://localhost:11434/v1"
 # Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
@@ -41,6 +43,9 @@ class BuiltModel:
     name: str | None
 
 
+MODEL_TIMEOUT_S = 600.0  # the OpenAI SDK's own default, for a client HoloDeck makes
+
+
 def build_model(
     model: ModelSettings,
     settings: Settings,
@@ -50,9 +55,12 @@ def build_model(
     max_retries: int | None = None,
     responses_api: bool = False,
     lent: Collection[str] | None = None,
+    outbound: OutboundPolicy | None = None,
 ) -> BuiltModel:
     """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built.
-    `lent`: see `resolve_model` (an uploaded agent's use of the server's credentials)."""
+    `lent`: see `resolve_model` (an uploaded agent's use of the server's credentials).
+    `outbound`: an uploaded agent's policy; an endpoint its definition names is reached
+    through a client that checks every connection with it (`holodeck.net`)."""
     try:
         resolved = resolve_model(model, settings, env, lent=lent)
     except UnknownProviderError:
@@ -65,7 +73,13 @@ def build_model(
             f"Use one of: {known}; or an alias: {aliases}",
         ) from None
     kind = resolved.provider
-    instance = _instance(resolved, responses_api, env)
+    http_client = None
+    if outbound is not None and resolved.sources.get("endpoint") == "agent":
+        from holodeck.net import checked_client
+
+        # the SDKs time each request themselves; some (Google's) take the client's
+        http_client = checked_client(outbound, timeout=timeout or MODEL_TIMEOUT_S)
+    instance = _instance(resolved, responses_api, env, http_client)
     return BuiltModel(
         model=instance,
         settings=_sampling(model, kind, timeout, max_retries),
@@ -74,8 +88,14 @@ def build_model(
     )
 
 
-def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, str]) -> Model:
-    """`responses_api`: OpenAI's native tools (web search) need the Responses API."""
+def _instance(
+    resolved: ResolvedModel,
+    responses_api: bool,
+    env: Mapping[str, str],
+    http_client: httpx2.AsyncClient | None = None,
+) -> Model:
+    """`responses_api`: OpenAI's native tools (web search) need the Responses API.
+    `http_client`: the client requests go through (None: the SDK's own)."""
     kind, name = resolved.provider, resolved.name or ""
     key = resolved.api_key.get_secret_value() if resolved.api_key else None
     if key is None and resolved.withheld is not None:
@@ -94,7 +114,7 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
         from holodeck.llm.google_models import gemini_model
 
         key = _require_key(key, resolved)
-        return gemini_model(resolved.settings.provider, name, key, resolved.endpoint)
+        return gemini_model(resolved.settings.provider, name, key, resolved.endpoint, http_client)
     if kind is ProviderType.VERTEX_AI:
         from holodeck.llm.google_models import vertex_model
 
@@ -105,14 +125,18 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
 
         _require_key(key, resolved)
         return AnthropicModel(
-            name, provider=AnthropicProvider(api_key=key, base_url=resolved.endpoint)
+            name,
+            provider=AnthropicProvider(
+                api_key=key, base_url=resolved.endpoint, http_client=http_client
+            ),
         )
 
     from holodeck.llm.hosted import hosted_model, is_hosted
     from holodeck.llm.openai_requests import lean_chat_model as chat_model
 
     if is_hosted(kind):
-        return hosted_model(kind, name, _require_key(key, resolved), resolved.endpoint)
+        key = _require_key(key, resolved)
+        return hosted_model(kind, name, key, resolved.endpoint, http_client)
     if kind is ProviderType.AZURE_OPENAI:
         from pydantic_ai.providers.azure import AzureProvider
 
@@ -137,13 +161,17 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
                 azure_endpoint=resolved.endpoint,
                 api_version=resolved.api_version,
                 api_key=key,
+                http_client=http_client,
             ),
         )
     from pydantic_ai.providers.openai import OpenAIProvider
 
     if kind is ProviderType.OLLAMA:
         base_url = resolved.endpoint or OLLAMA_DEFAULT
-        return chat_model(name, OpenAIProvider(base_url=base_url, api_key=key or UNUSED_KEY))
+        return chat_model(
+            name,
+            OpenAIProvider(base_url=base_url, api_key=key or UNUSED_KEY, http_client=http_client),
+        )
     if kind is ProviderType.OPENAI_COMPATIBLE:
         if not resolved.endpoint:
             raise ProviderError(
@@ -153,12 +181,17 @@ def _instance(resolved: ResolvedModel, responses_api: bool, env: Mapping[str, st
                 "Set `model.endpoint` (or OPENAI_BASE_URL) to the server's /v1 URL",
             )
         return chat_model(
-            name, OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
+            name,
+            OpenAIProvider(
+                base_url=resolved.endpoint, api_key=key or UNUSED_KEY, http_client=http_client
+            ),
         )
     # openai: a custom endpoint may be a local server that needs no key
     if key is None and resolved.endpoint is None:
         _require_key(key, resolved)
-    provider = OpenAIProvider(base_url=resolved.endpoint, api_key=key or UNUSED_KEY)
+    provider = OpenAIProvider(
+        base_url=resolved.endpoint, api_key=key or UNUSED_KEY, http_client=http_client
+    )
     if responses_api:
         from pydantic_ai.models.openai import OpenAIResponsesModel
 

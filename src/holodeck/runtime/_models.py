@@ -38,6 +38,8 @@ def choose_model(
         max_retries=execution.max_retries,
         responses_api=responses_api,
         lent=options.lent,
+        # an uploaded agent's own endpoint: every connection checked, not only the first
+        outbound=options.outbound if options.uploaded else None,
     )
     if options.rate_limit is None:
         return built

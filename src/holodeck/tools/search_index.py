@@ -143,6 +143,7 @@ def choose_tool_embedder(
         dimensions=tool.embedding_dimensions,
         cache_dir=spec.root / DATA_DIR / "cache",
         lent=options.lent,
+        outbound=options.outbound if options.uploaded else None,
     )
     if isinstance(choice, NoEmbedder):
         return None, choice.reason

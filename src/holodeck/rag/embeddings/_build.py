@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pydantic_ai.embeddings import EmbeddingModel, EmbeddingSettings
 
     from holodeck.config.credentials import ResolvedModel
+    from holodeck.net import OutboundPolicy
 
 CACHE_FILE = "embeddings.sqlite3"
 DEFAULT_RETRIES = 4  # after the first try; the SDKs back off 0.5 s, 1 s, 2 s, 4 s
@@ -48,6 +49,7 @@ def choose_embedder(
     dimensions: int | None,
     cache_dir: Path,
     lent: Collection[str] | None = None,
+    outbound: OutboundPolicy | None = None,
 ) -> Embedder | NoEmbedder:
     """The embedder `embedding_model` names (None: the agent provider's standard model),
     cached in `cache_dir`; `NoEmbedder` says why none is available and how to get one.
@@ -69,7 +71,7 @@ def choose_embedder(
         check_local_dimensions(dimensions)
         inner = LocalEmbedder()
     else:
-        inner = _remote_embedder(plan, settings, env, dimensions)
+        inner = _remote_embedder(plan, settings, env, dimensions, outbound)
     return CachedEmbedder(inner, cache_dir / CACHE_FILE)
 
 
@@ -79,7 +81,11 @@ def describe_default(agent_model: ModelSettings, settings: Settings, env: Mappin
 
 
 def _remote_embedder(
-    plan: Plan, settings: Settings, env: Mapping[str, str], dimensions: int | None
+    plan: Plan,
+    settings: Settings,
+    env: Mapping[str, str],
+    dimensions: int | None,
+    outbound: OutboundPolicy | None,
 ) -> ModelEmbedder:
     resolved = plan.resolved
     assert resolved is not None
@@ -115,7 +121,7 @@ def _remote_embedder(
     suffix = f"[{dimensions}]" if dimensions is not None else ""
     return ModelEmbedder(
         name=f"{source}:{plan.model}{suffix}",
-        model=_model(resolved, plan.model, retries, timeout, env),
+        model=_model(resolved, plan.model, retries, timeout, env, outbound),
         provider=written,
         model_name=plan.model,
         settings=options or None,
@@ -131,11 +137,23 @@ def _google_task(name: str) -> EmbeddingSettings:
 
 
 def _model(
-    resolved: ResolvedModel, name: str, retries: int, timeout: float, env: Mapping[str, str]
+    resolved: ResolvedModel,
+    name: str,
+    retries: int,
+    timeout: float,
+    env: Mapping[str, str],
+    outbound: OutboundPolicy | None,
 ) -> EmbeddingModel:
-    """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying."""
+    """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying. An
+    endpoint an uploaded definition names (`outbound` given) is reached through a client
+    that checks every connection."""
     from holodeck.rag.embeddings._clients import google_model, openai_model
 
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
         return google_model(resolved, name, retries, timeout, env)
-    return openai_model(resolved, name, retries, timeout)
+    http_client = None
+    if outbound is not None and resolved.sources.get("endpoint") == "agent":
+        from holodeck.net import checked_client
+
+        http_client = checked_client(outbound, timeout=timeout)
+    return openai_model(resolved, name, retries, timeout, http_client)

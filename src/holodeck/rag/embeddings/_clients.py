@@ -15,6 +15,7 @@ from holodeck.llm.providers import OLLAMA_DEFAULT, UNUSED_KEY
 from holodeck.spec.model_settings import ProviderType
 
 if TYPE_CHECKING:
+    import httpx2
     from pydantic_ai.embeddings import EmbeddingModel
 
     from holodeck.config.credentials import ResolvedModel
@@ -27,9 +28,14 @@ VERTEX_LOCATION_VARS = ("GOOGLE_CLOUD_LOCATION", "VERTEXAI_LOCATION")
 
 
 def openai_model(
-    resolved: ResolvedModel, name: str, retries: int, timeout: float
+    resolved: ResolvedModel,
+    name: str,
+    retries: int,
+    timeout: float,
+    http_client: httpx2.AsyncClient | None = None,
 ) -> EmbeddingModel:
-    """`name` on OpenAI, Azure OpenAI, Ollama, a hosted service or any compatible server."""
+    """`name` on OpenAI, Azure OpenAI, Ollama, a hosted service or any compatible server
+    (through `http_client` when given)."""
     from openai import AsyncAzureOpenAI, AsyncOpenAI
     from pydantic_ai.embeddings.openai import OpenAIEmbeddingModel
     from pydantic_ai.providers.azure import AzureProvider
@@ -45,6 +51,7 @@ def openai_model(
             api_key=key,
             max_retries=retries,
             timeout=timeout,
+            http_client=http_client,
         )
         return OpenAIEmbeddingModel(name, provider=AzureProvider(openai_client=azure))
     if kind is ProviderType.OLLAMA:
@@ -58,6 +65,7 @@ def openai_model(
         api_key=key or UNUSED_KEY,  # local servers ignore it; the SDK insists on one
         max_retries=retries,
         timeout=timeout,
+        http_client=http_client,
     )
     return OpenAIEmbeddingModel(name, provider=OpenAIProvider(openai_client=client))
 
