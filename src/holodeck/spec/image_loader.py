@@ -1,4 +1,8 @@
-"""Load an agent image directory (Agent Image Spec, spec_version 1) into an `AgentSpec`."""
+"""Load an agent image directory (Agent Image Spec, spec_version 1) into an `AgentSpec`.
+
+Over 450 lines for now: one loader walks the spec's layout in its order (config, AGENTS.md,
+skills, tools, sub-agents, tests); it is to be split with the spec/ package's formats.
+"""
 
 from __future__ import annotations
 
