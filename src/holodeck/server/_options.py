@@ -91,10 +91,7 @@ class ServeOptions:
     @property
     def loopback(self) -> bool:
         """Listening only on a loopback address: only this machine can connect."""
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return self.host == "localhost"
+        return loopback_name(self.host)
 
     @property
     def uploads_dir(self) -> Path:
@@ -105,3 +102,13 @@ def key_name(key: str) -> str:
     """The name of a key given without one: stable as the list changes, and not the key
     (a digest of a random key does not give it away)."""
     return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def loopback_name(name: str) -> bool:
+    """`name` (a host name or address, without a port) is this machine's own."""
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

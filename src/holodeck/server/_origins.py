@@ -6,12 +6,12 @@ is neither its own nor one of `cors_origins`."""
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from holodeck.server._errors import ApiError, refuse
+from holodeck.server._options import loopback_name
 
 _CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -67,9 +67,4 @@ def _loopback_name(host: str) -> bool:
         name = host[1 : host.find("]")] if "]" in host else ""
     else:
         name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    return loopback_name(name)
