@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 
 from holodeck.net import OutboundPolicy, checked_client
-from holodeck.spec.network_settings import NetworkSettings
+from holodeck.spec.models.network_settings import NetworkSettings
 
 
 class _Handler(BaseHTTPRequestHandler):

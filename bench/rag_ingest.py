@@ -29,7 +29,7 @@ from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.rag.index import SearchIndex, SyncReport
 from holodeck.rag.ingest import ingest as read_all
-from holodeck.spec.tools import VectorstoreTool
+from holodeck.spec.models.tools import VectorstoreTool
 from holodeck.tools.search_index import search_index
 from vector_store import K, bench_file
 

@@ -95,7 +95,7 @@ async def ingest(root: Path) -> dict[str, float]:
     from holodeck.config.loader import load_agent
     from holodeck.rag.index import SearchIndex
     from holodeck.rag.stores import StoreLocation
-    from holodeck.spec.tools import VectorstoreTool
+    from holodeck.spec.models.tools import VectorstoreTool
     from holodeck.tools.search_index import collection_name, ingest_options, search_settings
 
     spec = load_agent(root)

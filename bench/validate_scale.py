@@ -119,7 +119,7 @@ def median_seconds(run: Callable[[], object], runs: int) -> float:
 
 # The same command with the fast reader switched off: every file goes to the round-trip parser.
 ROUNDTRIP = (
-    "import sys, holodeck.spec.yaml_source as s; s.parse_fast = lambda *a: None; "
+    "import sys, holodeck.spec.yaml.source as s; s.parse_fast = lambda *a: None; "
     "from holodeck.cli.main import main; sys.argv = ['holodeck', *sys.argv[1:]]; main()"
 )
 
@@ -137,8 +137,8 @@ def validate_seconds(agent: Path, runs: int, roundtrip: bool) -> float:
 
 
 def main() -> None:
-    from holodeck.spec._yaml_fast import parse_fast
-    from holodeck.spec._yaml_roundtrip import parse_roundtrip
+    from holodeck.spec.yaml._fast import parse_fast
+    from holodeck.spec.yaml._roundtrip import parse_roundtrip
     from test_scale import byte_compile_holodeck
 
     byte_compile_holodeck()

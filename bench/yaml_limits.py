@@ -31,8 +31,8 @@ MEASURE = """
 import json, sys, time, tracemalloc
 from pathlib import Path
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.yaml_limits import DEFINITION, TEST_CASES
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.yaml.limits import DEFINITION, TEST_CASES
+from holodeck.spec.yaml.source import read_yaml
 limits = TEST_CASES if sys.argv[2] == "cases" else DEFINITION
 def read():
     try:

@@ -10,7 +10,7 @@ from conftest import MINIMAL_AGENT, Write
 from holodeck.config.loader import load_agent
 from holodeck.spec import AgentSpec, SpecError
 from holodeck.spec.diagnostics import Diagnostic
-from holodeck.spec.tools import FunctionTool, McpTool, PromptTool, VectorstoreTool
+from holodeck.spec.models.tools import FunctionTool, McpTool, PromptTool, VectorstoreTool
 
 
 def errors_of(root: Path, **kwargs: object) -> list[Diagnostic]:

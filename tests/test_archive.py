@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from holodeck.cli.main import cli
-from holodeck.spec import archive as archive_module
-from holodeck.spec.archive import cached_extract, extract_image
-from holodeck.spec.archive_pack import pack_image
+from holodeck.spec.archives import unpack as archive_module
+from holodeck.spec.archives.pack import pack_image
+from holodeck.spec.archives.unpack import cached_extract, extract_image
 from holodeck.spec.diagnostics import SpecError
 
 CONFIG = b"name: demo\nmodel: test\n"

@@ -24,7 +24,7 @@ from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.net import OutboundBlocked, OutboundPolicy
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished, ToolCallStarted
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools import builtins
 from holodeck.tools.builtins import (
     FetchLimits,

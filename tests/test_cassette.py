@@ -22,8 +22,8 @@ from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, TextDelta, ToolCallFinished, Usage
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import ExecutionSettings, Settings
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.settings import ExecutionSettings, Settings
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 
 pytestmark = pytest.mark.anyio

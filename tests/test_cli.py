@@ -15,7 +15,7 @@ from conftest import MINIMAL_AGENT, Write
 from holodeck import __version__
 from holodeck.cli.main import COMMANDS, cli, main
 from holodeck.spec.json_schema import agent_yaml_schema
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.yaml.source import read_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from holodeck.config.env_vars import environment_for
 from holodeck.spec.diagnostics import Collector
 from holodeck.spec.env_references import substitute
-from holodeck.spec.yaml_source import parse_yaml
+from holodeck.spec.yaml.source import parse_yaml
 
 
 def expand(text: str, env: dict[str, str]) -> tuple[object, Collector]:

@@ -20,9 +20,9 @@ from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.evaluations import Metric, RagMetric, StandardMetric
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.evaluations import Metric, RagMetric, StandardMetric
 from holodeck.testing.metrics import JudgeFactory, Sample, evaluate
 from holodeck.testing.results import MetricResult
 

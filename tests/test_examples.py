@@ -28,7 +28,7 @@ from holodeck.config.loader import load_agent
 from holodeck.config.settings import load_settings
 from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic
-from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.models.model_settings import ModelSettings
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

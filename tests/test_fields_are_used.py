@@ -35,9 +35,9 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from holodeck.config.settings import Settings
-from holodeck.spec.agent_file import AgentFile
-from holodeck.spec.image_files import ImageConfig, McpFile, SkillFrontmatter
-from holodeck.spec.image_tests import TestFile
+from holodeck.spec.agent_yaml.agent_file import AgentFile
+from holodeck.spec.image.cases import TestFile
+from holodeck.spec.image.files import ImageConfig, McpFile, SkillFrontmatter
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "holodeck"
 SPEC = SOURCE / "spec"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from holodeck.config.loader import load_agent
 from holodeck.spec import SpecError
-from holodeck.spec.yaml_source import parse_yaml
+from holodeck.spec.yaml.source import parse_yaml
 
 FUZZ = settings(
     max_examples=150,

@@ -10,7 +10,7 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic, Severity
-from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
+from holodeck.spec.models.tools import FunctionTool, McpTool, TypeScriptTool
 
 CONFIG = "spec_version: 1\nname: helper\nllm:\n  model: openai/gpt-4o\n"
 SKILL = "---\nname: {name}\ndescription: {description}\n---\n\nDo the thing.\n"
@@ -344,7 +344,7 @@ def test_config_yaml_path_and_missing_config(write: Write) -> None:
 
 
 def test_image_archives_load_like_directories(write: Write, isolated_home: Path) -> None:
-    from holodeck.spec.archive_pack import pack_image
+    from holodeck.spec.archives.pack import pack_image
 
     root = write(
         {

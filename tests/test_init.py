@@ -27,9 +27,9 @@ from holodeck.scaffold import (
     create_project,
     render,
 )
-from holodeck.spec.evaluations import AI_METRICS, NLP_METRICS, StandardMetric
-from holodeck.spec.tools import FunctionTool, VectorstoreTool
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.models.evaluations import AI_METRICS, NLP_METRICS, StandardMetric
+from holodeck.spec.models.tools import FunctionTool, VectorstoreTool
+from holodeck.spec.yaml.source import read_yaml
 
 COMBINATIONS = [(t, p, f) for t in TEMPLATES for p in PROVIDERS for f in FORMATS]
 FUNCTION_TOOLS = {
@@ -190,7 +190,7 @@ def test_provider_sets_the_model(tmp_path: Path, provider: str, fmt: str) -> Non
 
 def test_azure_endpoint_comes_from_the_environment(tmp_path: Path) -> None:
     from holodeck.config.credentials import resolve_model
-    from holodeck.spec.settings_models import Settings
+    from holodeck.spec.models.settings import Settings
 
     root = make(tmp_path, "conversational", "azure_openai")
     spec = load_agent(root)

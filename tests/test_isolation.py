@@ -22,8 +22,8 @@ from pydantic_ai.models.function import FunctionModel
 import scripted_servers
 from holodeck.config.credentials import resolve_model
 from holodeck.rag.embeddings._plan import NoEmbedder, Plan, plan_embedder
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import Settings, UploadSettings
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.settings import Settings, UploadSettings
 from scripted_servers import OpenAIServer, text
 from server_harness import WEATHER, Serve, until
 from yaml_dump import dump
@@ -193,7 +193,7 @@ def test_an_uploads_embedding_endpoint_gets_no_server_key() -> None:
 
 def test_upload_providers_come_from_the_deployment_block(tmp_path: Path) -> None:
     from holodeck.server import ServeOptions
-    from holodeck.spec.settings_models import DeploymentSettings
+    from holodeck.spec.models.settings import DeploymentSettings
 
     block = DeploymentSettings.model_validate({"uploads": {"providers": ["openai", "llama"]}})
     options = ServeOptions.from_settings(("a",), block)

@@ -33,7 +33,7 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
-from holodeck.spec.tools import McpTool
+from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
 from holodeck.tools.mcp.schema import (

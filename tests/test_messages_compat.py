@@ -17,7 +17,7 @@ from conftest import MINIMAL_AGENT, Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.spec import SpecError
-from holodeck.spec.archive_pack import pack_image
+from holodeck.spec.archives.pack import pack_image
 from holodeck.spec.diagnostics import Diagnostic, Severity
 
 PYDANTIC_WORDS = (

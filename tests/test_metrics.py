@@ -21,8 +21,8 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.evaluations import (
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.evaluations import (
     AI_METRICS,
     RAG_METRICS,
     EvaluationConfig,
@@ -229,7 +229,7 @@ def test_check_configuration_errors(offline: JudgeFactory) -> None:
 def test_meteor_is_not_an_accepted_metric() -> None:
     from pydantic import ValidationError
 
-    from holodeck.spec.evaluations import StandardMetric
+    from holodeck.spec.models.evaluations import StandardMetric
 
     with pytest.raises(ValidationError, match="metric `meteor` is not offered"):
         StandardMetric(metric="meteor")

@@ -21,7 +21,7 @@ from holodeck.llm.hosted import HOSTED_URLS
 from holodeck.llm.providers import override_settings
 from holodeck.runtime import TextDelta, ToolCallFinished, ToolCallStarted, Usage
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType, split_model_string
+from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType, split_model_string
 from scripted_servers import Call, Fail, GeminiServer, OpenAIServer, text, tool_calls
 from test_providers import (
     INSTRUCTIONS,
@@ -451,7 +451,7 @@ def test_override_keeps_slashes_in_the_model_name() -> None:
 
 def test_the_cli_does_not_import_provider_sdks_at_start() -> None:
     code = (
-        "import sys, holodeck.cli.main, holodeck.llm.providers, holodeck.spec.model_settings;"
+        "import sys, holodeck.cli.main, holodeck.llm.providers, holodeck.spec.models.model_settings;"
         "print(sorted(m for m in sys.modules if m.startswith(('google.genai', 'pydantic_ai'))))"
     )
     out = subprocess.run(

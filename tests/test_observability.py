@@ -390,7 +390,7 @@ def test_what_is_not_acted_on_is_refused_clearly(
 def test_the_guides_configuration_example_is_valid(tmp_path: Path) -> None:
     from ruamel.yaml import YAML
 
-    from holodeck.spec.observability_settings import ObservabilitySettings
+    from holodeck.spec.models.observability_settings import ObservabilitySettings
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "observability.md").read_text()
     (block,) = [b for b in page.split("```yaml\n")[1:] if b.startswith("observability:")]
@@ -466,7 +466,7 @@ def in_memory(settings: dict[str, Any], env: dict[str, str] | None = None) -> An
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from holodeck.observability import Telemetry
-    from holodeck.spec.observability_settings import ObservabilitySettings
+    from holodeck.spec.models.observability_settings import ObservabilitySettings
 
     telemetry = Telemetry(ObservabilitySettings.model_validate(settings), "svc", env=env or {})
     memory = InMemorySpanExporter()

@@ -20,9 +20,9 @@ from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent
 from holodeck.spec import SpecError
-from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.diagnostics import Diagnostic
-from holodeck.spec.tools import FunctionTool, McpTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import FunctionTool, McpTool
 
 HEAD = "spec_version: 1\nname: omni\n"
 SKILL = "---\nname: {name}\ndescription: {description}\n---\n\nDo the thing.\n"

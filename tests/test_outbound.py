@@ -34,7 +34,7 @@ from holodeck.errors import HoloDeckError
 from holodeck.llm.run_options import RunOptions
 from holodeck.net import DownloadError, OutboundBlocked, OutboundPolicy, download
 from holodeck.runtime import Agent, ToolCallFinished
-from holodeck.spec.network_settings import NetworkSettings
+from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.tools.builtins import builtin_toolset, fetch_text
 from server_harness import WEATHER, Serve, until
 
@@ -667,8 +667,8 @@ async def test_an_uploads_own_embedding_endpoint_is_checked_at_every_connection(
     embeddings_server: scripted_servers.EmbeddingsServer, tmp_path: Path
 ) -> None:
     from holodeck.rag.embeddings import choose_embedder
-    from holodeck.spec.model_settings import ModelSettings
-    from holodeck.spec.settings_models import Settings
+    from holodeck.spec.models.model_settings import ModelSettings
+    from holodeck.spec.models.settings import Settings
 
     own = ModelSettings(
         provider="openai",

@@ -45,7 +45,7 @@ def test_a_deployed_servers_logs_sessions_and_state_are_private(tmp_path: Path, 
 
 def test_a_log_file_a_rotation_starts_is_private(tmp_path: Path) -> None:
     from holodeck.server._request_log import RequestLog
-    from holodeck.spec.settings_models import LoggingSettings
+    from holodeck.spec.models.settings import LoggingSettings
 
     previous = os.umask(0o000)
     try:

@@ -32,8 +32,8 @@ from holodeck.rag.embeddings import (
     choose_embedder,
     describe_default,
 )
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import ExecutionSettings, ProviderEntry, Settings
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.settings import ExecutionSettings, ProviderEntry, Settings
 from scripted_servers import (
     EmbeddingsServer,
     Fail,
@@ -450,8 +450,8 @@ def test_cache_is_shared_by_concurrent_processes(
         import asyncio, sys
         from pathlib import Path
         from holodeck.rag.embeddings import choose_embedder
-        from holodeck.spec.model_settings import ModelSettings
-        from holodeck.spec.settings_models import Settings
+        from holodeck.spec.models.model_settings import ModelSettings
+        from holodeck.spec.models.settings import Settings
 
         url, cache, start = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
         env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url}

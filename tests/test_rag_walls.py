@@ -24,7 +24,7 @@ from holodeck.rag._pdf import read_pdf
 from holodeck.rag.index import SearchIndex
 from holodeck.rag.ingest import IngestOptions, chunk_file, source_files
 from holodeck.rag.stores import StoreLocation
-from holodeck.spec.tools import VectorstoreTool
+from holodeck.spec.models.tools import VectorstoreTool
 from holodeck.tools.search_index import ingest_options, search_index, search_settings
 from hostile_files import deep_outline_pdf, flate_bomb_pdf, nested_json
 from server_harness import Serve

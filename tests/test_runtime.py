@@ -241,7 +241,7 @@ async def test_params_reach_tools_and_stay_out_of_the_schema(write: Write) -> No
 
 
 async def test_docstring_styles_describe_parameters(write: Write) -> None:
-    from holodeck.spec.tools import FunctionTool
+    from holodeck.spec.models.tools import FunctionTool
     from holodeck.tools.function import function_tool
 
     root = write(

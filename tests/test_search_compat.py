@@ -14,7 +14,7 @@ from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.spec import SpecError
-from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 from holodeck.tools.search_index import search_index, store_location
 from scripted_servers import EmbeddingsServer
 

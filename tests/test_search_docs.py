@@ -16,7 +16,7 @@ from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.rag.results import SearchResult
-from holodeck.spec.vector_databases import DatabaseConnection
+from holodeck.spec.models.vector_databases import DatabaseConnection
 
 PAGE = (Path(__file__).resolve().parent.parent / "docs" / "search.md").read_text()
 BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```$", PAGE, flags=re.M | re.S)

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import scripted_servers
 from holodeck.cli.main import cli
-from holodeck.spec.settings_models import UploadSettings
+from holodeck.spec.models.settings import UploadSettings
 from scripted_servers import OpenAIServer, text
 from server_harness import (
     WAITING_TOOL,
@@ -195,7 +195,7 @@ def test_log_level_warning_keeps_only_refusals_and_failures(
 
 def test_log_files_rotate_on_the_configured_days(tmp_path: Path) -> None:
     from holodeck.server._request_log import RequestLog
-    from holodeck.spec.settings_models import LoggingSettings
+    from holodeck.spec.models.settings import LoggingSettings
 
     log = RequestLog(tmp_path / "agent-x.log", LoggingSettings(rotation_days=2, retention_days=6))
     handler = log._handler
@@ -210,7 +210,7 @@ def test_log_files_rotate_on_the_configured_days(tmp_path: Path) -> None:
 def test_logging_settings_that_keep_nothing_are_refused(tmp_path: Path) -> None:
     from pydantic import ValidationError
 
-    from holodeck.spec.settings_models import LoggingSettings
+    from holodeck.spec.models.settings import LoggingSettings
 
     with pytest.raises(ValidationError, match="retention_days"):
         LoggingSettings(rotation_days=7, retention_days=1)
@@ -392,7 +392,7 @@ def test_sigterm_lets_the_streamed_turn_finish_then_stops(tmp_path: Path) -> Non
 
 def test_uploads_are_off_unless_asked_for_on_every_address() -> None:
     from holodeck.server import ServeOptions
-    from holodeck.spec.settings_models import DeploymentSettings
+    from holodeck.spec.models.settings import DeploymentSettings
 
     def allowed(settings: DeploymentSettings | None, **flags: Any) -> bool:
         return ServeOptions.from_settings(("a",), settings, **flags).allow_uploads

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from holodeck.cli.main import cli
-from holodeck.spec.settings_models import UploadSettings
+from holodeck.spec.models.settings import UploadSettings
 from server_harness import WEATHER, Serve, agent_dir, deploy_process, function_tool, until
 
 GZIP = {"Content-Type": "application/gzip"}

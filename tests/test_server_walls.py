@@ -214,7 +214,7 @@ def test_ownership_holds_across_processes_sharing_a_store_and_a_restart(tmp_path
 
 def test_named_keys_come_from_the_deployment_block() -> None:
     from holodeck.server import ServeOptions
-    from holodeck.spec.settings_models import DeploymentSettings
+    from holodeck.spec.models.settings import DeploymentSettings
 
     settings = DeploymentSettings.model_validate(
         {

@@ -11,8 +11,8 @@ from holodeck.config.credentials import UnknownProviderError, resolve_model
 from holodeck.config.loader import load_agent
 from holodeck.config.settings import global_config_path, load_settings
 from holodeck.spec import SpecError
-from holodeck.spec.model_settings import ModelSettings, ProviderType
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.model_settings import ModelSettings, ProviderType
+from holodeck.spec.models.settings import Settings
 
 GLOBAL = """
 providers:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from holodeck.spec.cases import ExpectedTool
+from holodeck.spec.models.cases import ExpectedTool
 from holodeck.testing.results import ToolCallRecord
 from holodeck.testing.tool_check import check_tools
 

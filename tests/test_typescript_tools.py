@@ -26,7 +26,7 @@ from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
-from holodeck.spec.tools import TypeScriptTool
+from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript import (
     TypeScriptToolError,
@@ -503,7 +503,7 @@ from pathlib import Path
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
-from holodeck.spec.tools import TypeScriptTool
+from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.typescript import typescript_toolset
 
 async def main():

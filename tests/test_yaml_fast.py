@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from holodeck.spec._yaml_fast import parse_fast
-from holodeck.spec._yaml_roundtrip import parse_roundtrip
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.yaml_source import parse_yaml
+from holodeck.spec.yaml._fast import parse_fast
+from holodeck.spec.yaml._roundtrip import parse_roundtrip
+from holodeck.spec.yaml.source import parse_yaml
 
 # the round-trip parser warns about a redefined anchor, which one case makes on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")

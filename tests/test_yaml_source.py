@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.yaml_source import parse_yaml, read_yaml
+from holodeck.spec.yaml.source import parse_yaml, read_yaml
 
 
 def test_values_are_plain_and_every_field_has_its_line() -> None:

@@ -48,12 +48,12 @@ if TYPE_CHECKING:
     from holodeck.sessions import SessionBusy as SessionBusy
     from holodeck.sessions import SessionStore as SessionStore
     from holodeck.sessions import SqliteSessionStore as SqliteSessionStore
-    from holodeck.spec.agent_spec import AgentSpec as AgentSpec
     from holodeck.spec.diagnostics import SpecError as SpecError
+    from holodeck.spec.models.agent_spec import AgentSpec as AgentSpec
 
 _EXPORTS = {
     "load_agent": "holodeck.config.loader",
-    "AgentSpec": "holodeck.spec.agent_spec",
+    "AgentSpec": "holodeck.spec.models.agent_spec",
     "SpecError": "holodeck.spec.diagnostics",
     "RunOptions": "holodeck.llm.run_options",
     "ProviderError": "holodeck.llm.errors",

@@ -14,8 +14,8 @@ from holodeck.cli.run_options import model_option
 
 if TYPE_CHECKING:
     from holodeck.llm.run_options import RunOptions
-    from holodeck.spec.agent_spec import AgentSpec
-    from holodeck.spec.tools import SearchTool
+    from holodeck.spec.models.agent_spec import AgentSpec
+    from holodeck.spec.models.tools import SearchTool
 
 
 @click.command()
@@ -38,7 +38,7 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
     from holodeck.config.loader import load_agent
     from holodeck.errors import ConfigurationError
     from holodeck.llm.run_options import RunOptions
-    from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+    from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
     spec = load_agent(path)
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 # Small sources finish before a bar is worth drawing.
 SHOWN_FROM = 200

@@ -35,8 +35,8 @@ def pack(directory: Path, output: Path | None) -> None:
     """
     # Imported here so `holodeck --help` stays fast.
     from holodeck.errors import ExecutionError
-    from holodeck.spec.archive import human_size
-    from holodeck.spec.archive_pack import pack_image
+    from holodeck.spec.archives.pack import pack_image
+    from holodeck.spec.archives.unpack import human_size
 
     target = output if output is not None else _default_output(directory)
     try:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.errors import HoloDeckError
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 _INDEXED = re.compile(r"^(\w+)\[(\d+)\]$")
 

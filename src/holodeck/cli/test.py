@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from holodeck.runtime import Agent
-    from holodeck.spec.agent_spec import AgentSpec
+    from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.testing.phases import Phases
     from holodeck.testing.results import TestRun
     from holodeck.testing.runner import TestOptions

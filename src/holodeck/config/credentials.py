@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pydantic import SecretStr
 
 from holodeck.errors import ConfigurationError
-from holodeck.spec.model_settings import ModelSettings, ProviderType
-from holodeck.spec.settings_models import ProviderEntry, Settings
+from holodeck.spec.models.model_settings import ModelSettings, ProviderType
+from holodeck.spec.models.settings import ProviderEntry, Settings
 
 # Each provider's standard variables, in the order they are tried.
 ENV_VARS: dict[ProviderType, dict[str, tuple[str, ...]]] = {

@@ -1,6 +1,8 @@
-"""`load_agent`: one entry point for agent.yaml files, image directories and image
-archives, with the environment (`.env`, the process) and the settings (global and
-project config.yaml) the definition is read with."""
+"""Where loading starts: `load_agent` reads agent.yaml files, image directories and image
+archives, with the environment (`.env`, the process) and the settings (global and project
+config.yaml) the definition is read with. Every definition, the top agent's and each
+sub-agent's, goes through `load_definition`, which dispatches on what the path is to the
+format's loader (`spec.agent_yaml.loader`, `spec.image.loader`)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,16 @@ from pathlib import Path
 
 from holodeck.config.env_vars import environment_for
 from holodeck.config.settings import holodeck_home, settings_and_problems
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.agent_yaml.loader import load_agent_yaml
+from holodeck.spec.archives.locations import cache_entry, in_archive
+from holodeck.spec.archives.unpack import cached_extract
 from holodeck.spec.diagnostics import Diagnostic, Severity, SpecError
+from holodeck.spec.image.loader import load_image
 from holodeck.spec.load_context import LoadContext, SourceCheck
-from holodeck.spec.loader import load_archive, load_definition, unpacked
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.settings import Settings
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 
 
 def load_agent(
@@ -54,6 +61,7 @@ def load_agent(
         env=env,
         settings=settings,
         cache_dir=cache_dir,
+        load_definition=load_definition,
         strict=strict,
         source_check=source_check,
     )
@@ -67,6 +75,58 @@ def load_agent(
     if any(d.severity is Severity.ERROR for d in problems):
         raise SpecError([*problems, *spec.warnings])
     return spec
+
+
+def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
+    """Dispatch on what `target` is; used for the top agent and every sub-agent."""
+    if target.is_dir():
+        if (target / "agent.yaml").is_file():
+            return load_agent_yaml(target / "agent.yaml", ctx)
+        if (target / "config.yaml").is_file():
+            return load_image(target, ctx)
+        raise SpecError(
+            [
+                Diagnostic(
+                    f"{target} holds neither agent.yaml nor config.yaml",
+                    file=target,
+                    hint="point at an agent.yaml, an agent image directory, or an image .tar.gz",
+                )
+            ]
+        )
+    if target.name.endswith(ARCHIVE_SUFFIXES):
+        return load_archive(target, ctx)
+    if target.is_file():
+        if target.name == "config.yaml" and not (target.parent / "agent.yaml").is_file():
+            return load_image(target.parent, ctx)
+        return load_agent_yaml(target, ctx)
+    raise SpecError(
+        [
+            Diagnostic(
+                f"no such file or directory: {target}",
+                file=target,
+                hint="check the path; `holodeck init NAME` creates a new agent",
+            )
+        ]
+    )
+
+
+def load_archive(archive: Path, ctx: LoadContext, root: Path | None = None) -> AgentSpec:
+    """The image in `archive` (unpacked at `root`, if done already), with every problem
+    located in the archive (`support.tar.gz!/config.yaml:3:1`), not in the cache."""
+    root = unpacked(archive, ctx.cache_dir) if root is None else root
+    entry = cache_entry(root, ctx.cache_dir)
+    try:
+        spec = load_definition(root, ctx)
+    except SpecError as exc:
+        raise SpecError(in_archive(exc.diagnostics, archive, entry)) from None
+    return spec.model_copy(update={"warnings": tuple(in_archive(spec.warnings, archive, entry))})
+
+
+def unpacked(target: Path, cache_dir: Path) -> Path:
+    """`target`, or where the image archive `target` is unpacked (once per content)."""
+    if not (target.name.endswith(ARCHIVE_SUFFIXES) and target.is_file()):
+        return target
+    return cached_extract(target, cache_dir)
 
 
 def _project_dir(target: Path) -> Path:

@@ -16,11 +16,11 @@ from pydantic import BaseModel, ValidationError
 
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
-from holodeck.spec.network_settings import combine_network
-from holodeck.spec.observability_settings import overlay_observability
-from holodeck.spec.settings_models import Settings, overlay, overlay_memory
-from holodeck.spec.validation_errors import diagnostics_from, salvaged
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.models.network_settings import combine_network
+from holodeck.spec.models.observability_settings import overlay_observability
+from holodeck.spec.models.settings import Settings, overlay, overlay_memory
+from holodeck.spec.validation.errors import diagnostics_from, salvaged
+from holodeck.spec.yaml.source import read_yaml
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from holodeck.config.credentials import key_variable
 from holodeck.errors import ModelError
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.models.model_settings import ProviderType
 
 
 class ProviderError(ModelError):

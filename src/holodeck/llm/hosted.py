@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.models.model_settings import ProviderType
 
 if TYPE_CHECKING:
     import httpx2

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
 from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, key_variable_for
-from holodeck.spec.model_settings import (
+from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     ModelSettings,
     ProviderType,
     split_model_string,
 )
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
     import httpx2

@@ -8,14 +8,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from holodeck.net import OutboundPolicy, policy_for
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from holodeck.llm.cassette import Cassette
     from holodeck.llm.rate_limit import RateLimiter
-    from holodeck.spec.agent_spec import AgentSpec
+    from holodeck.spec.models.agent_spec import AgentSpec
 
 DEFAULT_MAX_TOOL_ITERATIONS = 10
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from holodeck.spec.network_settings import IpAddress
+from holodeck.spec.models.network_settings import IpAddress
 
 # Most specific first: 169.254.169.254 is named for what it is, not as link-local.
 _REFUSED: tuple[tuple[str, str], ...] = (

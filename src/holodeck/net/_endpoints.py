@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from holodeck.net._policy import OutboundBlocked, OutboundPolicy, _host_port
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.vector_databases import DatabaseConnection
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.vector_databases import DatabaseConnection
 
 
 def named_endpoints(value: Any, where: str = "") -> Iterator[tuple[str, str]]:

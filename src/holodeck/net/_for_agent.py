@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from holodeck.net._policy import OutboundPolicy
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 
 
 def policy_for(spec: AgentSpec, *, uploaded: bool, allow_loopback: bool = False) -> OutboundPolicy:

@@ -13,7 +13,12 @@ from urllib.parse import urlsplit
 
 from holodeck.errors import ExecutionError
 from holodeck.net._addresses import embedded_ipv4, is_loopback, refused_kind
-from holodeck.spec.network_settings import IpAddress, NetworkRule, NetworkSettings, parse_rule
+from holodeck.spec.models.network_settings import (
+    IpAddress,
+    NetworkRule,
+    NetworkSettings,
+    parse_rule,
+)
 
 log = logging.getLogger("holodeck.net")
 

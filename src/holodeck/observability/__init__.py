@@ -1,7 +1,7 @@
 """OpenTelemetry traces, metrics and logs of HoloDeck runs (the `observability:` block).
 
     >>> from holodeck.observability import telemetry_for
-    >>> from holodeck.spec.agent_spec import AgentSpec
+    >>> from holodeck.spec.models.agent_spec import AgentSpec
     >>> from pathlib import Path
     >>> telemetry_for(AgentSpec(format="agent.yaml", root=Path("."), source=Path("a"), name="a"))
     >>> # None: observability is off, and no OpenTelemetry SDK module was imported
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from holodeck.observability._telemetry import shutdown_shared as shutdown_shared
     from holodeck.observability._tree import SpanNode as SpanNode
     from holodeck.observability._tree import render as render
-    from holodeck.spec.agent_spec import AgentSpec
-    from holodeck.spec.observability_settings import ObservabilitySettings
+    from holodeck.spec.models.agent_spec import AgentSpec
+    from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 _EXPORTS = {
     "Telemetry": "holodeck.observability._telemetry",
@@ -77,7 +77,7 @@ def traced_in_terminal(spec: AgentSpec, env: Mapping[str, str] | None = None) ->
     if found is not None:
         return found
     from holodeck.observability._telemetry import Telemetry
-    from holodeck.spec.observability_settings import ObservabilitySettings
+    from holodeck.spec.models.observability_settings import ObservabilitySettings
 
     settings = ObservabilitySettings(enabled=True)
     name = service_name(spec.name, settings, os.environ if env is None else env)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from holodeck.spec.observability_settings import (
+from holodeck.spec.models.observability_settings import (
     ConsoleExporter,
     ObservabilitySettings,
     OtlpExporter,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from holodeck.spec.observability_settings import PrometheusExporter
+from holodeck.spec.models.observability_settings import PrometheusExporter
 
 
 class _Quiet(WSGIRequestHandler):

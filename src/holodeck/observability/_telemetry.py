@@ -22,7 +22,7 @@ from holodeck.observability._redact import Redactor, redacting_exporter, redacti
 from holodeck.observability._sampling import record_all_sampler
 from holodeck.observability._span_metrics import span_metrics_processor
 from holodeck.observability._tree import SpanNode, span_trees
-from holodeck.spec.observability_settings import ObservabilitySettings
+from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 # Flushing at the end of a run waits at most this long, whatever the export timeout.
 FLUSH_LIMIT_MS = 5000

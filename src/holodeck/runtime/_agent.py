@@ -40,7 +40,7 @@ from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings

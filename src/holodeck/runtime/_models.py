@@ -5,8 +5,8 @@ from __future__ import annotations
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import BuiltModel, build_model, effective_settings
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.settings_models import ExecutionSettings
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.settings import ExecutionSettings
 
 
 def choose_model(

@@ -11,8 +11,8 @@ from pydantic_ai import FunctionToolset, RunContext, Tool
 
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime._turn import CURRENT_TURN, Turn
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import AgentTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import AgentTool
 
 if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent

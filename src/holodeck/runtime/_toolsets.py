@@ -15,8 +15,8 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import (
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import (
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,

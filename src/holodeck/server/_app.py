@@ -23,7 +23,7 @@ from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 
 
 def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAPI:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.settings_models import DeploymentSettings, NamedKey, UploadSettings
+from holodeck.spec.models.settings import DeploymentSettings, NamedKey, UploadSettings
 
 DEFAULT = DeploymentSettings()
 

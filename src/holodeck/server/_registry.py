@@ -24,7 +24,7 @@ from holodeck.server._request_log import RequestLog
 from holodeck.server._stores import StoreIdentity, open_store, store_identity
 from holodeck.server._uploads import NAME_RULE, Staged, UploadStore
 from holodeck.sessions import SessionStore
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.python_modules import ModuleSpace
 
 log = logging.getLogger("holodeck.server")

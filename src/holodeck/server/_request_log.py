@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from holodeck.private_files import private_opener
-from holodeck.spec.settings_models import LoggingSettings
+from holodeck.spec.models.settings import LoggingSettings
 
 _LEVELS = {
     "DEBUG": logging.DEBUG,

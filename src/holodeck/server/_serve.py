@@ -22,7 +22,7 @@ from holodeck.config.child_env import child_environment
 from holodeck.config.own_process import quiet_program
 from holodeck.server._app import create_app
 from holodeck.server._options import ServeOptions
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 
 OPTIONS_FILE_VAR = "HOLODECK_SERVE_OPTIONS_FILE"
 

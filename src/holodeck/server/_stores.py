@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from holodeck.sessions import SessionStore
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.settings_models import MemorySettings
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.settings import MemorySettings
 
 StoreIdentity = tuple[str, str, float | None]  # kind, where, time to live
 

@@ -32,11 +32,17 @@ from holodeck.errors import HoloDeckError
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent
 from holodeck.server._errors import ApiError
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.archive import CONFIG_FILE, ArchiveTooLarge, MiB, extract_image, human_size
+from holodeck.spec.archives.unpack import (
+    CONFIG_FILE,
+    ArchiveTooLarge,
+    MiB,
+    extract_image,
+    human_size,
+)
 from holodeck.spec.diagnostics import Diagnostic, SpecError
-from holodeck.spec.settings_models import UploadSettings
-from holodeck.spec.tools import FunctionTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.settings import UploadSettings
+from holodeck.spec.models.tools import FunctionTool
 from holodeck.tools.python_modules import ModuleLoadError, ModuleSpace, claim, load_module
 
 log = logging.getLogger("holodeck.server")

@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING
 from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from holodeck.spec.agent_spec import AgentSpec as AgentSpec
-    from holodeck.spec.agent_spec import InteractionSpec as InteractionSpec
-    from holodeck.spec.agent_spec import SkillSpec as SkillSpec
     from holodeck.spec.diagnostics import Diagnostic as Diagnostic
     from holodeck.spec.diagnostics import Severity as Severity
     from holodeck.spec.diagnostics import SpecError as SpecError
+    from holodeck.spec.models.agent_spec import AgentSpec as AgentSpec
+    from holodeck.spec.models.agent_spec import InteractionSpec as InteractionSpec
+    from holodeck.spec.models.agent_spec import SkillSpec as SkillSpec
 
 _EXPORTS = {
-    "AgentSpec": "holodeck.spec.agent_spec",
-    "InteractionSpec": "holodeck.spec.agent_spec",
-    "SkillSpec": "holodeck.spec.agent_spec",
+    "AgentSpec": "holodeck.spec.models.agent_spec",
+    "InteractionSpec": "holodeck.spec.models.agent_spec",
+    "SkillSpec": "holodeck.spec.models.agent_spec",
     "Diagnostic": "holodeck.spec.diagnostics",
     "Severity": "holodeck.spec.diagnostics",
     "SpecError": "holodeck.spec.diagnostics",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from holodeck.spec.diagnostics import Collector, FieldPath
-from holodeck.spec.yaml_source import YamlDocument
+from holodeck.spec.yaml.source import YamlDocument
 
 _REFERENCE = re.compile(r"\$(\$?)\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

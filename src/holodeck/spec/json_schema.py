@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from holodeck._version import __version__
-from holodeck.spec.agent_file import AgentFile
+from holodeck.spec.agent_yaml.agent_file import AgentFile
 
 
 def agent_yaml_schema() -> dict[str, Any]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from holodeck.spec.diagnostics import Collector
 from holodeck.spec.env_references import substitute
-from holodeck.spec.settings_models import Settings
-from holodeck.spec.yaml_source import YamlDocument
+from holodeck.spec.models.settings import Settings
+from holodeck.spec.yaml.source import YamlDocument
+
+if TYPE_CHECKING:
+    from holodeck.spec.models.agent_spec import AgentSpec
 
 MAX_DEPTH = 8  # sub-agents nest at most this deep
 
@@ -29,16 +32,23 @@ def definition_key(path: Path) -> Path:
 # message) for each problem. It reads the data, so the layer that knows formats gives it.
 SourceCheck = Callable[[Any, Path], list[tuple[tuple[str | int, ...], str]]]
 
+# Loads the definition at a path, whatever its format: a sub-agent is loaded the way the top
+# agent was. The loading entry (`holodeck.config.loader`) gives it, so formats need not
+# import each other or the dispatch.
+DefinitionLoader = Callable[[Path, "LoadContext"], "AgentSpec"]
+
 
 @dataclass
 class LoadContext:
     """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server);
     `cache_dir` is where image archives named by the definition are unpacked;
+    `load_definition` loads sub-agents;
     `source_check` (from `holodeck validate`) checks search tools' data files."""
 
     env: Mapping[str, str] | None
     settings: Settings
     cache_dir: Path
+    load_definition: DefinitionLoader
     strict: bool = False
     stack: tuple[Path, ...] = ()
     collector: Collector = field(default_factory=Collector)
@@ -53,6 +63,7 @@ class LoadContext:
             self.env,
             self.settings,
             self.cache_dir,
+            self.load_definition,
             self.strict,
             (*self.stack, definition_key(path)),
             source_check=self.source_check,

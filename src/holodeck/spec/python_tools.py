@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from holodeck.spec._base import TOOL_NAME_PATTERN
 from holodeck.spec.diagnostics import Diagnostic
+from holodeck.spec.models.base import TOOL_NAME_PATTERN
 
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from holodeck.spec.cases import TestCase, expected_name
 from holodeck.spec.diagnostics import FieldPath, did_you_mean
-from holodeck.spec.evaluations import CodeMetric, Metric
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.model_settings import PROVIDER_TYPES, ModelSettings
+from holodeck.spec.models.cases import TestCase, expected_name
+from holodeck.spec.models.evaluations import CodeMetric, Metric
+from holodeck.spec.models.model_settings import PROVIDER_TYPES, ModelSettings
 from holodeck.spec.python_tools import FoundFunction, public_functions
-from holodeck.spec.yaml_source import YamlDocument
+from holodeck.spec.yaml.source import YamlDocument
 
 PathKind = Literal["file", "directory", "any"]
 

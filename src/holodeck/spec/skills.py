@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from holodeck.spec.agent_spec import SkillSpec
 from holodeck.spec.diagnostics import Collector, Diagnostic, SpecError
-from holodeck.spec.image_files import SkillFrontmatter
-from holodeck.spec.validation_errors import validate
-from holodeck.spec.yaml_source import parse_yaml
+from holodeck.spec.image.files import SkillFrontmatter
+from holodeck.spec.models.agent_spec import SkillSpec
+from holodeck.spec.validation.errors import validate
+from holodeck.spec.yaml.source import parse_yaml
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
 

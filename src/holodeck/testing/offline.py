@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from holodeck.llm.providers import override_settings
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec.model_settings import ModelSettings, ProviderType
+from holodeck.spec.models.model_settings import ModelSettings, ProviderType
 from holodeck.testing.results import MetricResult
 
 if TYPE_CHECKING:
-    from holodeck.spec.agent_spec import AgentSpec
+    from holodeck.spec.models.agent_spec import AgentSpec
 
 OFFLINE = "test"  # the `--model` of an offline run
 

@@ -25,9 +25,9 @@ from holodeck.runtime import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
-from holodeck.spec.evaluations import Metric
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
+from holodeck.spec.models.evaluations import Metric
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,

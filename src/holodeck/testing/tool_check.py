@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from holodeck.spec.cases import MATCHER_KEYS, ExpectedTool, ToolOrder
+from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, ToolOrder
 from holodeck.testing.results import ArgMismatch, ToolCallRecord, ToolCheck
 
 

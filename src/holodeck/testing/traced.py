@@ -12,7 +12,7 @@ from holodeck.observability import names
 
 if TYPE_CHECKING:
     from holodeck.observability import Telemetry
-    from holodeck.spec.evaluations import Metric
+    from holodeck.spec.models.evaluations import Metric
     from holodeck.testing.metrics import JudgeFactory, Sample
     from holodeck.testing.results import CaseRun, MetricResult
 

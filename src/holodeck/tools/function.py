@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic_ai import Tool
 
-from holodeck.spec.function_parameters import parameters_schema
-from holodeck.spec.tools import FunctionTool
+from holodeck.spec.agent_yaml.function_parameters import parameters_schema
+from holodeck.spec.models.tools import FunctionTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.python_modules import load_module
 from holodeck.tools.threads import threaded

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic_ai import RunContext, Tool
 
-from holodeck.spec.tools import PromptParameter, PromptTool
+from holodeck.spec.models.tools import PromptParameter, PromptTool
 from holodeck.tools.errors import ToolLoadError
 
 _JSON_TYPES: dict[str, Any] = {

@@ -20,8 +20,8 @@ from holodeck.errors import ExecutionError, HoloDeckError
 from holodeck.llm.offline_model import SEARCH_BY_PROMPT
 from holodeck.llm.run_options import RunOptions
 from holodeck.rag.index import SearchIndex, SyncReport
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import SearchTool
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import SearchTool
 from holodeck.tools.search_index import search_index
 
 log = logging.getLogger("holodeck.tools.search")

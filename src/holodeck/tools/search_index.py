@@ -14,14 +14,14 @@ from holodeck.llm.run_options import RunOptions
 from holodeck.rag.index import SearchIndex, SearchSettings
 from holodeck.rag.ingest import IngestOptions
 from holodeck.rag.stores._protocol import StoreLocation
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import (
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
     HierarchicalDocumentTool,
     SearchTool,
 )
-from holodeck.spec.vector_databases import DatabaseConnection
+from holodeck.spec.models.vector_databases import DatabaseConnection
 
 if TYPE_CHECKING:
     from holodeck.rag.embeddings._protocol import Embedder
@@ -132,7 +132,7 @@ def choose_tool_embedder(
         # agent.yaml's `embedding_provider`: a model block with its own credentials
         model, wanted = spec.embedding_provider, spec.embedding_provider.name
     if model is None:
-        from holodeck.spec.model_settings import ModelSettings
+        from holodeck.spec.models.model_settings import ModelSettings
 
         model = ModelSettings(provider="test")
     choice = choose_embedder(

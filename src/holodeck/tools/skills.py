@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic_ai import FunctionToolset, ModelRetry
 
-from holodeck.spec.agent_spec import SkillSpec
+from holodeck.spec.models.agent_spec import SkillSpec
 
 MAX_FILE_BYTES = 256 * 1024
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from holodeck.cli.chat.conversation import Conversation, SessionFileError
 from holodeck.cli.chat.view import ChatView
 from holodeck.runtime import Agent, InputRefused
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.tools import (
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.tools import (
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,

@@ -18,7 +18,7 @@ from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError
 from holodeck.llm.cassette import CassetteError
 from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
-from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.models.agent_spec import AgentSpec
 
 __all__ = ["Conversation", "Outcome", "SessionFileError"]
 

@@ -27,8 +27,8 @@ from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel, build_model
 
 if TYPE_CHECKING:
-    from holodeck.spec.model_settings import ModelSettings
-    from holodeck.spec.settings_models import ExecutionSettings, Settings
+    from holodeck.spec.models.model_settings import ModelSettings
+    from holodeck.spec.models.settings import ExecutionSettings, Settings
 
 
 RECORD_VARIABLE = "HOLODECK_RECORD"

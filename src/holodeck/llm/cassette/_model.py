@@ -30,8 +30,8 @@ from holodeck.llm.providers import BuiltModel
 
 if TYPE_CHECKING:
     from holodeck.llm.cassette import Cassette
-    from holodeck.spec.model_settings import ModelSettings
-    from holodeck.spec.settings_models import Settings
+    from holodeck.spec.models.model_settings import ModelSettings
+    from holodeck.spec.models.settings import Settings
 
 
 _STREAM_CHUNKS = 4
@@ -139,7 +139,7 @@ def _stand_in(
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
     from holodeck.llm.providers import _sampling
-    from holodeck.spec.model_settings import ProviderType
+    from holodeck.spec.models.model_settings import ProviderType
 
     name = f"{model.provider}/{model.name}" if model.name else model.provider
 

@@ -12,8 +12,8 @@ from holodeck.rag.embeddings._local import LocalEmbedder, check_local_dimensions
 from holodeck.rag.embeddings._plan import NoEmbedder, Plan, describe_plan, plan_embedder
 from holodeck.rag.embeddings._protocol import Embedder
 from holodeck.rag.embeddings._remote import ModelEmbedder
-from holodeck.spec.model_settings import ModelSettings, ProviderType
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.model_settings import ModelSettings, ProviderType
+from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
     from pydantic_ai.embeddings import EmbeddingModel, EmbeddingSettings

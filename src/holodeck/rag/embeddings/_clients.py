@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from holodeck.llm.hosted import HOSTED_URLS, is_hosted
 from holodeck.llm.providers import OLLAMA_DEFAULT, UNUSED_KEY
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.models.model_settings import ProviderType
 
 if TYPE_CHECKING:
     import httpx2

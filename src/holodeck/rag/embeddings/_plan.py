@@ -11,8 +11,8 @@ from holodeck.config.credentials import ResolvedModel, key_variable, resolve_mod
 from holodeck.errors import ConfigurationError
 from holodeck.rag.embeddings._clients import VERTEX_PROJECT_VARS
 from holodeck.rag.embeddings._local import LOCAL_INSTALL, LOCAL_MODEL, local_installed
-from holodeck.spec.model_settings import ModelSettings, ProviderType, split_model_string
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.models.model_settings import ModelSettings, ProviderType, split_model_string
+from holodeck.spec.models.settings import Settings
 
 # The embedding model each provider is known for; the rest have none (Anthropic, the
 # offline `test` provider, most hosted chat services) and get the offline model.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from holodeck.spec.evaluations import (
+from holodeck.spec.models.evaluations import (
     AI_METRICS,
     CodeMetric,
     GEvalMetric,

@@ -33,7 +33,7 @@ from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.python_modules import load_module
 
 if TYPE_CHECKING:
-    from holodeck.spec.evaluations import CodeMetric
+    from holodeck.spec.models.evaluations import CodeMetric
 
 ARGUMENTS = ("input", "output", "ground_truth", "context", "tool_calls", "structured_output")
 

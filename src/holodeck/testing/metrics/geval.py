@@ -25,7 +25,7 @@ from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.results import MetricResult
 
 if TYPE_CHECKING:
-    from holodeck.spec.evaluations import GEvalMetric
+    from holodeck.spec.models.evaluations import GEvalMetric
 
 GEVAL_SCALE = Scale(0, 10)
 STRICT_SCALE = Scale(0, 1, whole=True)

@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
     from holodeck.llm.providers import BuiltModel
     from holodeck.observability import Telemetry
-    from holodeck.spec.agent_spec import AgentSpec
-    from holodeck.spec.evaluations import EvaluationConfig, StandardMetric
-    from holodeck.spec.model_settings import ModelSettings
+    from holodeck.spec.models.agent_spec import AgentSpec
+    from holodeck.spec.models.evaluations import EvaluationConfig, StandardMetric
+    from holodeck.spec.models.model_settings import ModelSettings
 
 JUDGE_TOOL = "verdict"
 OUTPUT_RETRIES = 2  # invalid answers (score off the scale) sent back to the judge

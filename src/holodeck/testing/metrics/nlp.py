@@ -40,7 +40,7 @@ from holodeck.testing.metrics.sample import MetricError, Outcome, Sample
 from holodeck.testing.results import MetricResult
 
 if TYPE_CHECKING:
-    from holodeck.spec.evaluations import StandardMetric
+    from holodeck.spec.models.evaluations import StandardMetric
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 ROUGE_ALIASES = {"rouge": "rougeL"}

@@ -32,7 +32,7 @@ from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.results import MetricResult
 
 if TYPE_CHECKING:
-    from holodeck.spec.evaluations import RagMetric
+    from holodeck.spec.models.evaluations import RagMetric
 
 # metric -> (what the judge sees, the procedure)
 RAG_TASKS: dict[str, tuple[tuple[str, ...], str]] = {

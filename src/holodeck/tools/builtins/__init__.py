@@ -41,9 +41,9 @@ from pydantic_ai.toolsets import AbstractToolset
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
 from holodeck.llm.run_options import RunOptions
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.image_files import BuiltinConfig
-from holodeck.spec.model_settings import ProviderType
+from holodeck.spec.image.files import BuiltinConfig
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.model_settings import ProviderType
 from holodeck.tools.builtins._errors import BuiltinToolError, WebFetchError, WebSearchError
 from holodeck.tools.builtins._fetch import (
     HTML_TYPES,

@@ -11,8 +11,8 @@ import httpx2
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from holodeck.net import OutboundPolicy, checked_client
-from holodeck.spec.agent_spec import AgentSpec
-from holodeck.spec.image_files import BuiltinConfig
+from holodeck.spec.image.files import BuiltinConfig
+from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins._errors import WebSearchError
 from holodeck.tools.builtins._fetch import USER_AGENT
 from holodeck.tools.builtins._html import _SPACES

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from holodeck.net import OutboundPolicy
-from holodeck.spec.tools import McpTool
+from holodeck.spec.models.tools import McpTool
 from holodeck.tools.mcp._connection import (
     CALL_TIMEOUT_S,
     HTTP_STARTUP_S,

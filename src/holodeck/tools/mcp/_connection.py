@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
-from holodeck.spec.tools import McpTool, RetryPolicy
+from holodeck.spec.models.tools import McpTool, RetryPolicy
 from holodeck.tools.mcp._errors import (
     McpServerError,
     McpToolError,

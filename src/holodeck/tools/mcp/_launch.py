@@ -9,7 +9,7 @@ from pathlib import Path
 
 from holodeck.config.child_env import child_environment
 from holodeck.net import OutboundPolicy
-from holodeck.spec.tools import McpTool
+from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 
 FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem"

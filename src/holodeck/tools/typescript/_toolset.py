@@ -18,7 +18,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from holodeck.spec.tools import TypeScriptTool
+from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript._install import (
     NODE_MODULES_ENV,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
-from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_limits import DEFINITION, MAX_DEPTH, YamlLimits, too_deep
+from holodeck.spec.yaml.document import Position, YamlDocument
+from holodeck.spec.yaml.limits import DEFINITION, MAX_DEPTH, YamlLimits, too_deep
 
 # YAML 1.1 line breaks that YAML 1.2 reads as content, a byte-order mark, and tabs
 # (libyaml takes some as blanks where the round-trip parser rejects them).

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.models.base import NonEmpty, Strict
 
 # Shipped keys nothing here acts on, with why and what to write instead.
 _REFUSED: dict[str, tuple[str, str]] = {

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.vector_databases import DatabaseConnection
+from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.vector_databases import DatabaseConnection
 
 
 class FunctionTool(Strict):
@@ -279,7 +279,7 @@ class McpTool(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import translate_mcp
+        from holodeck.spec.compat.execution import translate_mcp
 
         return translate_mcp(data)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from holodeck.spec.compat_execution import EXECUTION_REFUSED
-from holodeck.spec.settings_models import Settings
+from holodeck.spec.compat.execution import EXECUTION_REFUSED
+from holodeck.spec.models.settings import Settings
 
 # Fields a config.yaml provider entry lends to the models that name it.
 MODEL_DEFAULTS = ("name", "temperature", "max_tokens", "top_p")

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from holodeck.spec._base import Strict
+from holodeck.spec.models.base import Strict
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.spec._yaml_fast import parse_fast
-from holodeck.spec._yaml_roundtrip import parse_roundtrip
 from holodeck.spec.diagnostics import Diagnostic, SpecError
-from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_limits import DEFINITION, YamlLimits, check_structure, read_limited
+from holodeck.spec.yaml._fast import parse_fast
+from holodeck.spec.yaml._roundtrip import parse_roundtrip
+from holodeck.spec.yaml.document import Position, YamlDocument
+from holodeck.spec.yaml.limits import DEFINITION, YamlLimits, check_structure, read_limited
 
 __all__ = ["Position", "YamlDocument", "parse_yaml", "read_yaml"]
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 from pydantic import Field
 
-from holodeck.spec._base import Strict
-from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.load_context import LoadContext
+from holodeck.spec.models.base import Strict
+from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.references import KnownTools, References
-from holodeck.spec.validation_errors import validate
-from holodeck.spec.yaml_limits import TEST_CASES
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.validation.errors import validate
+from holodeck.spec.yaml.limits import TEST_CASES
+from holodeck.spec.yaml.source import read_yaml
 
 
 class TestFile(Strict):

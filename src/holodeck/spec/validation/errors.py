@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from holodeck.spec import error_phrases as phrases
-from holodeck.spec._base import TOOL_NAME_PATTERN
-from holodeck.spec.compat_model import refused
+from holodeck.spec.compat.model import refused
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
-from holodeck.spec.image_files import SKILL_NAME_PATTERN
-from holodeck.spec.yaml_source import YamlDocument
+from holodeck.spec.image.files import SKILL_NAME_PATTERN
+from holodeck.spec.models.base import TOOL_NAME_PATTERN
+from holodeck.spec.validation import phrases
+from holodeck.spec.yaml.source import YamlDocument
 
 _NAME_RULES = {
     TOOL_NAME_PATTERN: "use letters, digits, `_` or `-` (at most 64 characters)",

@@ -11,30 +11,30 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
-from holodeck.spec.image_executor import ExecutorModel
-from holodeck.spec.image_files import BuiltinConfig, ImageConfig, McpFile
-from holodeck.spec.image_inline_agents import build_inline_agent
-from holodeck.spec.image_inline_tools import InlineTool, mcp_file_data
-from holodeck.spec.image_prepare import prepare
-from holodeck.spec.image_tests import load_image_tests
+from holodeck.spec.image.cases import load_image_tests
+from holodeck.spec.image.executor import ExecutorModel
+from holodeck.spec.image.files import BuiltinConfig, ImageConfig, McpFile
+from holodeck.spec.image.inline_agents import build_inline_agent
+from holodeck.spec.image.inline_tools import InlineTool, mcp_file_data
+from holodeck.spec.image.prepare import prepare
+from holodeck.spec.image.typescript_tools import exported_functions
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
-from holodeck.spec.model_settings import (
+from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
+from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     PROVIDER_TYPES,
     ModelSettings,
     ProviderType,
     split_model_string,
 )
+from holodeck.spec.models.settings import ExecutionSettings, MemorySettings, overlay
+from holodeck.spec.models.tools import FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
-from holodeck.spec.settings_models import ExecutionSettings, MemorySettings, overlay
 from holodeck.spec.skills import load_skill
-from holodeck.spec.tools import FunctionTool, McpTool, TypeScriptTool
-from holodeck.spec.typescript_tools import exported_functions
-from holodeck.spec.validation_errors import validate
-from holodeck.spec.yaml_source import YamlDocument, read_yaml
+from holodeck.spec.validation.errors import validate
+from holodeck.spec.yaml.source import YamlDocument, read_yaml
 
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 
@@ -381,8 +381,6 @@ class _Image:
     def subagents(self) -> dict[str, AgentSpec]:
         """Listed sub-agents, each found by its directory name or by the `name:` its
         config.yaml declares (Omnigent matches the declared name)."""
-        from holodeck.spec.loader import load_definition
-
         listed = self.config.tools.agents
         for name, count in Counter(listed).items():
             if count > 1:
@@ -401,7 +399,7 @@ class _Image:
                 continue
             self._name(name, self.doc.diagnostic(("tools", "agents", index), ""))
             try:
-                found[name] = load_definition(directory, self.ctx.nested(self.root))
+                found[name] = self.ctx.load_definition(directory, self.ctx.nested(self.root))
             except SpecError as exc:
                 self.ctx.collector.extend(exc.diagnostics)
                 continue

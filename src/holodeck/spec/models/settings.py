@@ -16,11 +16,11 @@ from pydantic import (
     model_validator,
 )
 
-from holodeck.spec._base import NonEmpty, Strict
-from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
-from holodeck.spec.network_settings import NetworkSettings
-from holodeck.spec.observability_settings import ObservabilitySettings
-from holodeck.spec.vector_databases import DatabaseConnection
+from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
+from holodeck.spec.models.network_settings import NetworkSettings
+from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.vector_databases import DatabaseConnection
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -230,7 +230,7 @@ class DeploymentSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _not_a_container_form(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import refuse_container_deployment
+        from holodeck.spec.compat.execution import refuse_container_deployment
 
         return refuse_container_deployment(data)
 
@@ -261,7 +261,7 @@ class ExecutionSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import translate_execution
+        from holodeck.spec.compat.execution import translate_execution
 
         return translate_execution(data)
 
@@ -291,7 +291,7 @@ class ProviderEntry(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
-        from holodeck.spec.compat_model import drop_auth_provider
+        from holodeck.spec.compat.model import drop_auth_provider
 
         return drop_auth_provider(data)
 

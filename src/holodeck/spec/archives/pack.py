@@ -16,7 +16,7 @@ from pathlib import Path
 import pathspec
 
 from holodeck.atomic_write import atomic_writer
-from holodeck.spec.archive import CONFIG_FILE, quoted_name, refuse
+from holodeck.spec.archives.unpack import CONFIG_FILE, quoted_name, refuse
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 
 # Never packed, at any depth: VCS data, secrets, caches and local state.

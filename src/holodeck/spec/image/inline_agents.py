@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from holodeck.spec.agent_spec import AgentSpec, Tool
 from holodeck.spec.diagnostics import Severity
-from holodeck.spec.image_executor import ExecutorModel, read_executor
-from holodeck.spec.image_inline_tools import AGENT_REFUSED, InlineTool, split_tools
-from holodeck.spec.image_prepare import reporter
-from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.image.executor import ExecutorModel, read_executor
+from holodeck.spec.image.inline_tools import AGENT_REFUSED, InlineTool, split_tools
+from holodeck.spec.image.prepare import reporter
+from holodeck.spec.models.agent_spec import AgentSpec, Tool
+from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.python_tools import is_valid_tool_name
 
 if TYPE_CHECKING:
-    from holodeck.spec.image_loader import _Image
+    from holodeck.spec.image.loader import _Image
 
 AGENT_KEYS = frozenset({"type", "description", "prompt", "instructions", "executor", "tools"})
 

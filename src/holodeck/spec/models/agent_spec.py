@@ -7,20 +7,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic
-from holodeck.spec.evaluations import EvaluationConfig
-from holodeck.spec.image_files import BuiltinConfig, InputModality, OutputModality
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.network_settings import NetworkSettings
-from holodeck.spec.observability_settings import ObservabilitySettings
-from holodeck.spec.settings_models import (
+from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModality
+from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.evaluations import EvaluationConfig
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.network_settings import NetworkSettings
+from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.settings import (
     DeploymentSettings,
     ExecutionSettings,
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.tools import (
+from holodeck.spec.models.tools import (
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,

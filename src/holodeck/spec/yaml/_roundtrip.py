@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, SpecError
-from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_limits import DEFINITION, YamlLimits
+from holodeck.spec.yaml.document import Position, YamlDocument
+from holodeck.spec.yaml.limits import DEFINITION, YamlLimits
 
 
 def parse_roundtrip(

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from holodeck.spec._base import NonEmpty, Strict
-from holodeck.spec.evaluations import Metric
+from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.evaluations import Metric
 
 MATCHER_KEYS = frozenset({"equals", "regex", "contains", "approx", "tolerance", "ignore"})
 

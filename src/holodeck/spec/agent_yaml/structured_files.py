@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import SpecError
-from holodeck.spec.yaml_limits import DEFINITION, read_limited, too_deep
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.yaml.limits import DEFINITION, read_limited, too_deep
+from holodeck.spec.yaml.source import read_yaml
 
 
 def read_structured(path: Path) -> tuple[Any, str | None]:

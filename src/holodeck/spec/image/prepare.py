@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holodeck.spec.diagnostics import Collector, FieldPath
-from holodeck.spec.image_executor import ExecutorModel, Report, read_executor
-from holodeck.spec.image_inline_tools import InlineTool, split_tools
-from holodeck.spec.server_builtins import server_only
-from holodeck.spec.yaml_source import YamlDocument
+from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
+from holodeck.spec.image.inline_tools import InlineTool, split_tools
+from holodeck.spec.image.server_builtins import server_only
+from holodeck.spec.yaml.source import YamlDocument
 
 
 @dataclass

@@ -23,14 +23,14 @@ from typing import Any
 
 from pydantic import Field
 
-from holodeck.spec._base import Strict
-from holodeck.spec.cases import TestCase
 from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.validation_errors import validate
-from holodeck.spec.yaml_document import Position, YamlDocument
-from holodeck.spec.yaml_limits import TEST_CASES, LimitError, too_deep
-from holodeck.spec.yaml_source import parse_yaml, read_text
+from holodeck.spec.models.base import Strict
+from holodeck.spec.models.cases import TestCase
+from holodeck.spec.validation.errors import validate
+from holodeck.spec.yaml.document import Position, YamlDocument
+from holodeck.spec.yaml.limits import TEST_CASES, LimitError, too_deep
+from holodeck.spec.yaml.source import parse_yaml, read_text
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "TestCasesFile", "load_test_cases_file"]
 

@@ -6,19 +6,19 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from holodeck.spec._base import NonEmpty, Strict
-from holodeck.spec.cases import TestCase
-from holodeck.spec.evaluations import EvaluationConfig
-from holodeck.spec.model_settings import ModelSettings
-from holodeck.spec.network_settings import NetworkSettings
-from holodeck.spec.observability_settings import ObservabilitySettings
-from holodeck.spec.settings_models import (
+from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.evaluations import EvaluationConfig
+from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.network_settings import NetworkSettings
+from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.settings import (
     DeploymentSettings,
     ExecutionSettings,
     LoggingSettings,
     MemorySettings,
 )
-from holodeck.spec.tools import ToolDefinition
+from holodeck.spec.models.tools import ToolDefinition
 
 
 class Instructions(Strict):
@@ -79,6 +79,6 @@ class AgentFile(Strict):
     @model_validator(mode="before")
     @classmethod
     def _backend_blocks(cls, data: Any) -> Any:
-        from holodeck.spec.compat_model import translate_backend_blocks
+        from holodeck.spec.compat.model import translate_backend_blocks
 
         return translate_backend_blocks(data)

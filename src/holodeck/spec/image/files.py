@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
-from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.tools import RetryPolicy, check_http_url
+from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.models.tools import RetryPolicy, check_http_url
 
 InputModality = Literal["text", "image", "audio", "video", "file"]
 OutputModality = Literal["text", "image", "audio"]

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.models.base import NonEmpty, Strict
 
 VectorDatabaseProvider = Literal["embedded", "postgres", "redis", "chromadb", "qdrant"]
 

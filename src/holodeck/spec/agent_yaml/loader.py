@@ -5,28 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.agent_file import AgentFile
-from holodeck.spec.agent_spec import AgentSpec, SkillSpec
-from holodeck.spec.cases import TestCase
-from holodeck.spec.cases_file import FORMATS as TEST_CASE_FORMATS
-from holodeck.spec.cases_file import load_test_cases_file
-from holodeck.spec.compat_model import with_provider_defaults
+from holodeck.spec.agent_yaml.agent_file import AgentFile
+from holodeck.spec.agent_yaml.cases_file import FORMATS as TEST_CASE_FORMATS
+from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
+from holodeck.spec.agent_yaml.function_parameters import check_parameters
+from holodeck.spec.agent_yaml.structured_files import read_structured
+from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
-from holodeck.spec.function_parameters import check_parameters
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
-from holodeck.spec.network_settings import combine_network
-from holodeck.spec.observability_settings import overlay_observability
-from holodeck.spec.references import KnownTools, References
-from holodeck.spec.settings_models import (
+from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.network_settings import combine_network
+from holodeck.spec.models.observability_settings import overlay_observability
+from holodeck.spec.models.settings import (
     ExecutionSettings,
     LoggingSettings,
     MemorySettings,
     overlay,
     overlay_memory,
 )
-from holodeck.spec.skills import load_skill
-from holodeck.spec.structured_files import read_structured
-from holodeck.spec.tools import (
+from holodeck.spec.models.tools import (
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,
@@ -35,8 +33,10 @@ from holodeck.spec.tools import (
     SearchTool,
     VectorstoreTool,
 )
-from holodeck.spec.validation_errors import validate
-from holodeck.spec.yaml_source import read_yaml
+from holodeck.spec.references import KnownTools, References
+from holodeck.spec.skills import load_skill
+from holodeck.spec.validation.errors import validate
+from holodeck.spec.yaml.source import read_yaml
 
 
 def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
@@ -203,8 +203,6 @@ class _Checks(References):
             )
 
     def subagent(self, tool: AgentTool, where: FieldPath) -> AgentSpec | None:
-        from holodeck.spec.loader import load_definition
-
         found = self.path((*where, "path"), tool.path, "agent", "any")
         if found is None:
             return None
@@ -215,7 +213,7 @@ class _Checks(References):
             self.error((*where, "path"), f"sub-agents nest deeper than {MAX_DEPTH}")
             return None
         try:
-            sub = load_definition(found, self.ctx.nested(self.doc.file or found))
+            sub = self.ctx.load_definition(found, self.ctx.nested(self.doc.file or found))
         except RecursionError:
             self.error((*where, "path"), "agents call each other too deeply")
             return None

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag, field_validator, model_validator
 
-from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.diagnostics import did_you_mean
-from holodeck.spec.model_settings import ModelSettings
+from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.model_settings import ModelSettings
 
 AI_METRICS = ("groundedness", "relevance", "coherence", "fluency", "similarity")
 NLP_METRICS = (

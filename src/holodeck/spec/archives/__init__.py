@@ -1,0 +1,1 @@
+"""Image archives (`.tar.gz`): unpacking them safely, naming places inside them, packing them."""

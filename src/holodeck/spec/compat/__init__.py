@@ -1,0 +1,1 @@
+"""Forms written for other tools (the shipped HoloDeck, Omnigent), turned into ours."""

@@ -1,0 +1,1 @@
+"""Validation errors turned into diagnostics a person can act on."""
