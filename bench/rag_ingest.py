@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.rag.index import SearchIndex, SyncReport
-from holodeck.rag.ingest import ingest as read_all
+from holodeck.search.index import SearchIndex, SyncReport
+from holodeck.search.ingest import ingest as read_all
+from holodeck.search.tool_index import search_index
 from holodeck.spec.tools import VectorstoreTool
-from holodeck.tools.search_index import search_index
 from vector_store import K, bench_file
 
 WORDS = [

@@ -7,7 +7,7 @@ Run: .venv/bin/python bench/rag_memory.py [MB ...]   (default 20 200)
 Prints, per file, its rows, the child's peak memory after start-up (imports) and after
 the ingestion, and the time taken; then the ratio of the largest file's peak to the
 smallest's: flat (about 1) when a file is read, embedded and stored a batch at a time
-(`holodeck.rag.ingest.BATCH` chunks), where the whole file was held before (a 200 MB,
+(`holodeck.search.ingest.BATCH` chunks), where the whole file was held before (a 200 MB,
 1.6 M-row CSV took 3.15 GB). The embedding model is a stand-in that needs no network and
 costs next to nothing (a text's vector comes from its hash, 64 dimensions), so the numbers
 are ingestion's own: reading, chunking, embedding calls, storing.
@@ -93,10 +93,10 @@ class HashModel:
 async def ingest(root: Path) -> dict[str, float]:
     """The child's work: the tool's index over `root`, brought up to date once."""
     from holodeck.config.loader import load_agent
-    from holodeck.rag.index import SearchIndex
-    from holodeck.rag.stores import StoreLocation
+    from holodeck.search.index import SearchIndex
+    from holodeck.search.stores import StoreLocation
+    from holodeck.search.tool_index import collection_name, ingest_options, search_settings
     from holodeck.spec.tools import VectorstoreTool
-    from holodeck.tools.search_index import collection_name, ingest_options, search_settings
 
     spec = load_agent(root)
     [tool] = [t for t in spec.tools if isinstance(t, VectorstoreTool)]

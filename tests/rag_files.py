@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from holodeck.rag.ingest import IngestOptions
+from holodeck.search.ingest import IngestOptions
 
 
 def options(root: Path, source: str, **fields: Any) -> IngestOptions:

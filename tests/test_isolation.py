@@ -21,7 +21,7 @@ from pydantic_ai.models.function import FunctionModel
 
 import scripted_servers
 from holodeck.config.credentials import resolve_model
-from holodeck.rag.embeddings._plan import NoEmbedder, Plan, plan_embedder
+from holodeck.search.embeddings._plan import NoEmbedder, Plan, plan_embedder
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.settings_models import Settings, UploadSettings
 from scripted_servers import OpenAIServer, text
@@ -391,8 +391,8 @@ def state() -> dict:
 async def use_holodeck(root: str, url: str, pdf: str) -> None:
     from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
-    from holodeck.rag._pdf import read_pdf
-    from holodeck.rag.embeddings._local import LocalEmbedder, local_installed
+    from holodeck.search._pdf import read_pdf
+    from holodeck.search.embeddings._local import LocalEmbedder, local_installed
     from holodeck.runtime import Agent
 
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import scripted_servers
 from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 from holodeck.llm.errors import ProviderError
-from holodeck.rag.embeddings import (
+from holodeck.search.embeddings import (
     LOCAL_SIZE,
     CachedEmbedder,
     Embedder,
@@ -449,7 +449,7 @@ def test_cache_is_shared_by_concurrent_processes(
         """
         import asyncio, sys
         from pathlib import Path
-        from holodeck.rag.embeddings import choose_embedder
+        from holodeck.search.embeddings import choose_embedder
         from holodeck.spec.model_settings import ModelSettings
         from holodeck.spec.settings_models import Settings
 
@@ -532,7 +532,7 @@ def test_local_model_loads_offline_in_a_fresh_process(tmp_path: Path) -> None:
         """
         import asyncio
         from holodeck.config.own_process import quiet_program
-        from holodeck.rag.embeddings import LocalEmbedder
+        from holodeck.search.embeddings import LocalEmbedder
         quiet_program()  # as the holodeck command and server workers do
         rows = asyncio.run(LocalEmbedder().embed(["offline", "still offline"]))
         print(rows.shape)

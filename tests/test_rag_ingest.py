@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from holodeck.rag.ingest import (
+from holodeck.search.ingest import (
     IngestError,
     IngestOptions,
     chunk_file,
@@ -24,7 +24,7 @@ from holodeck.rag.ingest import (
     rebuild_record,
     source_files,
 )
-from holodeck.rag.mapping import check_mapping
+from holodeck.search.mapping import check_mapping
 from rag_files import make_pdf, options, with_outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # the documented token: a word or a punctuation mark

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holodeck.errors import ConfigurationError, ExecutionError
-from holodeck.rag._bm25 import bm25_rank
-from holodeck.rag._types import Chunk, SourceFile
-from holodeck.rag.stores import StoreLocation, VectorStore, open_store
+from holodeck.search._bm25 import bm25_rank
+from holodeck.search._types import Chunk, SourceFile
+from holodeck.search.stores import StoreLocation, VectorStore, open_store
 
 pytestmark = pytest.mark.anyio
 

@@ -20,12 +20,12 @@ import pytest
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
-from holodeck.rag._pdf import read_pdf
-from holodeck.rag.index import SearchIndex
-from holodeck.rag.ingest import IngestOptions, chunk_file, source_files
-from holodeck.rag.stores import StoreLocation
+from holodeck.search._pdf import read_pdf
+from holodeck.search.index import SearchIndex
+from holodeck.search.ingest import IngestOptions, chunk_file, source_files
+from holodeck.search.stores import StoreLocation
+from holodeck.search.tool_index import ingest_options, search_index, search_settings
 from holodeck.spec.tools import VectorstoreTool
-from holodeck.tools.search_index import ingest_options, search_index, search_settings
 from hostile_files import deep_outline_pdf, flate_bomb_pdf, nested_json
 from server_harness import Serve
 

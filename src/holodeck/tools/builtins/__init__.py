@@ -54,7 +54,7 @@ from holodeck.tools.builtins._fetch import (
     web_fetch_tool,
 )
 from holodeck.tools.builtins._html import BLOCKS, HEADINGS, SKIPPED, html_to_text
-from holodeck.tools.builtins._search import (
+from holodeck.tools.builtins._web_search import (
     DEEP_SNIPPET_CHARS,
     DEFAULT_RESULTS,
     SEARCH_TIMEOUT,
