@@ -419,7 +419,7 @@ def test_using_holodeck_changes_nothing_else_in_its_host_process(
 ) -> None:
     import subprocess
 
-    from rag_files import make_pdf
+    from search_files import make_pdf
 
     spec = {
         "name": "guest",

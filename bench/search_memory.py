@@ -2,7 +2,7 @@
 and 1.6 million rows) ingested by a vectorstore tool with a field mapping into the
 embedded store, each in a process of its own whose peak resident memory is measured.
 
-Run: .venv/bin/python bench/rag_memory.py [MB ...]   (default 20 200)
+Run: .venv/bin/python bench/search_memory.py [MB ...]   (default 20 200)
 
 Prints, per file, its rows, the child's peak memory after start-up (imports) and after
 the ingestion, and the time taken; then the ratio of the largest file's peak to the

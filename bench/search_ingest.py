@@ -1,7 +1,7 @@
 """Search tools at scale: ingest 20,000 CSV rows and 200 pages of markdown with the local
 embedder, re-run unchanged, change one page, then search 100,000 chunks.
 
-Run: .venv/bin/python bench/rag_ingest.py [rows] [pages]   (default 20000 200)
+Run: .venv/bin/python bench/search_ingest.py [rows] [pages]   (default 20000 200)
 
 Prints rows/s and pages/s of the first ingestion (read, chunk, embed, store), the
 unchanged re-run as a fraction of the first (target < 5%), the re-run after one page

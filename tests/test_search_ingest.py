@@ -25,7 +25,7 @@ from holodeck.search.ingest import (
     source_files,
 )
 from holodeck.search.mapping import check_mapping
-from rag_files import make_pdf, options, with_outline
+from search_files import make_pdf, options, with_outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # the documented token: a word or a punctuation mark
 

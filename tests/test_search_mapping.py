@@ -9,7 +9,7 @@ import pytest
 
 from holodeck.search.ingest import IngestError, ingest
 from holodeck.search.mapping import MappingProblem, check_mapping
-from rag_files import options
+from search_files import options
 
 PRODUCTS = "id,name,category,description,specs,price\n1,Kettle,kitchen,Boils water,1.7 l,12\n"
 ARTICLES = {
