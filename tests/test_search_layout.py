@@ -1,5 +1,7 @@
 """Search is one package, `holodeck.search`: its `__init__` files only re-export, importing
-the package costs nothing, and no other package holds search code of its own."""
+the package costs nothing, and no other package holds search code of its own. Web search
+(a builtin tool) is another feature, in `tools/builtins/`, whose `__init__` also only
+re-exports."""
 
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ SRC = Path(holodeck.__file__).parent
 SEARCH = SRC / "search"
 
 
-@pytest.mark.parametrize(
-    "init", sorted(SEARCH.rglob("__init__.py")), ids=lambda p: str(p.relative_to(SRC))
-)
-def test_search_init_files_only_re_export(init: Path) -> None:
+INITS = [*sorted(SEARCH.rglob("__init__.py")), SRC / "tools" / "builtins" / "__init__.py"]
+
+
+@pytest.mark.parametrize("init", INITS, ids=lambda p: str(p.relative_to(SRC)))
+def test_init_files_only_re_export(init: Path) -> None:
     tree = ast.parse(init.read_text(encoding="utf-8"))
     assert ast.get_docstring(tree), f"{init}: say what the package holds"
     for node in tree.body[1:]:

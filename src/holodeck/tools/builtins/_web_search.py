@@ -1,18 +1,24 @@
-"""`web_search` through a search provider's API (Google Custom Search, Perplexity, Nimble),
-and the offline stand-in for the `test` model."""
+"""`web_search`: where its results come from for the run's model (`search_backend`), a
+search provider's API (Google Custom Search, Perplexity, Nimble), and the offline
+stand-in for the `test` model. This searches the web; search over an agent's own files
+(`vectorstore`, `hierarchical_document`) is `holodeck.search`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
+from holodeck.errors import ConfigurationError
+from holodeck.llm.providers import override_settings
+from holodeck.llm.run_options import RunOptions
 from holodeck.net import OutboundPolicy, checked_client
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
+from holodeck.spec.model_settings import ProviderType
 from holodeck.tools.builtins._errors import WebSearchError
 from holodeck.tools.builtins._fetch import USER_AGENT
 from holodeck.tools.builtins._html import _SPACES
@@ -37,6 +43,65 @@ class SearchResult(TypedDict):
 
 
 # --- web_search ----------------------------------------------------------------------
+
+SearchBackend = Literal["provider", "native", "offline"]
+
+
+def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig) -> SearchBackend:
+    """Where `web_search` results come from, for the model this run uses.
+
+    Raises `ToolLoadError` when there is none: no provider and a model without native
+    search (possible when `--model` replaces the image's OpenAI model)."""
+    if builtin.search_provider is not None:
+        _check_provider(builtin, spec)
+        return "provider"
+    provider, label = _run_model(spec, options)
+    settings = options.for_agent(spec).settings
+    assert settings is not None
+    kind = settings.provider_type(provider) if provider else None
+    if kind is ProviderType.TEST:
+        return "offline"
+    if kind is ProviderType.OPENAI:
+        return "native"
+    raise ToolLoadError(
+        f"web_search: {label} has no built-in web search (only OpenAI models do); "
+        "set a search_provider with its key, e.g. "
+        "`{name: web_search, search_provider: perplexity, api_key: ${PERPLEXITY_API_KEY}}` "
+        "(google also needs engine_id)",
+        spec.source,
+    )
+
+
+def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
+    """The provider of the model the run uses, and how to name that model."""
+    if options.model is not None and not isinstance(options.model, str):
+        return None, f"the model `{options.model.model_name}`"
+    if options.model is not None:
+        try:
+            provider: str | None = override_settings(options.model).provider
+        except ConfigurationError:  # not `test` or `provider/name`: building the model says so
+            provider = None
+        return provider, f"the model `{options.model}`"
+    if spec.model is None:
+        return None, "an agent with no model"
+    name = f"{spec.model.provider}/{spec.model.name}" if spec.model.name else spec.model.provider
+    return spec.model.provider, f"the model `{name}`"
+
+
+def _check_provider(builtin: BuiltinConfig, spec: AgentSpec) -> None:
+    provider = builtin.search_provider
+    if builtin.api_key is None or not builtin.api_key.get_secret_value().strip():
+        raise ToolLoadError(
+            f"web_search: search_provider `{provider}` needs an `api_key` "
+            "(is the ${VARIABLE} it refers to set?)",
+            spec.source,
+        )
+    if provider == "google" and not builtin.engine_id:
+        raise ToolLoadError(
+            "web_search: search_provider `google` needs an `engine_id` "
+            "(the cx of a Programmable Search Engine)",
+            spec.source,
+        )
 
 
 async def offline_web_search(query: str) -> list[SearchResult]:
