@@ -72,9 +72,9 @@ bench: dev services
 	$(BIN)/python bench/server_load.py
 	$(BIN)/python bench/tracing_overhead.py
 	$(BIN)/python bench/vector_store.py
-	$(BIN)/python bench/rag_ingest.py
+	$(BIN)/python bench/search_ingest.py
 	$(BIN)/python bench/yaml_limits.py
-	$(BIN)/python bench/rag_memory.py
+	$(BIN)/python bench/search_memory.py
 	$(BIN)/python bench/server_walls.py
 	$(BIN)/python bench/uploads.py
 	$(BIN)/python bench/outbound_check.py

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from holodeck.rag.embeddings import LOCAL_SIZE, CachedEmbedder, LocalEmbedder
+from holodeck.search.embeddings import LOCAL_SIZE, CachedEmbedder, LocalEmbedder
 
 SENTENCE = "Retrieval finds the passages of a document that answer a question best. "
 

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from holodeck.rag._types import Chunk, SourceFile
-from holodeck.rag.stores import StoreLocation, open_store
+from holodeck.search._types import Chunk, SourceFile
+from holodeck.search.stores import StoreLocation, open_store
 
 PER_FILE = 100  # chunks per source file
 QUERIES = 60

@@ -21,7 +21,7 @@ from pydantic_ai.models.function import FunctionModel
 
 import scripted_servers
 from holodeck.config.credentials import resolve_model
-from holodeck.rag.embeddings._plan import NoEmbedder, Plan, plan_embedder
+from holodeck.search.embeddings._plan import NoEmbedder, Plan, plan_embedder
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings, UploadSettings
 from scripted_servers import OpenAIServer, text
@@ -391,8 +391,8 @@ def state() -> dict:
 async def use_holodeck(root: str, url: str, pdf: str) -> None:
     from holodeck.config.loader import load_agent
     from holodeck.llm.run_options import RunOptions
-    from holodeck.rag._pdf import read_pdf
-    from holodeck.rag.embeddings._local import LocalEmbedder, local_installed
+    from holodeck.search._pdf import read_pdf
+    from holodeck.search.embeddings._local import LocalEmbedder, local_installed
     from holodeck.runtime import Agent
 
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
@@ -419,7 +419,7 @@ def test_using_holodeck_changes_nothing_else_in_its_host_process(
 ) -> None:
     import subprocess
 
-    from rag_files import make_pdf
+    from search_files import make_pdf
 
     spec = {
         "name": "guest",

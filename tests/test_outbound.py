@@ -666,7 +666,7 @@ async def test_an_uploads_own_model_endpoint_is_checked_at_every_connection(
 async def test_an_uploads_own_embedding_endpoint_is_checked_at_every_connection(
     embeddings_server: scripted_servers.EmbeddingsServer, tmp_path: Path
 ) -> None:
-    from holodeck.rag.embeddings import choose_embedder
+    from holodeck.search.embeddings import choose_embedder
     from holodeck.spec.models.model_settings import ModelSettings
     from holodeck.spec.models.settings import Settings
 

@@ -13,9 +13,9 @@ from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
+from holodeck.search.tool_index import search_index, store_location
 from holodeck.spec import SpecError
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
-from holodeck.tools.search_index import search_index, store_location
 from scripted_servers import EmbeddingsServer
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.rag.results import SearchResult
+from holodeck.search.results import SearchResult
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
 PAGE = (Path(__file__).resolve().parent.parent / "docs" / "search.md").read_text()

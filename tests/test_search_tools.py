@@ -23,7 +23,7 @@ from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, ToolCallFinished
-from holodeck.tools.search_index import search_index
+from holodeck.search.tool_index import search_index
 
 pytestmark = pytest.mark.anyio
 
@@ -167,7 +167,7 @@ async def test_without_an_embedding_model_the_tool_says_so_once_and_uses_keyword
             ),
         }
     )
-    caplog.set_level(logging.WARNING, logger="holodeck.tools.search")
+    caplog.set_level(logging.WARNING, logger="holodeck.search")
     spec = load_agent(root)
     index, missing = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
     assert index.embedder is None and missing is not None
@@ -493,7 +493,7 @@ async def test_the_offline_model_searches_with_the_users_question(write: Write) 
 
 
 async def test_a_store_that_failed_to_open_is_tried_again_later(write: Write) -> None:
-    from holodeck.tools import search
+    from holodeck.search.toolset import SearchToolset
 
     blocker = "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
     root = write(
@@ -508,9 +508,9 @@ async def test_a_store_that_failed_to_open_is_tried_again_later(write: Write) ->
         }
     )
     agent = Agent(load_agent(root), RunOptions(model="test"))
-    searches: list[search.SearchToolset] = []
+    searches: list[SearchToolset] = []
     for toolset in agent._toolsets:
-        toolset.apply(lambda t: searches.append(t) if isinstance(t, search.SearchToolset) else None)
+        toolset.apply(lambda t: searches.append(t) if isinstance(t, SearchToolset) else None)
     searches[0].retry_after_s = 0.0  # this agent's toolset only
     async with agent:
         first = [e async for e in agent.run("express delivery")]

@@ -60,7 +60,7 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
 
 
 async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
-    from holodeck.tools.search_index import search_index
+    from holodeck.search.tool_index import search_index
 
     for tool in tools:
         index, missing = search_index(tool, spec, options)
@@ -77,7 +77,4 @@ async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: RunOpti
             f"{report.chunks} stored; {how}; {seconds:.1f} s"
         )
         for issue in report.issues:
-            where = issue.source + (
-                f", record {issue.record_index}" if issue.record_index is not None else ""
-            )
-            click.secho(f"  warning: {where}: {issue.message}", fg="yellow", err=True)
+            click.secho(f"  warning: {issue.where}: {issue.message}", fg="yellow", err=True)

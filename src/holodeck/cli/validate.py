@@ -31,8 +31,8 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
       holodeck validate examples/*/ --strict
       holodeck validate my-image.tar.gz --json
     """
-    from holodeck.cli.search_checks import check_search_sources, embedders_of
     from holodeck.config.loader import load_agent
+    from holodeck.search.checks import check_search_sources, embedders_of
     from holodeck.spec import SpecError
 
     results = []

@@ -65,7 +65,7 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
 
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
-        from holodeck.tools.search import SearchToolset
+        from holodeck.search.toolset import SearchToolset
 
         sets.append(SearchToolset(searches, spec, options))
     shared = [t for t in mcp if t.scope == "agent"]

@@ -28,24 +28,9 @@ HOLODECK_GOOGLE_SEARCH_URL, HOLODECK_PERPLEXITY_SEARCH_URL or HOLODECK_NIMBLE_SE
 (in the run's environment) to the full endpoint URL that replaces the provider's.
 """
 
-from __future__ import annotations
-
-import os
-from typing import Any, Literal
-
-from pydantic_ai import FunctionToolset
-from pydantic_ai.capabilities import AbstractCapability, NativeTool
-from pydantic_ai.native_tools import WebSearchTool
-from pydantic_ai.toolsets import AbstractToolset
-
-from holodeck.errors import ConfigurationError
-from holodeck.llm.providers import override_settings
-from holodeck.llm.run_options import RunOptions
-from holodeck.spec.image.files import BuiltinConfig
-from holodeck.spec.models.agent_spec import AgentSpec
-from holodeck.spec.models.model_settings import ProviderType
 from holodeck.tools.builtins._errors import BuiltinToolError, WebFetchError, WebSearchError
 from holodeck.tools.builtins._fetch import (
+    FETCH_LIMITS,
     HTML_TYPES,
     TEXT_TYPES,
     USER_AGENT,
@@ -54,18 +39,20 @@ from holodeck.tools.builtins._fetch import (
     web_fetch_tool,
 )
 from holodeck.tools.builtins._html import BLOCKS, HEADINGS, SKIPPED, html_to_text
-from holodeck.tools.builtins._search import (
+from holodeck.tools.builtins._toolset import builtin_capabilities, builtin_toolset
+from holodeck.tools.builtins._web_search import (
     DEEP_SNIPPET_CHARS,
     DEFAULT_RESULTS,
     SEARCH_TIMEOUT,
     SEARCH_URLS,
     SNIPPET_CHARS,
+    SearchBackend,
     SearchFunction,
     SearchResult,
     offline_web_search,
     provider_search,
+    search_backend,
 )
-from holodeck.tools.errors import ToolLoadError
 
 __all__ = [
     "BLOCKS",
@@ -96,104 +83,3 @@ __all__ = [
     "search_backend",
     "web_fetch_tool",
 ]
-
-FETCH_LIMITS = FetchLimits()  # the defaults; `builtin_toolset(fetch_limits=...)` for others
-
-
-# --- assembly ----------------------------------------------------------------------
-
-SearchBackend = Literal["provider", "native", "offline"]
-
-
-def builtin_toolset(
-    spec: AgentSpec,
-    options: RunOptions,
-    *,
-    fetch_limits: FetchLimits = FETCH_LIMITS,
-    search_timeout: float = SEARCH_TIMEOUT,
-) -> AbstractToolset[Any]:
-    """The function tools for `spec.builtins`, `web_fetch` reading within `fetch_limits`
-    and a provider's `web_search` ending after `search_timeout` seconds. A native
-    `web_search` is not among them: the agent gets it from `builtin_capabilities`."""
-    toolset: FunctionToolset[Any] = FunctionToolset()
-    env = options.env if options.env is not None else os.environ
-    policy = options.for_agent(spec).outbound
-    assert policy is not None
-    for builtin in spec.builtins:
-        if builtin.name == "web_fetch":
-            fetch = web_fetch_tool(policy, fetch_limits)
-            toolset.add_function(fetch, name="web_fetch", takes_ctx=False)
-            continue
-        backend = search_backend(spec, options, builtin)
-        if backend == "provider":
-            search = provider_search(builtin, env, spec, policy, search_timeout)
-            toolset.add_function(search, name="web_search", takes_ctx=False)
-        elif backend == "offline":
-            toolset.add_function(offline_web_search, name="web_search", takes_ctx=False)
-    return toolset
-
-
-def builtin_capabilities(spec: AgentSpec, options: RunOptions) -> list[AbstractCapability[Any]]:
-    """The native tools for `spec.builtins`, for `Agent(capabilities=...)`: OpenAI's
-    server-side web search when `web_search` has no provider and the model is OpenAI's."""
-    for builtin in spec.builtins:
-        if builtin.name == "web_search" and search_backend(spec, options, builtin) == "native":
-            return [NativeTool[Any](WebSearchTool())]
-    return []
-
-
-def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig) -> SearchBackend:
-    """Where `web_search` results come from, for the model this run uses.
-
-    Raises `ToolLoadError` when there is none: no provider and a model without native
-    search (possible when `--model` replaces the image's OpenAI model)."""
-    if builtin.search_provider is not None:
-        _check_provider(builtin, spec)
-        return "provider"
-    provider, label = _run_model(spec, options)
-    settings = options.for_agent(spec).settings
-    assert settings is not None
-    kind = settings.provider_type(provider) if provider else None
-    if kind is ProviderType.TEST:
-        return "offline"
-    if kind is ProviderType.OPENAI:
-        return "native"
-    raise ToolLoadError(
-        f"web_search: {label} has no built-in web search (only OpenAI models do); "
-        "set a search_provider with its key, e.g. "
-        "`{name: web_search, search_provider: perplexity, api_key: ${PERPLEXITY_API_KEY}}` "
-        "(google also needs engine_id)",
-        spec.source,
-    )
-
-
-def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
-    """The provider of the model the run uses, and how to name that model."""
-    if options.model is not None and not isinstance(options.model, str):
-        return None, f"the model `{options.model.model_name}`"
-    if options.model is not None:
-        try:
-            provider: str | None = override_settings(options.model).provider
-        except ConfigurationError:  # not `test` or `provider/name`: building the model says so
-            provider = None
-        return provider, f"the model `{options.model}`"
-    if spec.model is None:
-        return None, "an agent with no model"
-    name = f"{spec.model.provider}/{spec.model.name}" if spec.model.name else spec.model.provider
-    return spec.model.provider, f"the model `{name}`"
-
-
-def _check_provider(builtin: BuiltinConfig, spec: AgentSpec) -> None:
-    provider = builtin.search_provider
-    if builtin.api_key is None or not builtin.api_key.get_secret_value().strip():
-        raise ToolLoadError(
-            f"web_search: search_provider `{provider}` needs an `api_key` "
-            "(is the ${VARIABLE} it refers to set?)",
-            spec.source,
-        )
-    if provider == "google" and not builtin.engine_id:
-        raise ToolLoadError(
-            "web_search: search_provider `google` needs an `engine_id` "
-            "(the cx of a Programmable Search Engine)",
-            spec.source,
-        )

@@ -34,6 +34,9 @@ class FetchLimits:
     max_redirects: int = 5
 
 
+FETCH_LIMITS = FetchLimits()  # the defaults; `builtin_toolset(fetch_limits=...)` for others
+
+
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset(
     {"application/json", "application/xml", "application/javascript", "application/x-ndjson"}

@@ -1,0 +1,21 @@
+"""Search: the `vectorstore` and `hierarchical_document` tools, from their definition to
+the ranked results the agent reads.
+
+The pipeline is `load -> chunk -> embed -> store -> search`; each stage is a module of its
+own and talks to the next through the types in `_types`:
+
+- `tool_index`: a tool's definition -> its `SearchIndex` (what to read, which embedding
+  model, which store); `holodeck ingest`, `holodeck validate` and the agent share it.
+- `toolset`: the agent's search tools (`SearchToolset`): indexes open and catch up with
+  their sources on start or first use; one that cannot open is reported and retried.
+- `checks`: what `holodeck validate` says about search tools (field mapping, embedders).
+- `ingest` (with `_files`, `_formats`, `_reading`, `_documents`, `_pdf*`, `_headings`,
+  `_chunking`, `_records`, `_record_*`, `_json_records`, `_samples`, `_seen_ids`,
+  `_options`) and `mapping`: read a source and cut it into chunks.
+- `embeddings/`: provider APIs or the local model, with an on-disk cache.
+- `stores/`: the embedded store (SQLite + numpy) and vector databases.
+- `index`: `SearchIndex`, keeps a store in step with the sources and answers queries;
+  `fusion`, `_bm25` and `results` rank and shape what it returns.
+
+Importing this package imports none of them: each is loaded by what uses it.
+"""

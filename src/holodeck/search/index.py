@@ -1,0 +1,262 @@
+"""A search tool's index: keeps a store in step with the sources, and answers queries.
+
+`sync()` is incremental: files whose content hash the store already holds are skipped,
+changed files replace their chunks, deleted files lose theirs. A file is read, chunked,
+embedded and stored a batch of chunks at a time (`ingest.BATCH`), so memory stays flat
+in the size of a file; the next batch is read while one is embedded. The embedder's
+cache means a chunk seen before costs nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from holodeck.search._types import Chunk, IngestIssue, Scored, SourceFile
+from holodeck.search.fusion import fuse, top_with_ties
+from holodeck.search.ingest import BATCH, IngestOptions, file_batches, source_files
+from holodeck.search.results import SearchResult, result_of
+from holodeck.search.stores import open_store
+from holodeck.search.stores._protocol import StoreLocation, VectorStore
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from holodeck.search.embeddings._protocol import Embedder
+
+Mode = Literal["semantic", "keyword", "hybrid", "exact"]
+EMBED_BATCH = 256  # texts per embedding call: bounds memory and moves the progress bar
+# Progress of an ingestion: (what is happening, done, total).
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    mode: Mode = "semantic"
+    top_k: int = 5
+    min_score: float | None = None  # on cosine similarity; keyword scores are not filtered
+    semantic_weight: float = 0.5
+    keyword_weight: float = 0.5
+    exact_weight: float = 0.0
+    rrf_k: int = 60
+    contextual: bool = False  # embed "Heading > Sub\n\ntext" rather than the text alone
+
+
+@dataclass
+class SyncReport:
+    files: int = 0
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks: int = 0
+    issues: list[IngestIssue] = field(default_factory=list)
+
+
+class SearchIndex:
+    """One search tool's data: `async with` opens the store; `sync()` brings it up to date;
+    `search(query)` ranks chunks by the tool's mode."""
+
+    def __init__(
+        self,
+        name: str,
+        ingest: IngestOptions,
+        location: StoreLocation,
+        collection: str,
+        embedder: Embedder | None,
+        settings: SearchSettings,
+        *,
+        dimensions: int | None = None,
+    ) -> None:
+        self.name = name
+        self.ingest = ingest
+        self.location = location
+        self.collection = collection
+        self.embedder = embedder
+        self.settings = settings
+        self._dimensions = dimensions
+        self.batch_size = BATCH  # chunks read, embedded and stored at a time
+        self._store: VectorStore | None = None
+        self._stack = contextlib.AsyncExitStack()
+
+    @property
+    def store(self) -> VectorStore:
+        if self._store is None:
+            raise RuntimeError(f"search index `{self.name}` is not open")
+        return self._store
+
+    async def __aenter__(self) -> SearchIndex:
+        dimensions = self._dimensions
+        if self.embedder is not None and dimensions is None:
+            dimensions = int((await self.embedder.embed(["dimensions"])).shape[1])
+        store = open_store(self.location, self.collection, dimensions)
+        self._store = await self._stack.enter_async_context(store)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._store = None
+        await self._stack.aclose()
+
+    async def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the store in step with the source files."""
+        files = await asyncio.to_thread(source_files, self.ingest)
+        stored = await self.store.files()
+        report = SyncReport(files=len(files))
+        present = {f.path for f in files}
+        for path in sorted(set(stored) - present):
+            await self.store.delete_file(path)
+            report.removed.append(path)
+        changed = [f for f in files if stored.get(f.path) != f.content_hash]
+        report.changed = [f.path for f in changed]
+        if not changed:
+            report.chunks = await self.store.count()
+            return report
+        tally = _Tally("embedding" if self.embedder is not None else "indexing", progress)
+        parts = self._parts(changed, report, progress)
+        reading = asyncio.ensure_future(asyncio.to_thread(next, parts, None))
+        pending: list[_Part] = []
+        try:
+            while (part := await reading) is not None:
+                reading = asyncio.ensure_future(asyncio.to_thread(next, parts, None))
+                pending.append(part)
+                tally.read(len(part.chunks))
+                if sum(len(p.chunks) for p in pending) >= self.batch_size:
+                    await self._store_parts(pending, tally)
+                    pending = []
+            await self._store_parts(pending, tally)
+        finally:
+            if not reading.done():  # cancelled or failed: let the reader finish its batch
+                await asyncio.gather(reading, return_exceptions=True)
+            parts.close()
+        report.chunks_embedded = tally.embedded
+        report.chunks = await self.store.count()
+        return report
+
+    def _parts(
+        self, files: Sequence[SourceFile], report: SyncReport, progress: Progress | None
+    ) -> Generator[_Part, None, None]:
+        """The changed files' chunks, a batch at a time, then a last empty part for each
+        file that tells the store it is complete. Runs in a worker thread, a part ahead."""
+        for number, file in enumerate(files, start=1):
+            start = 0
+            for chunks, issues in file_batches(file, self.ingest, self.batch_size):
+                report.issues.extend(issues)
+                if chunks:
+                    yield _Part(file, chunks, start, complete=False)
+                    start += len(chunks)
+            yield _Part(file, [], start, complete=True)
+            if progress is not None:
+                progress("reading", number, len(files))
+
+    async def _store_parts(self, parts: list[_Part], tally: _Tally) -> None:
+        """Embed the parts' chunks together (small files share calls), then store each."""
+        chunks = [chunk for part in parts for chunk in part.chunks]
+        vectors = await self._embed(chunks, tally)
+        offset = 0
+        for part in parts:
+            rows = None
+            if vectors is not None and part.chunks:
+                rows = vectors[offset : offset + len(part.chunks)]
+            offset += len(part.chunks)
+            await self.store.replace_file(
+                part.file, part.chunks, rows, start=part.start, complete=part.complete
+            )
+
+    async def _embed(self, chunks: list[Chunk], tally: _Tally) -> npt.NDArray[np.float32] | None:
+        if self.embedder is None or not chunks:
+            tally.done(len(chunks))
+            return None
+        texts = [self._embedded_text(c) for c in chunks]
+        rows: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            rows.append(await self.embedder.embed(texts[start : start + EMBED_BATCH]))
+            tally.done(len(rows[-1]))
+        return np.concatenate(rows) if len(rows) > 1 else rows[0]
+
+    def _embedded_text(self, chunk: Chunk) -> str:
+        if self.settings.contextual and chunk.heading_path:
+            return " > ".join(chunk.heading_path) + "\n\n" + chunk.text
+        return chunk.text
+
+    async def search(self, query: str) -> list[SearchResult]:
+        """The best chunks for `query`, ranked by the tool's search mode."""
+        s = self.settings
+        mode = s.mode if self.embedder is not None else _without_vectors(s.mode)
+        wide = max(s.top_k * 4, 20)  # each list deeper than top_k, so fusion has material
+        if mode == "semantic":
+            return [result_of(x.chunk, x.score) for x in await self._semantic(query, s.top_k)]
+        if mode == "keyword":
+            ranked = await self._keyword(query, s.top_k)
+            top = ranked[0].score if ranked else 1.0
+            return [result_of(x.chunk, x.score / top) for x in ranked]
+        lists: list[tuple[Sequence[Scored], float]] = []
+        if mode == "exact":
+            lists.append((await self._exact(query, wide), 1.0))
+        else:
+            if self.embedder is not None and s.semantic_weight > 0:
+                lists.append((await self._semantic(query, wide), s.semantic_weight))
+            if s.keyword_weight > 0:
+                lists.append((await self._keyword(query, wide), s.keyword_weight))
+            if s.exact_weight > 0:
+                lists.append((await self._exact(query, wide), s.exact_weight))
+        fused = top_with_ties(fuse(lists, k=s.rrf_k), s.top_k)
+        return [result_of(scored.chunk, score) for scored, score in fused]
+
+    async def _semantic(self, query: str, k: int) -> list[Scored]:
+        assert self.embedder is not None
+        vector: npt.NDArray[np.float32] = (await self.embedder.embed([query]))[0]
+        found = await self.store.nearest(vector, k)
+        if self.settings.min_score is not None:
+            found = [x for x in found if x.score >= self.settings.min_score]
+        return found
+
+    async def _keyword(self, query: str, k: int) -> list[Scored]:
+        return await self.store.keyword(query, k)
+
+    async def _exact(self, query: str, k: int) -> list[Scored]:
+        """Chunks that contain the query as written (case aside), ranked by keywords."""
+        needle = " ".join(query.split()).casefold()
+        if not needle:
+            return []
+        candidates = await self.store.keyword(query, max(k * 10, 200))
+        return [x for x in candidates if needle in " ".join(x.chunk.text.split()).casefold()][:k]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Chunks of one file, numbered from `start` in it; `complete`: the file's last part."""
+
+    file: SourceFile
+    chunks: list[Chunk]
+    start: int
+    complete: bool
+
+
+class _Tally:
+    """Progress of a sync's embedding: chunks done of those read so far (the total grows
+    as files are read, a batch at a time)."""
+
+    def __init__(self, what: str, progress: Progress | None) -> None:
+        self.what = what
+        self.progress = progress
+        self.total = 0
+        self.embedded = 0
+        self._done = 0
+
+    def read(self, count: int) -> None:
+        self.total += count
+
+    def done(self, count: int) -> None:
+        self._done += count
+        if self.what == "embedding":
+            self.embedded += count
+        if self.progress is not None:
+            self.progress(self.what, self._done, self.total)
+
+
+def _without_vectors(mode: Mode) -> Mode:
+    """With no embedding model, semantic and hybrid searches fall back to keywords."""
+    return "keyword" if mode in ("semantic", "hybrid") else mode

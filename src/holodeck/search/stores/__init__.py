@@ -1,0 +1,10 @@
+"""Where chunks and their vectors live: embedded on disk, or a vector database.
+
+async with open_store(StoreLocation("embedded", Path(".holodeck/vectors")), "docs", 384) as s:
+    await s.replace_file(file, chunks, vectors)
+"""
+
+from holodeck.search.stores._factory import open_store
+from holodeck.search.stores._protocol import StoreLocation, StoreProvider, VectorStore
+
+__all__ = ["StoreLocation", "StoreProvider", "VectorStore", "open_store"]
