@@ -112,7 +112,7 @@ class Received:
                             )
                         )
 
-    def wait_for(self, ready: Callable[[Received], bool], timeout: float = 15.0) -> None:
+    def wait_for(self, ready: Callable[[Received], bool], timeout: float = 60.0) -> None:
         """Poll until `ready(self)` or fail after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while True:

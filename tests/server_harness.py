@@ -33,7 +33,7 @@ def free_port() -> int:
         return port
 
 
-def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+def until(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
     """Poll `check` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     pause = 0.005

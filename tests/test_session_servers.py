@@ -210,7 +210,7 @@ async def test_redis_expires_stale_sessions_itself(redis_url: str) -> None:
     async with raw, RedisSessionStore(redis_url, prefix="expiring:", ttl_s=0.2) as store:
         await store.save("s", b"data")
         assert 0 < await raw.pttl("expiring:session:s") <= 200
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while await raw.exists("expiring:session:s"):  # gone without any load or save
             assert time.monotonic() < deadline, "Redis kept a stale session"
             await asyncio.sleep(0.02)
