@@ -7,14 +7,18 @@ servers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import scripted_servers
 from conftest import Write
+from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
 from holodeck.rag.results import SearchResult
@@ -272,6 +276,12 @@ async def test_the_context_model_writes_a_line_per_chunk_that_is_embedded_and_ca
     again = await search(root, "renew")
     assert len(chat_requests(openai_server)) == 4
     assert [r.matched_content for r in again] == [r.matched_content for r in results]
+    # a changed document changes every chunk's context: each is asked for again
+    guide = root / "data/guide.md"
+    guide.write_text(guide.read_text() + "\nPassports are sent by post.\n")
+    openai_server.script(*(text(f"New line {n}.") for n in range(4)))
+    await search(root, "renew")
+    assert len(chat_requests(openai_server)) == 8
 
 
 async def test_offline_the_context_line_is_the_document_title(write: Write) -> None:
@@ -372,3 +382,32 @@ def test_the_options_in_use_load_without_warnings(write: Write) -> None:
     )
     spec = load_agent(root)
     assert spec.warnings == ()
+
+
+# --- the fixture written the shipped samples' way -----------------------------------------
+
+FIXTURE = Path(__file__).resolve().parent / "compat" / "legislation-retrieval"
+
+
+def test_the_legislation_fixture_runs_offline_with_every_option_at_work(tmp_path: Path) -> None:
+    """`holodeck test --model test` on the fixture: the definition entry (extract_definitions)
+    comes first after reranking, inside its SEC. 2 section (document_domain), with the
+    offline context line in front (context_model)."""
+    root = tmp_path / "agent"
+    shutil.copytree(FIXTURE, root)
+    previous = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(cli, ["test", str(root), "--model", "test", "-o", "run.json"])
+    finally:
+        os.chdir(previous)
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output.lower()
+    data = json.loads((tmp_path / "run.json").read_text())
+    definition_case = next(c for c in data["cases"] if c["name"] == "Find a definition")
+    (call,) = definition_case["runs"][0]["turns"][0]["tool_calls"]
+    first, *rest = call["result"]
+    assert first["metadata"] == {"defined_term": "registered model"}
+    assert first["matched_content"].startswith('From "Model Registry Act".\n\nDefinition of')
+    assert first["heading_path"] == ["Model Registry Act", "SEC. 2. DEFINITIONS."]
+    assert first["relevance_score"] == 1.0 and len(rest) == 2  # top_k 3 of 8 candidates

@@ -93,7 +93,6 @@ class Contextualizer:
         self.root = root
         self.cache = ContextCache(cache_path, writer.name)
         self.limit = asyncio.Semaphore(concurrency)
-        self.requests = 0  # lines asked of the writer (the rest came from the cache)
 
     async def __call__(self, file: SourceFile, chunks: Sequence[Chunk]) -> list[Chunk]:
         if not chunks:
@@ -113,7 +112,6 @@ class Contextualizer:
 
     async def _write(self, document: str, chunk: str) -> str:
         async with self.limit:
-            self.requests += 1
             return await self.writer.write(document, chunk)
 
 
