@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from holodeck.llm.run_options import RunOptions
 from holodeck.rag.results import SearchResult
 from holodeck.spec import SpecError
 from holodeck.tools.search_index import search_index
+from rag_files import make_pdf
 from scripted_servers import EmbeddingsServer, OpenAIServer, text
 
 pytestmark = pytest.mark.anyio
@@ -411,3 +413,27 @@ def test_the_legislation_fixture_runs_offline_with_every_option_at_work(tmp_path
     assert first["matched_content"].startswith('From "Model Registry Act".\n\nDefinition of')
     assert first["heading_path"] == ["Model Registry Act", "SEC. 2. DEFINITIONS."]
     assert first["relevance_score"] == 1.0 and len(rest) == 2  # top_k 3 of 8 candidates
+
+
+async def test_a_pdf_act_gets_its_sections_definitions_and_context_lines(write: Write) -> None:
+    """The shipped legal sample's shape: a PDF act with a legislative domain."""
+    lines = [
+        line.replace("—", "-") for line in textwrap.dedent(ACT).strip().splitlines() if line.strip()
+    ]
+    root = write(
+        {
+            "agent.yaml": agent(
+                "source: data/act.pdf\nsearch_mode: keyword\ntop_k: 1\n"
+                "document_domain: us_legislative\nextract_definitions: true\n"
+                "contextual_embeddings: true\ncontext_model: {provider: openai, name: gpt-4o-mini}"
+            )
+        }
+    )
+    (root / "data").mkdir()
+    (root / "data/act.pdf").write_bytes(make_pdf([lines[:6], lines[6:]]))
+    [update] = await search(root, "file an update within 30 days", OFFLINE)
+    assert update.heading_path[-2] == "SEC. 4. DUTIES OF REGISTRANTS."
+    assert update.heading_path[-1].startswith("(b) UPDATES.")
+    assert update.matched_content.startswith('From "Model Registry Act".\n\n')  # offline line
+    [term] = await search(root, 'definition of "registrant"', OFFLINE)
+    assert term.metadata == {"defined_term": "registrant"}
