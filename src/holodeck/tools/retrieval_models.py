@@ -40,8 +40,9 @@ def contextualizer(
         writer = TitleContextWriter()
     else:
         model = effective_settings(tool.context_model, options)
+        # another model, or another length of line, writes other lines: cached apart
         name = f"{model.provider}:{model.name}" if model is not None else "custom"
-        writer = ModelContextWriter(ask, name)
+        writer = ModelContextWriter(ask, f"{name}:{tool.context_max_tokens}")
     return Contextualizer(
         writer, spec.root, cache_dir / "contexts.db", concurrency=tool.context_concurrency
     )
