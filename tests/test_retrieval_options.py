@@ -7,6 +7,8 @@ servers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -22,6 +24,8 @@ from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.llm.run_options import RunOptions
+from holodeck.rag._types import Chunk, SourceFile
+from holodeck.rag.contextual import Contextualizer
 from holodeck.rag.results import SearchResult
 from holodeck.spec import SpecError
 from holodeck.tools.search_index import search_index
@@ -437,3 +441,31 @@ async def test_a_pdf_act_gets_its_sections_definitions_and_context_lines(write: 
     assert update.matched_content.startswith('From "Model Registry Act".\n\n')  # offline line
     [term] = await search(root, 'definition of "registrant"', OFFLINE)
     assert term.metadata == {"defined_term": "registrant"}
+
+
+async def test_context_concurrency_bounds_the_lines_requested_at_once(tmp_path: Path) -> None:
+    class Writer:
+        """Counts the requests it is answering at once."""
+
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.now = self.most = 0
+
+        async def write(self, document: str, chunk: str) -> str:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            for _ in range(10):  # let every other request start that can
+                await asyncio.sleep(0)
+            self.now -= 1
+            return "Line."
+
+    (tmp_path / "doc.md").write_text("# Doc\n\ntext\n")
+    chunks = [
+        Chunk(f"doc.md#{n}", f"part {n}", "doc.md", n, hashlib.sha256(b"%d" % n).hexdigest())
+        for n in range(6)
+    ]
+    writer = Writer()
+    add = Contextualizer(writer, tmp_path, tmp_path / "contexts.db", concurrency=2)
+    done = await add(SourceFile("doc.md", "hash"), chunks)
+    assert writer.most == 2 and all(c.text.startswith("Line.\n\npart") for c in done)
