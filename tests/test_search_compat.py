@@ -105,9 +105,7 @@ def test_a_database_field_that_does_not_apply_is_refused(write: Write) -> None:
 @pytest.mark.parametrize(
     ("field", "feature"),
     [
-        ("extract_definitions: true", "definition extraction"),
-        ("enable_reranking: true", "model reranking"),
-        ("document_domain: us_legislative", "subsection patterns"),
+        ("keyword_index: {provider: opensearch}", "external keyword indexes"),
         ("defer_loading: false", "deferred tool loading"),
     ],
 )

@@ -40,7 +40,7 @@ def blocks(kind: str) -> list[str]:
 
 
 def test_the_yaml_examples_load_as_written(write: Write, monkeypatch: pytest.MonkeyPatch) -> None:
-    tools, feed, embedding, database = blocks("yaml")
+    tools, feed, _retrieval, embedding, database = blocks("yaml")  # _: its own test
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs")
     first = load_agent(write({**DATA, "agent.yaml": HEAD + tools}))
     assert [t.name for t in first.tools] == ["search_docs", "search_products", "search_manual"]
@@ -54,6 +54,13 @@ def test_the_yaml_examples_load_as_written(write: Write, monkeypatch: pytest.Mon
     fourth = load_agent(write({**DATA, "agent.yaml": HEAD + "tools:\n" + tool + database}))
     store = fourth.tools[0].database  # type: ignore[union-attr]
     assert isinstance(store, DatabaseConnection) and store.provider == "postgres"
+
+
+def test_the_retrieval_options_example_loads_without_warnings(write: Write) -> None:
+    retrieval = blocks("yaml")[2]
+    act = '# Act\n\nSEC. 1. DEFINITIONS.\n(a) The term "act" means this Act.\n'
+    spec = load_agent(write({"data/act.md": act, "agent.yaml": HEAD + retrieval}))
+    assert [t.name for t in spec.tools] == ["act_search"] and spec.warnings == ()
 
 
 def test_the_ingest_commands_run(write: Write) -> None:

@@ -11,11 +11,15 @@ own and talks to the next through the types in `_types`:
 - `checks`: what `holodeck validate` says about search tools (field mapping, embedders).
 - `ingest` (with `_files`, `_formats`, `_reading`, `_documents`, `_pdf*`, `_headings`,
   `_chunking`, `_records`, `_record_*`, `_json_records`, `_samples`, `_seen_ids`,
-  `_options`) and `mapping`: read a source and cut it into chunks.
+  `_options`) and `mapping`: read a source and cut it into chunks; `domains` (numbered
+  lines as headings) and `definitions` (defined terms as entries of their own) shape
+  documents' chunks.
+- `contextual` with `context_cache`: a model-written line situating each chunk, cached.
 - `embeddings/`: provider APIs or the local model, with an on-disk cache.
 - `stores/`: the embedded store (SQLite + numpy) and vector databases.
 - `index`: `SearchIndex`, keeps a store in step with the sources and answers queries;
-  `fusion`, `_bm25` and `results` rank and shape what it returns.
+  `fusion`, `_bm25` and `results` rank and shape what it returns; `rerank` gives the
+  first-stage results a second look, with the models `retrieval_models` builds.
 
 Importing this package imports none of them: each is loaded by what uses it.
 """

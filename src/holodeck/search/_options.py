@@ -41,6 +41,9 @@ class IngestOptions:
     chunk_size: int = 512  # tokens
     chunk_overlap: int = 64  # tokens, < chunk_size
     structure: Literal["plain", "headings"] = "plain"
+    domain: str = "none"  # numbered lines that act as headings (`rag.domains`)
+    domain_depth: int | None = None  # only the outermost that many kinds of them
+    definitions: bool = False  # each definition also an entry of its own (`rag.definitions`)
 
     def check_sizes(self) -> None:
         """Raise `IngestError` when the chunk sizes cannot cut anything."""

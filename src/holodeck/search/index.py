@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 from holodeck.search._types import Chunk, IngestIssue, Scored, SourceFile
 from holodeck.search.fusion import fuse, top_with_ties
 from holodeck.search.ingest import BATCH, IngestOptions, file_batches, source_files
+from holodeck.search.rerank import Reranker, rerank
 from holodeck.search.results import SearchResult, result_of
 from holodeck.search.stores import open_store
 from holodeck.search.stores._protocol import StoreLocation, VectorStore
@@ -32,6 +33,8 @@ Mode = Literal["semantic", "keyword", "hybrid", "exact"]
 EMBED_BATCH = 256  # texts per embedding call: bounds memory and moves the progress bar
 # Progress of an ingestion: (what is happening, done, total).
 Progress = Callable[[str, int, int], None]
+# A file's chunks with their context lines in front (`rag.contextual.Contextualizer`).
+Contextualize = Callable[[SourceFile, list[Chunk]], Awaitable[list[Chunk]]]
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ class SearchIndex:
         self.embedder = embedder
         self.settings = settings
         self._dimensions = dimensions
+        # set by the tool: context lines before embedding, a second ranking of results
+        self.contextualize: Contextualize | None = None
+        self.reranker: Reranker | None = None
+        self.rerank_candidates = 0
         self.batch_size = BATCH  # chunks read, embedded and stored at a time
         self._store: VectorStore | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -153,6 +160,8 @@ class SearchIndex:
 
     async def _store_parts(self, parts: list[_Part], tally: _Tally) -> None:
         """Embed the parts' chunks together (small files share calls), then store each."""
+        if self.contextualize is not None:
+            parts = [replace(p, chunks=await self.contextualize(p.file, p.chunks)) for p in parts]
         chunks = [chunk for part in parts for chunk in part.chunks]
         vectors = await self._embed(chunks, tally)
         offset = 0
@@ -182,14 +191,21 @@ class SearchIndex:
         return chunk.text
 
     async def search(self, query: str) -> list[SearchResult]:
-        """The best chunks for `query`, ranked by the tool's search mode."""
+        """The best chunks for `query`, ranked by the tool's search mode, then by the
+        reranker when there is one (it reads `rerank_candidates` results)."""
+        if self.reranker is None:
+            return await self._ranked(query, self.settings.top_k)
+        found = await self._ranked(query, max(self.rerank_candidates, self.settings.top_k))
+        return await rerank(query, found, self.reranker, self.settings.top_k)
+
+    async def _ranked(self, query: str, top_k: int) -> list[SearchResult]:
         s = self.settings
         mode = s.mode if self.embedder is not None else _without_vectors(s.mode)
-        wide = max(s.top_k * 4, 20)  # each list deeper than top_k, so fusion has material
+        wide = max(top_k * 4, 20)  # each list deeper than top_k, so fusion has material
         if mode == "semantic":
-            return [result_of(x.chunk, x.score) for x in await self._semantic(query, s.top_k)]
+            return [result_of(x.chunk, x.score) for x in await self._semantic(query, top_k)]
         if mode == "keyword":
-            ranked = await self._keyword(query, s.top_k)
+            ranked = await self._keyword(query, top_k)
             top = ranked[0].score if ranked else 1.0
             return [result_of(x.chunk, x.score / top) for x in ranked]
         lists: list[tuple[Sequence[Scored], float]] = []
@@ -202,7 +218,7 @@ class SearchIndex:
                 lists.append((await self._keyword(query, wide), s.keyword_weight))
             if s.exact_weight > 0:
                 lists.append((await self._exact(query, wide), s.exact_weight))
-        fused = top_with_ties(fuse(lists, k=s.rrf_k), s.top_k)
+        fused = top_with_ties(fuse(lists, k=s.rrf_k), top_k)
         return [result_of(scored.chunk, score) for scored, score in fused]
 
     async def _semantic(self, query: str, k: int) -> list[Scored]:

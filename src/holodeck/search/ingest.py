@@ -27,12 +27,20 @@ from typing import Any
 from holodeck.search._documents import document_chunks
 from holodeck.search._files import relative, resolve, walk
 from holodeck.search._formats import SUPPORTED, Format, decode, too_deep
-from holodeck.search._headings import line_headings, markdown_sections, outline_headings, sections
+from holodeck.search._headings import (
+    line_headings,
+    markdown_headings,
+    markdown_sections,
+    outline_headings,
+    sections,
+)
 from holodeck.search._options import IngestError, IngestOptions
 from holodeck.search._pdf import read_pdf
 from holodeck.search._reading import digest, file_format
 from holodeck.search._record_batches import Batch, csv_batches, json_chunks, jsonl_batches
 from holodeck.search._types import Chunk, Ingested, IngestIssue, SourceFile
+from holodeck.search.definitions import definition_chunks
+from holodeck.search.domains import domain_headings
 
 __all__ = [
     "BATCH",
@@ -189,9 +197,16 @@ def _text_chunks(source: str, kind: Format, data: bytes, options: IngestOptions)
         return chunks, issues + problems
     headings = kind == "markdown" and options.structure == "headings"
     parts = markdown_sections(text) if headings else None
+    if options.domain != "none" and options.structure == "headings":
+        found = markdown_headings(text) if kind == "markdown" else []
+        parts = sections(
+            text, [*found, *domain_headings(text, options.domain, options.domain_depth)]
+        )
     chunks = document_chunks(source, text, options, parts)
     if not chunks:
         issues.append(IngestIssue(source, f"{source} holds no text"))
+    elif options.definitions:
+        chunks += definition_chunks(source, text, len(chunks), parts)
     return chunks, issues
 
 
@@ -208,8 +223,11 @@ def _pdf_chunks(source: str, data: bytes, options: IngestOptions) -> Batch:
             found = outline_headings(pdf.text, pdf.page_offsets, pdf.outline)
         else:
             found = line_headings(pdf.text)
+        found += domain_headings(pdf.text, options.domain, options.domain_depth)
         parts = sections(pdf.text, found)
     chunks = document_chunks(source, pdf.text, options, parts, pdf.page_offsets)
     if not chunks:
         issues.append(IngestIssue(source, f"{source} has no text to extract (scanned images?)"))
+    elif options.definitions:
+        chunks += definition_chunks(source, pdf.text, len(chunks), parts)
     return chunks, issues

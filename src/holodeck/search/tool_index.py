@@ -13,6 +13,7 @@ from holodeck.llm.providers import effective_settings
 from holodeck.llm.run_options import RunOptions
 from holodeck.search.index import SearchIndex, SearchSettings
 from holodeck.search.ingest import IngestOptions
+from holodeck.search.retrieval_models import contextualizer, reranker
 from holodeck.search.stores._protocol import StoreLocation
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import (
@@ -24,6 +25,7 @@ from holodeck.spec.models.tools import (
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
 if TYPE_CHECKING:
+    from holodeck.search.contextual import Contextualizer
     from holodeck.search.embeddings._protocol import Embedder
 
 DATA_DIR = Path(".holodeck")
@@ -49,6 +51,9 @@ def ingest_options(tool: SearchTool, root: Path, *, window: int | None = None) -
             chunk_size=size,
             chunk_overlap=overlap,
             structure="headings" if tool.chunking_strategy == "structure" else "plain",
+            domain=tool.document_domain,
+            domain_depth=tool.max_subsection_depth,
+            definitions=tool.extract_definitions,
         )
     size = tool.chunk_size or min(DEFAULT_CHUNK_SIZE, window or DEFAULT_CHUNK_SIZE)
     overlap = min(DEFAULT_CHUNK_OVERLAP, size // 4)
@@ -152,7 +157,12 @@ def choose_tool_embedder(
     return choice, None
 
 
-def collection_name(tool: SearchTool, ingest: IngestOptions, embedder: Embedder | None) -> str:
+def collection_name(
+    tool: SearchTool,
+    ingest: IngestOptions,
+    embedder: Embedder | None,
+    context: Contextualizer | None = None,
+) -> str:
     """The tool's name and a digest of everything that changes the stored chunks: another
     chunk size or embedding model fills a collection of its own."""
     described = {k: str(v) for k, v in asdict(ingest).items() if k not in ("source", "root")}
@@ -164,6 +174,8 @@ def collection_name(tool: SearchTool, ingest: IngestOptions, embedder: Embedder 
     described["embedder"] = embedder.name if embedder is not None else "keywords"
     if isinstance(tool, HierarchicalDocumentTool):
         described["contextual"] = str(tool.contextual_embeddings)
+        if context is not None:  # another context model stores other chunk texts
+            described["context"] = context.writer.name
     digest = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
     return f"{tool.name}_{digest[:12]}"
 
@@ -176,13 +188,20 @@ def search_index(
     local = embedder is not None and embedder.name.startswith("local")
     ingest = ingest_options(tool, spec.root, window=LOCAL_WINDOW if local else None)
     dimensions = tool.embedding_dimensions if embedder is not None else None
+    context = None
+    if isinstance(tool, HierarchicalDocumentTool):
+        context = contextualizer(tool, spec, options, spec.root / DATA_DIR / "cache")
     index = SearchIndex(
         tool.name,
         ingest,
         store_location(tool, spec, options),
-        collection_name(tool, ingest, embedder),
+        collection_name(tool, ingest, embedder, context),
         embedder,
         search_settings(tool),
         dimensions=dimensions,
     )
+    if isinstance(tool, HierarchicalDocumentTool):
+        index.contextualize = context
+        index.reranker = reranker(tool, spec, options)
+        index.rerank_candidates = tool.candidates
     return index, missing

@@ -11,10 +11,12 @@ from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
 from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
-from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
+from holodeck.spec.compat.retrieval import retrieval_warnings
+from holodeck.spec.diagnostics import FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
 from holodeck.spec.models.settings import (
@@ -182,6 +184,8 @@ class _Checks(References):
             elif isinstance(tool, VectorstoreTool | HierarchicalDocumentTool):
                 data = self.path((*where, "source"), tool.source, "data source", "any")
                 self.database(tool, where)
+                if isinstance(tool, HierarchicalDocumentTool):
+                    self.retrieval(tool, where)
                 if data is not None and self.ctx.source_check is not None:
                     for field_path, message in self.ctx.source_check(tool, self.root):
                         self.error((*where, *field_path), message)
@@ -191,6 +195,20 @@ class _Checks(References):
                     subagents[tool.name] = sub
             # MCP servers are checked when they start: reaching them needs the runtime
         return subagents
+
+    def retrieval(self, tool: HierarchicalDocumentTool, where: FieldPath) -> None:
+        """Its context and reranking models, and warnings for options without effect."""
+        for key, model in (
+            ("context_model", tool.context_model),
+            ("reranker_model", tool.reranker_model),
+        ):
+            if isinstance(model, ModelSettings):  # a `provider/name` string was read as one
+                self.model(model, (*where, key))
+        for field_path, message in retrieval_warnings(tool):
+            severity = Severity.ERROR if self.ctx.strict else Severity.WARNING
+            self.ctx.collector.add(
+                self.doc.diagnostic((*where, *field_path), message, severity=severity)
+            )
 
     def database(self, tool: SearchTool, where: FieldPath) -> None:
         if isinstance(tool.database, str) and tool.database not in self.ctx.settings.vectorstores:

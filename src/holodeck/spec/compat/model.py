@@ -84,13 +84,16 @@ def with_provider_defaults(data: Any, settings: Settings) -> Any:
         out["evaluations"] = {**evaluations, "model": _filled(evaluations["model"], settings)}
     tools = out.get("tools")
     if isinstance(tools, list):
-        out["tools"] = [
-            {**t, "model": _filled(t["model"], settings)}
-            if isinstance(t, dict) and "model" in t
-            else t
-            for t in tools
-        ]
+        out["tools"] = [_tool_models(t, settings) for t in tools]
     return out
+
+
+def _tool_models(tool: Any, settings: Settings) -> Any:
+    """A prompt tool's `model`, a document tool's `context_model` and `reranker_model`."""
+    if not isinstance(tool, dict):
+        return tool
+    keys = [k for k in ("model", "context_model", "reranker_model") if k in tool]
+    return {**tool, **{k: _filled(tool[k], settings) for k in keys}}
 
 
 def _filled(model: Any, settings: Settings) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.models.model_settings import ModelSettings
@@ -155,18 +155,13 @@ DEFAULT_CHUNK_OVERLAP = 64
 # Options of the shipped HoloDeck's document tool that this runtime does not offer: each
 # is refused with this reason rather than accepted and ignored.
 _NOT_OFFERED = {
-    "document_domain": "domain-specific subsection patterns",
-    "max_subsection_depth": "domain-specific subsection patterns",
-    "context_max_tokens": "model-written chunk contexts",
-    "context_concurrency": "model-written chunk contexts",
-    "context_model": "model-written chunk contexts",
-    "extract_definitions": "definition extraction",
-    "extract_cross_references": "cross-reference extraction",
-    "enable_reranking": "model reranking",
-    "reranker_model": "model reranking",
     "keyword_index": "external keyword indexes (keywords are indexed in the vector store)",
     "defer_loading": "deferred tool loading",
 }
+
+DocumentDomain = Literal[
+    "none", "us_legislative", "au_legislative", "academic", "technical", "legal_contract"
+]
 
 
 class HierarchicalDocumentTool(Strict):
@@ -198,6 +193,51 @@ class HierarchicalDocumentTool(Strict):
     embedding_model: NonEmpty | None = None
     embedding_dimensions: Annotated[int, Field(gt=0, le=10000)] | None = None
     database: NonEmpty | DatabaseConnection | None = None
+    document_domain: DocumentDomain = Field(
+        default="none",
+        description="Numbered lines that act as headings in this kind of document "
+        "(`SEC. 3`, `(a)`, `Article I`, `Step 2`, `1.1`) start sections of their own.",
+    )
+    max_subsection_depth: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Only the first N levels of the domain's numbering start sections.",
+    )
+    extract_definitions: bool = Field(
+        default=False,
+        description='Each definition (`"Term" means ...`) is also stored as an entry of '
+        "its own, found by the term it defines.",
+    )
+    extract_cross_references: bool = Field(
+        default=False,
+        description="Accepted from the shipped HoloDeck, which never extracted any: no "
+        "effect (a warning says so).",
+    )
+    context_model: ModelSettings | None = Field(
+        default=None,
+        description="With `contextual_embeddings`, this model writes a line situating each "
+        "chunk in its document; the line is embedded and indexed with the chunk.",
+    )
+    context_max_tokens: Annotated[int, Field(ge=10, le=1000)] = Field(
+        default=100, description="Most tokens of each context line `context_model` writes."
+    )
+    context_concurrency: Annotated[int, Field(ge=1, le=50)] = Field(
+        default=10, description="Context lines requested at once."
+    )
+    enable_reranking: bool = Field(
+        default=False,
+        description="A model reorders the first `rerank_candidates` results; the best "
+        "`top_k` are returned.",
+    )
+    reranker_model: ModelSettings | NonEmpty | None = Field(
+        default=None,
+        description="The reranking model (a model block or `provider/name`); default: the "
+        "agent's model.",
+    )
+    rerank_candidates: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description="Results the reranker reads (default: three times `top_k`, at least 20, "
+        "at most 100).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -221,7 +261,26 @@ class HierarchicalDocumentTool(Strict):
                     f"hybrid weights must add up to 1 (semantic_weight + keyword_weight "
                     f"+ exact_weight = {total:g})"
                 )
+        if self.rerank_candidates is not None and self.rerank_candidates < self.top_k:
+            raise ValueError(
+                f"`rerank_candidates` ({self.rerank_candidates}) must be at least `top_k` "
+                f"({self.top_k}): the reranker picks the best `top_k` of the candidates"
+            )
         return self
+
+    @field_validator("reranker_model", mode="before")
+    @classmethod
+    def _reranker_string(cls, value: Any) -> Any:
+        from holodeck.spec.compat.retrieval import reranker_settings
+
+        return reranker_settings(value) if isinstance(value, str) else value
+
+    @property
+    def candidates(self) -> int:
+        """First-stage results the reranker reads."""
+        if self.rerank_candidates is not None:
+            return self.rerank_candidates
+        return min(100, max(self.top_k * 3, 20))
 
 
 SearchTool = VectorstoreTool | HierarchicalDocumentTool
