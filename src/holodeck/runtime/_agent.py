@@ -35,7 +35,14 @@ from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
-from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._events import (
+    Event,
+    FinalMessage,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
+    final_message,
+)
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
@@ -236,18 +243,27 @@ class Agent:
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
         stream_text: bool = True,
+        running: dict[str, ToolCallStarted] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
         `stream_text=False` asks the model for whole responses (no `TextDelta` events,
         less work per request): for callers that only read the final message.
+        `running` is kept up to date with the calls started and not finished yet (its
+        reader may not have taken their `ToolCallStarted` when the turn is cancelled).
 
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(queue, scope=scope, stream_text=stream_text, telemetry=self.telemetry)  # type: ignore[arg-type]
+        turn = Turn(
+            queue,  # type: ignore[arg-type]
+            scope=scope,
+            stream_text=stream_text,
+            telemetry=self.telemetry,
+            running=running if running is not None else {},
+        )
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)
