@@ -31,7 +31,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
+from holodeck.errors import DefinitionError, InputRefused, LifecycleError, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
@@ -48,6 +48,7 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.tools.threads import TOOL_THREADS, ToolThreads
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
@@ -88,7 +89,9 @@ class Agent:
     `async with Agent(spec) as agent:` starts the servers shared by every conversation
     on the caller's event loop and stops them on exit; `agent.session()` opens a
     conversation. Without `async with`, servers start on first use and stop with
-    `aclose()` (or when the event loop that started them ends)."""
+    `aclose()`. From its first use until it is closed, an agent belongs to one event
+    loop: using it on another, or opening it while it is open, raises `LifecycleError`.
+    Once closed it may be opened again (on any loop): its servers start afresh."""
 
     def __init__(
         self,
@@ -148,13 +151,42 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(_schema_check(spec.response_format))
+        self._loop: asyncio.AbstractEventLoop | None = None  # where its servers run
+        self.holder: object | None = None  # what opened it: itself (`async with`) or a Run
+        self.threads = ToolThreads()  # its synchronous tools' calls
 
     # -- lifecycle
+
+    def claim(self) -> None:
+        """Tie the agent to the running event loop until it is closed: its servers, and
+        the futures of its tool calls, live there (raises `LifecycleError` elsewhere)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            raise LifecycleError(
+                f"agent {self.spec.name} is in use on another event loop",
+                hint="use an agent within one event loop (one `asyncio.run`); close it "
+                "(`async with agent:` or `await agent.aclose()`) before using it on another",
+            )
+
+    def hold(self, holder: object) -> None:
+        """Mark the agent open by `holder` (`async with`, a Run); it is closed by it."""
+        if self.holder is not None:
+            raise LifecycleError(
+                f"agent {self.spec.name} is already open"
+                + (" (in a Run)" if self.holder is not self else ""),
+                hint="open an agent once (`async with agent:` or one Run), and use it "
+                "inside that block",
+            )
+        self.claim()
+        self.holder = holder
 
     async def start(self) -> None:
         """Start the servers shared by every conversation now, rather than on first use
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
+        self.claim()
         if self.options.uploaded and self.options.outbound is not None:
             from holodeck.net import check_named_endpoints
 
@@ -166,7 +198,10 @@ class Agent:
 
     async def aclose(self) -> None:
         """Stop what the agent keeps running between turns (MCP servers, Node.js, the
-        sub-agents' servers). Idempotent; a server needed again starts again."""
+        sub-agents' servers). Idempotent; a server needed again starts again, on the
+        event loop that uses it then."""
+        if self._loop is not None and not self._loop.is_closed():
+            self.claim()  # its servers can only be stopped on their own loop
         closers: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
@@ -176,6 +211,8 @@ class Agent:
                 raise result
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
+        self.threads.close(self.spec.name)
+        self._loop = None
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
 
@@ -189,11 +226,22 @@ class Agent:
         return found
 
     async def __aenter__(self) -> Agent:
-        await self.start()
+        self.hold(self)
+        try:
+            await self.start()
+        except BaseException:  # what started before the failure stops
+            await self._release()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        await self._release()
+
+    async def _release(self) -> None:
+        try:
+            await self.aclose()
+        finally:
+            self.holder = None
 
     # -- conversations
 
@@ -255,6 +303,7 @@ class Agent:
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
+        self.claim()
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
         turn = Turn(
@@ -267,6 +316,7 @@ class Agent:
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)
+            TOOL_THREADS.set(self.threads)
             try:
                 with expecting(expected_tools):
                     result = await self._drive(content, turn, list(history))
@@ -303,6 +353,7 @@ class Agent:
 
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
+        self.claim()
         token = CURRENT_TURN.set(turn)
         try:
             with expecting(None):  # a test case's expected tools are the parent's, not ours
