@@ -31,18 +31,12 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.errors import DefinitionError, InputRefused, LifecycleError, ModelOutputError
+from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
-from holodeck.runtime._events import (
-    Event,
-    FinalMessage,
-    TextDelta,
-    ToolCallStarted,
-    Usage,
-    final_message,
-)
+from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
@@ -54,6 +48,7 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
     from holodeck.observability import Telemetry
+    from holodeck.runtime._events import ToolCallStarted
     from holodeck.runtime._session import Session
 
 log = logging.getLogger("holodeck.runtime")
@@ -151,42 +146,16 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(_schema_check(spec.response_format))
-        self._loop: asyncio.AbstractEventLoop | None = None  # where its servers run
-        self.holder: object | None = None  # what opened it: itself (`async with`) or a Run
+        self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
 
     # -- lifecycle
-
-    def claim(self) -> None:
-        """Tie the agent to the running event loop until it is closed: its servers, and
-        the futures of its tool calls, live there (raises `LifecycleError` elsewhere)."""
-        loop = asyncio.get_running_loop()
-        if self._loop is None:
-            self._loop = loop
-        elif self._loop is not loop:
-            raise LifecycleError(
-                f"agent {self.spec.name} is in use on another event loop",
-                hint="use an agent within one event loop (one `asyncio.run`); close it "
-                "(`async with agent:` or `await agent.aclose()`) before using it on another",
-            )
-
-    def hold(self, holder: object) -> None:
-        """Mark the agent open by `holder` (`async with`, a Run); it is closed by it."""
-        if self.holder is not None:
-            raise LifecycleError(
-                f"agent {self.spec.name} is already open"
-                + (" (in a Run)" if self.holder is not self else ""),
-                hint="open an agent once (`async with agent:` or one Run), and use it "
-                "inside that block",
-            )
-        self.claim()
-        self.holder = holder
 
     async def start(self) -> None:
         """Start the servers shared by every conversation now, rather than on first use
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
-        self.claim()
+        self.lifecycle.claim()
         if self.options.uploaded and self.options.outbound is not None:
             from holodeck.net import check_named_endpoints
 
@@ -200,8 +169,7 @@ class Agent:
         """Stop what the agent keeps running between turns (MCP servers, Node.js, the
         sub-agents' servers). Idempotent; a server needed again starts again, on the
         event loop that uses it then."""
-        if self._loop is not None and not self._loop.is_closed():
-            self.claim()  # its servers can only be stopped on their own loop
+        self.lifecycle.closing()  # its servers can only be stopped on their own loop
         closers: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
@@ -212,7 +180,7 @@ class Agent:
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
         self.threads.close(self.spec.name)
-        self._loop = None
+        self.lifecycle.closed()
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
 
@@ -226,22 +194,19 @@ class Agent:
         return found
 
     async def __aenter__(self) -> Agent:
-        self.hold(self)
+        self.lifecycle.hold(self)
         try:
             await self.start()
         except BaseException:  # what started before the failure stops
-            await self._release()
+            await self.__aexit__()
             raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._release()
-
-    async def _release(self) -> None:
         try:
             await self.aclose()
         finally:
-            self.holder = None
+            self.lifecycle.released(self)
 
     # -- conversations
 
@@ -303,7 +268,7 @@ class Agent:
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
-        self.claim()
+        self.lifecycle.claim()
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
         turn = Turn(
@@ -353,7 +318,7 @@ class Agent:
 
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
-        self.claim()
+        self.lifecycle.claim()
         token = CURRENT_TURN.set(turn)
         try:
             with expecting(None):  # a test case's expected tools are the parent's, not ours

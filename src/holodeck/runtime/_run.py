@@ -34,7 +34,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from holodeck.errors import LifecycleError
+from holodeck.runtime._lifecycle import Lifecycle
 
 if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent
@@ -55,7 +55,7 @@ class Run:
         self._agents: dict[Agent, list[Closer]] = {agent: [] for agent in agents}
         self._on_close: list[Closer] = []
         self._kept: list[Closable] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.lifecycle = Lifecycle("this Run")
 
     @property
     def agents(self) -> list[Agent]:
@@ -63,18 +63,13 @@ class Run:
 
     @property
     def is_open(self) -> bool:
-        return self._loop is not None
+        return self.lifecycle.is_open
 
     async def __aenter__(self) -> Run:
-        if self._loop is not None:
-            raise LifecycleError(
-                "this Run is already open",
-                hint="open a Run once (`async with run:`), and use it inside that block",
-            )
-        self._loop = asyncio.get_running_loop()
+        self.lifecycle.hold(self)
         try:
             for agent in self._agents:
-                agent.hold(self)
+                agent.lifecycle.hold(self, " (in a Run)")
         except BaseException:
             await self._close()
             raise
@@ -88,9 +83,9 @@ class Run:
     def add(self, agent: Agent, *, then: Closer | None = None) -> Agent:
         """Own `agent` from now on (a server's uploaded agent); `then` is called after
         the agent has closed (its request log, its modules)."""
-        if self._loop is not None:
-            self._check_loop()
-            agent.hold(self)
+        if self.is_open:
+            self.lifecycle.claim()
+            agent.lifecycle.hold(self, " (in a Run)")
         self._agents[agent] = [then] if then is not None else []
         return agent
 
@@ -113,17 +108,10 @@ class Run:
 
     # -- closing
 
-    def _check_loop(self) -> None:
-        if self._loop is not asyncio.get_running_loop():
-            raise LifecycleError(
-                "this Run is open on another event loop",
-                hint="use a Run, and its agents, on the event loop that opened it",
-            )
-
     async def _close(self) -> None:
-        if self._loop is None:
+        if not self.is_open:
             return
-        self._check_loop()
+        self.lifecycle.claim()
         try:
             for close in reversed(self._on_close):
                 await _call(close, "closing")
@@ -138,18 +126,17 @@ class Run:
                 # each process (every server worker too) flushes and stops its exporters
                 await _call(shutdown_shared, "stopping telemetry")
         finally:  # cancelled meanwhile (a second Ctrl+C): what is left stops with the loop
-            self._loop = None
+            self.lifecycle.closed()
+            self.lifecycle.released(self)
             for agent in self._agents:
-                if agent.holder is self:
-                    agent.holder = None
+                agent.lifecycle.released(self)
             self._save_cassettes()
 
     async def _close_agent(self, agent: Agent, closers: list[Closer]) -> None:
         try:
             await _call(agent.aclose, f"closing agent {agent.spec.name}")
         finally:
-            if agent.holder is self:
-                agent.holder = None
+            agent.lifecycle.released(self)
             for close in closers:
                 await _call(close, f"closing agent {agent.spec.name}")
 
