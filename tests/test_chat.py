@@ -21,6 +21,7 @@ from conftest import Write
 from holodeck.cli.chat.transcript import exchanges_from, transcript_markdown
 from holodeck.cli.chat.view import _finished_blocks, _hard_breaks
 from holodeck.runtime import Usage, price
+from server_harness import until
 
 HOLODECK = Path(sys.executable).parent / "holodeck"
 WAIT = 20.0  # seconds any expected output may take on a loaded machine
@@ -348,15 +349,32 @@ def test_a_piped_question_can_be_interrupted(write: Write, signum: int, code: in
             stderr=subprocess.PIPE,
             text=True,
         )
-    deadline = time.monotonic() + START_WAIT
-    while not (root / "started").exists():  # the tool runs, and blocks
-        assert process.poll() is None and time.monotonic() < deadline
-        time.sleep(0.01)
+    # the tool runs, and blocks; the signal may come before the chat has shown its start
+    until(
+        lambda: (root / "started").exists() or process.poll() is not None,
+        START_WAIT,
+        "the tool to start",
+    )
     process.send_signal(signum)
     out, err = process.communicate(timeout=WAIT)
     assert process.returncode == code, err
     assert "✗ lookup cancelled" in err and "Traceback" not in err
     assert out == ""
+
+
+def test_a_call_interrupted_before_the_chat_showed_it_is_reported_cancelled(
+    write: Write,
+) -> None:
+    # Ctrl+C arrives while the tool runs, before the chat has read that it started: the
+    # tool interrupts its own process, so that order is certain
+    tool = BLOCKING_TOOLS["async"].replace(
+        ".touch()", ".touch()\n        os.kill(os.getpid(), signal.SIGINT)"
+    )
+    root = write({"agent.yaml": LOOKUP_AGENT, "tools.py": "import os, signal\n" + tool})
+    done = piped(str(root), "--model", "test", question="wait")
+    assert done.returncode == 130, done.stderr
+    assert "✗ lookup cancelled" in done.stderr and "Traceback" not in done.stderr
+    assert (root / "started").exists()
 
 
 @pytest.mark.parametrize("keys", ["exit\r", "quit\r", "/quit\r", "\x04", "\x03"], ids=repr)

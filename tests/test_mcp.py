@@ -634,11 +634,16 @@ async def test_a_server_starts_once_per_agent_and_stops_on_close(write: Write) -
 
 
 def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None:
-    """Servers run on the caller's loop: when it ends they stop, and a later loop that
-    uses the agent starts them again."""
+    """Servers run on the caller's loop: when it ends they stop. Until it is closed the
+    agent is that loop's: another loop using it is refused; closed, it starts them again."""
+    from holodeck.errors import LifecycleError
+
     agent = build(write({"agent.yaml": agent_yaml(demo())}))
     first = asyncio.run(whoami(agent))
     assert gone(first)
+    with pytest.raises(LifecycleError, match="another event loop"):
+        asyncio.run(whoami(agent))
+    asyncio.run(agent.aclose())
     second = asyncio.run(whoami(agent))
     assert second != first and gone(second)
 

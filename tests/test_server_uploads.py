@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import shutil
 import stat
 import sys
 import tarfile
@@ -362,3 +363,45 @@ def test_uploads_are_private_whatever_the_umask(serve: Serve, tmp_path: Path) ->
     assert stat.S_IMODE(stored.stat().st_mode) == 0o700
     assert stat.S_IMODE((stored / "images").stat().st_mode) == 0o700
     assert stat.S_IMODE((stored / "private.tar.gz").stat().st_mode) == 0o600
+
+
+# --- the server owns what its agents run -------------------------------------------------
+
+PID_TS = """
+/** The id of the Node.js process answering. */
+export function pid(): number {
+  return process.pid;
+}
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat_line = Path(f"/proc/{pid}/stat")
+    try:
+        return stat_line.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+def test_a_replaced_upload_stops_its_node_process_and_stopping_the_server_stops_the_rest(
+    serve: Serve,
+) -> None:
+    upload = image("trader", **{"tools/typescript/pid.ts": PID_TS})
+    with serve(WEATHER, allow_uploads=True) as server:
+        assert server.client.post("/v1/agents", content=upload, headers=GZIP).status_code == 201
+        until(lambda: server.client.get("/ready").status_code == 200, what="the upload ready")
+        first = int(tool_result(server.chat("Which process?", agent="trader")))
+        assert not _gone(first)  # kept between turns
+        assert server.client.post("/v1/agents", content=upload, headers=GZIP).status_code == 201
+        assert _gone(first)  # the replaced agent's Node.js stopped with it
+        until(lambda: server.client.get("/ready").status_code == 200, what="the upload ready")
+        second = int(tool_result(server.chat("Which process?", agent="trader")))
+        assert second != first
+    assert _gone(second)
+    names = [t.name for t in threading.enumerate()]
+    assert not [n for n in names if n.startswith(f"holodeck-node-{second}-")]

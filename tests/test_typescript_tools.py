@@ -634,10 +634,14 @@ def test_an_agents_node_process_lasts_across_turns_until_closed(image: Path) -> 
         )
         return found[0]
 
-    asyncio.run(agent.answer("one"))
-    first = node_pid()
+    async def two_turns() -> tuple[int | None, int | None]:
+        async with agent:
+            await agent.answer("one")
+            first = node_pid()
+            await agent.answer("two")
+            return first, node_pid()
+
+    first, second = asyncio.run(two_turns())
     assert first is not None
-    asyncio.run(agent.answer("two"))
-    assert node_pid() == first  # the same Node.js process served both turns
-    asyncio.run(agent.aclose())
-    assert node_pid() is None
+    assert second == first  # the same Node.js process served both turns
+    assert node_pid() is None  # and it stopped with the agent

@@ -28,6 +28,7 @@ from holodeck.errors import ConfigurationError, ExecutionError, HoloDeckError
 
 if TYPE_CHECKING:
     from holodeck.config.loader import load_agent as load_agent
+    from holodeck.errors import LifecycleError as LifecycleError
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.llm.errors import ProviderError as ProviderError
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
     from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
     from holodeck.runtime._events import Usage as Usage
+    from holodeck.runtime._run import Run as Run
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._stored_session import stored_session as stored_session
     from holodeck.sessions import MemorySessionStore as MemorySessionStore
@@ -60,6 +62,8 @@ _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
     "ModelOutputError": "holodeck.errors",
+    "LifecycleError": "holodeck.errors",
+    "Run": "holodeck.runtime._run",
     "Session": "holodeck.runtime._session",
     "SessionError": "holodeck.errors",
     "stored_session": "holodeck.runtime._stored_session",

@@ -49,6 +49,7 @@ __all__ = [
     "HoloDeckError",
     "InputError",
     "InputRefused",
+    "LifecycleError",
     "Meaning",
     "ModelError",
     "ModelOutputError",
@@ -117,6 +118,12 @@ class InputRefused(InputError):
     """An attachment has a modality the agent does not declare."""
 
 
+class LifecycleError(ConfigurationError):
+    """A program embedding HoloDeck used an agent or a run out of turn: opened it while
+    it was open, or used it on an event loop other than the one it runs on (exit 2; 500:
+    the server's own code is at fault, not the client)."""
+
+
 # --- running: exit 3 ---------------------------------------------------------------------
 
 
@@ -166,6 +173,7 @@ MEANINGS: dict[type[HoloDeckError], Meaning] = {
     InputError: Meaning(EXIT_CONFIG, 422, "invalid_input"),
     RequestError: Meaning(EXIT_CONFIG, 400, "invalid_request"),
     InputRefused: Meaning(EXIT_CONFIG, 422, "input_refused"),
+    LifecycleError: Meaning(EXIT_CONFIG, 500, "misused"),
     ExecutionError: Meaning(EXIT_EXECUTION, 500, "turn_failed"),
     ModelError: Meaning(EXIT_EXECUTION, 502, "model_error"),
     ToolError: Meaning(EXIT_EXECUTION, 500, "tool_failed"),

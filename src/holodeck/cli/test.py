@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,44 +211,49 @@ async def _test(
 
     Ctrl+C cancels the cases: the run so far is saved and reported at once (exit 130),
     before the servers are stopped; a second Ctrl+C stops waiting for them."""
+    from holodeck.runtime import Run
     from holodeck.testing.progress import live_progress
     from holodeck.testing.runner import run_tests
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None
-    if has_search_tools(spec):  # ingest now, under a bar of its own, not in the first case
-        with bar.shown(), report.phases.phase("ingest"):
-            await agent.start()
-    cases = asyncio.create_task(run_tests(spec, options, agent))
-
-    def interrupt() -> None:
-        (main if cases.done() else cases).cancel()
-
-    loop.add_signal_handler(signal.SIGINT, interrupt)
+    code: int | None = None
+    interrupts = False
     try:
-        with live_progress(report.console, total, verbose=report.verbose) as on_case:
-            options.on_case = on_case
-            try:
-                with report.phases.phase("run"):
-                    run = await cases  # when interrupted: the cases that finished
-            except asyncio.CancelledError:
-                if main.cancelling():
-                    raise
-                click.echo("Interrupted before any case ran.", err=True)
-                return EXIT_INTERRUPTED
-        return report.write(run, agent)
-    finally:
-        try:
-            await agent.aclose()  # MCP servers: bounded by the SDK (stdin, TERM, KILL)
-            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                from holodeck.observability import shutdown_shared
+        # the run stops the agent's servers (MCP: bounded by the SDK's stdin, TERM, KILL),
+        # stops telemetry and saves the cassette, after the report
+        async with Run(agent):
+            if has_search_tools(spec):  # ingest now, under a bar of its own, not in a case
+                with bar.shown(), report.phases.phase("ingest"):
+                    await agent.start()
+            cases = asyncio.create_task(run_tests(spec, options, agent))
 
-                await shutdown_shared()
-        except asyncio.CancelledError:
-            pass  # a second Ctrl+C: what is left stops as the event loop ends
-        finally:
+            def interrupt() -> None:
+                (main if cases.done() else cases).cancel()
+
+            loop.add_signal_handler(signal.SIGINT, interrupt)
+            interrupts = True
+            with live_progress(report.console, total, verbose=report.verbose) as on_case:
+                options.on_case = on_case
+                try:
+                    with report.phases.phase("run"):
+                        run = await cases  # when interrupted: the cases that finished
+                except asyncio.CancelledError:
+                    if main.cancelling():
+                        raise
+                    click.echo("Interrupted before any case ran.", err=True)
+                    code = EXIT_INTERRUPTED
+            if code is None:
+                code = report.write(run)
+    except asyncio.CancelledError:
+        if code is None:
+            raise
+        # a second Ctrl+C while the servers stop: what is left stops as the loop ends
+    finally:
+        if interrupts:
             loop.remove_signal_handler(signal.SIGINT)
+    return code
 
 
 def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> Any:
@@ -279,15 +283,12 @@ class _Report:
         self.console, self.output, self.fmt, self.verbose = console, output, fmt, verbose
         self.phases = phases
 
-    def write(self, run: TestRun, agent: Agent) -> int:
+    def write(self, run: TestRun) -> int:
         """Save and report `run`; returns the exit code."""
         from holodeck.testing.reports import render_console, write_report
         from holodeck.testing.run_store import save_run
 
-        cassette = agent.options.cassette
         with self.phases.phase("save"):
-            if cassette is not None:
-                cassette.save(durable=True)
             saved = save_run(run, RUNS_DIR)
         if run.interrupted:
             click.echo("Interrupted: reporting the cases that finished.", err=True)

@@ -211,8 +211,8 @@ def _within(timeout_ms: int, work: Callable[[], None]) -> bool:
     """Run `work` and wait for it at most `timeout_ms`; True if it finished.
 
     The SDK's flush and shutdown block for as long as an export retries (up to the
-    exporter's timeout, per signal), so they run on a thread of their own that a dead
-    collector may keep a while; it is a daemon, and ends when the export gives up."""
+    exporter's timeout, per signal), so they run on a thread of their own, joined when
+    the work finishes in time."""
     done = threading.Event()
 
     def run() -> None:
@@ -221,8 +221,14 @@ def _within(timeout_ms: int, work: Callable[[], None]) -> bool:
         finally:
             done.set()
 
-    threading.Thread(target=run, name="holodeck-telemetry-flush", daemon=True).start()
-    return done.wait(timeout_ms / 1000)
+    # a daemon: an export to a dead collector cannot be interrupted; past the limit the
+    # thread is left to end when the export gives up, without holding up the exit
+    thread = threading.Thread(target=run, name="holodeck-telemetry-flush", daemon=True)
+    thread.start()
+    finished = done.wait(timeout_ms / 1000)
+    if finished:
+        thread.join()
+    return finished
 
 
 _SHARED: dict[tuple[str, str], Telemetry] = {}

@@ -27,6 +27,7 @@ from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from holodeck.errors import InputRefused as InputRefused
+    from holodeck.errors import LifecycleError as LifecycleError
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._history import starts_turn as starts_turn
     from holodeck.runtime._history import trim_history as trim_history
     from holodeck.runtime._models import choose_model as choose_model
+    from holodeck.runtime._run import Run as Run
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._spend import Spend as Spend
     from holodeck.runtime._spend import price as price
@@ -51,6 +53,7 @@ _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
     "InputRefused": "holodeck.errors",
+    "LifecycleError": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",
     "Event": "holodeck.runtime._events",
     "FinalMessage": "holodeck.runtime._events",
@@ -61,6 +64,7 @@ _EXPORTS = {
     "starts_turn": "holodeck.runtime._history",
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
+    "Run": "holodeck.runtime._run",
     "Session": "holodeck.runtime._session",
     "SessionError": "holodeck.errors",
     "Spend": "holodeck.runtime._spend",

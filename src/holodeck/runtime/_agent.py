@@ -36,16 +36,19 @@ from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.tools.threads import TOOL_THREADS, ToolThreads
 
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
     from holodeck.observability import Telemetry
+    from holodeck.runtime._events import ToolCallStarted
     from holodeck.runtime._session import Session
 
 log = logging.getLogger("holodeck.runtime")
@@ -81,7 +84,9 @@ class Agent:
     `async with Agent(spec) as agent:` starts the servers shared by every conversation
     on the caller's event loop and stops them on exit; `agent.session()` opens a
     conversation. Without `async with`, servers start on first use and stop with
-    `aclose()` (or when the event loop that started them ends)."""
+    `aclose()`. From its first use until it is closed, an agent belongs to one event
+    loop: using it on another, or opening it while it is open, raises `LifecycleError`.
+    Once closed it may be opened again (on any loop): its servers start afresh."""
 
     def __init__(
         self,
@@ -141,6 +146,8 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(_schema_check(spec.response_format))
+        self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
+        self.threads = ToolThreads()  # its synchronous tools' calls
 
     # -- lifecycle
 
@@ -148,6 +155,7 @@ class Agent:
         """Start the servers shared by every conversation now, rather than on first use
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
+        self.lifecycle.claim()
         if self.options.uploaded and self.options.outbound is not None:
             from holodeck.net import check_named_endpoints
 
@@ -159,7 +167,9 @@ class Agent:
 
     async def aclose(self) -> None:
         """Stop what the agent keeps running between turns (MCP servers, Node.js, the
-        sub-agents' servers). Idempotent; a server needed again starts again."""
+        sub-agents' servers). Idempotent; a server needed again starts again, on the
+        event loop that uses it then."""
+        self.lifecycle.closing()  # its servers can only be stopped on their own loop
         closers: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
@@ -169,6 +179,8 @@ class Agent:
                 raise result
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
+        self.threads.close(self.spec.name)
+        self.lifecycle.closed()
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
 
@@ -182,11 +194,19 @@ class Agent:
         return found
 
     async def __aenter__(self) -> Agent:
-        await self.start()
+        self.lifecycle.hold(self)
+        try:
+            await self.start()
+        except BaseException:  # what started before the failure stops
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        try:
+            await self.aclose()
+        finally:
+            self.lifecycle.released(self)
 
     # -- conversations
 
@@ -236,21 +256,32 @@ class Agent:
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
         stream_text: bool = True,
+        running: dict[str, ToolCallStarted] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
         `stream_text=False` asks the model for whole responses (no `TextDelta` events,
         less work per request): for callers that only read the final message.
+        `running` is kept up to date with the calls started and not finished yet (its
+        reader may not have taken their `ToolCallStarted` when the turn is cancelled).
 
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
+        self.lifecycle.claim()
         content = self._content(prompt, attachments)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(queue, scope=scope, stream_text=stream_text, telemetry=self.telemetry)  # type: ignore[arg-type]
+        turn = Turn(
+            queue,  # type: ignore[arg-type]
+            scope=scope,
+            stream_text=stream_text,
+            telemetry=self.telemetry,
+            running=running if running is not None else {},
+        )
 
         async def produce() -> None:
             CURRENT_TURN.set(turn)
+            TOOL_THREADS.set(self.threads)
             try:
                 with expecting(expected_tools):
                     result = await self._drive(content, turn, list(history))
@@ -287,6 +318,7 @@ class Agent:
 
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
+        self.lifecycle.claim()
         token = CURRENT_TURN.set(turn)
         try:
             with expecting(None):  # a test case's expected tools are the parent's, not ours

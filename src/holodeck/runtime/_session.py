@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
 from holodeck.errors import SessionError
-from holodeck.runtime._events import Event, FinalMessage, final_message
+from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, final_message
 from holodeck.runtime._history import trim_history
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
@@ -57,6 +57,7 @@ class Session:
         "agent",
         "created_at",
         "id",
+        "interrupted_calls",
         "max_messages",
         "messages",
         "spend",
@@ -82,6 +83,8 @@ class Session:
         self.created_at = self.updated_at = created_at or time.time()
         self._scope = SessionScope()
         self._lock: asyncio.Lock | None = None
+        # the tool calls the last turn had started when it was cancelled, in the order made
+        self.interrupted_calls: tuple[ToolCallStarted, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Session {self.id} of {self.agent.spec.name}: {len(self.messages)} messages>"
@@ -113,11 +116,15 @@ class Session:
         which costs less per model request.
 
         The conversation takes the turn in when it finishes; closing the iterator early
-        (or cancelling the task reading it) cancels the turn and leaves it as it was."""
+        (or cancelling the task reading it) cancels the turn and leaves it as it was.
+        `interrupted_calls` then holds the tool calls it had started (whether or not their
+        `ToolCallStarted` was read): each ended without a `ToolCallFinished`."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             finished = False
+            running: dict[str, ToolCallStarted] = {}
+            self.interrupted_calls = ()
 
             def finish(result: AgentRunResult[Any], final: FinalMessage) -> None:
                 nonlocal finished
@@ -136,6 +143,7 @@ class Session:
                 scope=self._scope,
                 on_result=finish,
                 stream_text=stream_text,
+                running=running,
             )
             try:
                 async with contextlib.aclosing(turn) as events:  # closing ends the turn now
@@ -144,6 +152,7 @@ class Session:
             except (asyncio.CancelledError, GeneratorExit):
                 if not finished:
                     self.spend.cancelled += 1
+                    self.interrupted_calls = tuple(running.values())
                 raise
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:

@@ -3,13 +3,16 @@ turn of a conversation that any of its processes may have started.
 
     >>> import asyncio
     >>> from holodeck import Agent, MemorySessionStore, RunOptions, load_agent
-    >>> agent = Agent(load_agent("examples/weather"), RunOptions(model="test"))
-    >>> store = MemorySessionStore()
-    >>> async def reply(message: str) -> int:
+    >>> async def reply(agent: Agent, store: MemorySessionStore, message: str) -> int:
     ...     async with stored_session(agent, store, "user-42") as session:
     ...         await session.answer(message)
     ...         return len(session.messages)
-    >>> asyncio.run(reply("Hello")), asyncio.run(reply("And tomorrow?"))
+    >>> async def serve() -> tuple[int, int]:  # an agent lives on one event loop
+    ...     store = MemorySessionStore()
+    ...     async with Agent(load_agent("examples/weather"), RunOptions(model="test")) as agent:
+    ...         first = await reply(agent, store, "Hello")
+    ...         return first, await reply(agent, store, "And tomorrow?")
+    >>> asyncio.run(serve())
     (4, 8)
 """
 

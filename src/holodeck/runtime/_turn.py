@@ -24,6 +24,9 @@ class Turn:
     prefix: str = ""
     started: list[str] = field(default_factory=list)  # call ids, in the order made
     finished: dict[str, ToolCallFinished] = field(default_factory=dict)
+    # the calls started and not finished, sub-agents' too (one dict shared by the nested
+    # turns): what an interrupted turn reports as cancelled, seen by its reader or not
+    running: dict[str, ToolCallStarted] = field(default_factory=dict)
 
     @property
     def calls(self) -> list[ToolCallFinished]:
@@ -51,6 +54,7 @@ class Turn:
             self.stream_text,
             self.telemetry,
             prefix=parent + "/",
+            running=self.running,
         )
 
 
@@ -73,7 +77,9 @@ class TurnObserver:
         if turn is not None:
             call_id = turn.prefix + call_id
             turn.started.append(call_id)
-            turn.emit(ToolCallStarted(call_id, name, args, turn.agent, turn.parent_call_id))
+            event = ToolCallStarted(call_id, name, args, turn.agent, turn.parent_call_id)
+            turn.running[call_id] = event
+            turn.emit(event)
 
     def finished(
         self,
@@ -91,6 +97,7 @@ class TurnObserver:
                 call_id, name, args, result, error, duration_ms, turn.agent, turn.parent_call_id
             )
             turn.finished[call_id] = event
+            turn.running.pop(call_id, None)
             turn.emit(event)
             if error is not None and turn.telemetry is not None:
                 _mark_failed(error)

@@ -1,9 +1,8 @@
-"""The FastAPI application: its lifespan opens the agents and their stores and closes
-them (MCP servers, connections) when the server stops."""
+"""The FastAPI application: its lifespan is a `Run` that opens the agents and their
+stores and closes them (MCP servers, connections, telemetry) when the server stops."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 
 from holodeck._version import __version__
+from holodeck.runtime import Run
 from holodeck.server import _routes_agents, _routes_chat, _routes_openai, _routes_sessions
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
@@ -33,27 +33,22 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        registry = Registry(options, specs)
-        app.state.holodeck = ServerState(
-            options=options,
-            registry=registry,
-            slots=TurnSlots(
-                options.max_concurrent_turns,
-                options.max_queued_turns,
-                options.max_queued_turns_per_session,
-            ),
-            keys=keys,
-        )
-        try:
+        # each process (every --workers worker) has its run: its agents, their stores and
+        # sessions, its telemetry exporters, stopped when it stops
+        async with Run() as run:
+            registry = Registry(options, run, specs)
+            app.state.holodeck = ServerState(
+                options=options,
+                registry=registry,
+                slots=TurnSlots(
+                    options.max_concurrent_turns,
+                    options.max_queued_turns,
+                    options.max_queued_turns_per_session,
+                ),
+                keys=keys,
+            )
             await registry.open()
             yield
-        finally:
-            await registry.aclose()
-            # each process (every --workers worker too) flushes and stops its exporters
-            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                from holodeck.observability import shutdown_shared
-
-                await shutdown_shared()
 
     app = FastAPI(
         title="HoloDeck agent server",

@@ -15,7 +15,7 @@ from holodeck.config.loader import load_agent
 from holodeck.config.settings import holodeck_home
 from holodeck.errors import HoloDeckError
 from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent
+from holodeck.runtime import Agent, Run
 from holodeck.server._errors import ApiError
 from holodeck.server._file_names import file_stem
 from holodeck.server._live_sessions import LiveSessions
@@ -66,8 +66,12 @@ class ServedAgent:
 
 
 class Registry:
-    def __init__(self, options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
+    """The served agents, owned by the server's `Run`: it closes them (and their logs,
+    modules and stores, and what runs in the background) when the server stops."""
+
+    def __init__(self, options: ServeOptions, run: Run, specs: Sequence[AgentSpec] = ()) -> None:
         self.options = options
+        self.run = run
         self._loaded = list(specs)  # the paths' definitions, when the caller has them
         self.agents: dict[str, ServedAgent] = {}
         self.broken: dict[str, str] = {}  # stored uploads that do not load: name -> why
@@ -76,6 +80,7 @@ class Registry:
         self._stores: dict[StoreIdentity, SessionStore] = {}
         self.live = LiveSessions()
         self._starting: set[asyncio.Task[None]] = set()
+        run.on_close(self._stop_background)
 
     # -- loading
 
@@ -103,6 +108,7 @@ class Registry:
         store = self._stores.get(identity)
         if store is None:
             store = self._stores[identity] = open_store(identity)
+            self.run.keep(store)  # closed after the agents
         served = ServedAgent(
             spec=spec,
             agent=agent,
@@ -113,6 +119,7 @@ class Registry:
             modules=staged.modules if staged else None,
             image=staged.image if staged else None,
         )
+        self.run.add(agent, then=lambda: _drop(served))
         self.agents[spec.name] = served
         self.broken.pop(spec.name, None)
         task = asyncio.create_task(served.start(), name=f"start {spec.name}")
@@ -222,21 +229,20 @@ class Registry:
     # -- closing
 
     async def _close(self, served: ServedAgent) -> None:
-        try:
-            await served.agent.aclose()
-        finally:
-            served.log.close()
-            if served.modules is not None:
-                served.modules.close()
+        await self.run.release(served.agent)
 
-    async def aclose(self) -> None:
+    async def _stop_background(self) -> None:
+        """Before the agents close: their starts, then the sessions' own servers."""
         for task in list(self._starting):
             task.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
-        await self.live.aclose()  # the sessions' own servers, before their agents'
-        await asyncio.gather(
-            *(self._close(s) for s in self.agents.values()), return_exceptions=True
-        )
-        await asyncio.gather(*(s.aclose() for s in self._stores.values()), return_exceptions=True)
-        self.agents.clear()
-        self._stores.clear()
+        await self.live.aclose()
+
+
+def _drop(served: ServedAgent) -> None:
+    """What goes with a served agent once it has closed: its log, an upload's modules."""
+    try:
+        served.log.close()
+    finally:
+        if served.modules is not None:
+            served.modules.close()

@@ -173,11 +173,14 @@ def _conversation(
 
 
 def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
-    """Run `main`, then stop what the agent keeps running (MCP servers). SIGTERM or
-    SIGHUP (the terminal closed) stop it the same way; the command then exits 128 + the
-    signal's number."""
+    """Run `main` in a `Run` of the agent: on the way out it stops the conversation's and
+    the agent's servers (MCP), telemetry, and saves the cassette. SIGTERM or SIGHUP (the
+    terminal closed) stop it the same way; the command then exits 128 + the signal's
+    number."""
     import asyncio
     import signal
+
+    from holodeck.runtime import Run
 
     async def runner() -> Any:
         loop = asyncio.get_running_loop()
@@ -192,27 +195,19 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, stop, signum)
         try:
-            await _ingest(conversation)
-            result = await main
-        except asyncio.CancelledError:
-            if not stopped:
-                raise
-            task.uncancel()  # the stop is handled: closing below must not be cancelled
-            result = None
+            async with Run(conversation.agent) as run:
+                run.on_close(lambda: conversation.session.aclose())  # the session resumed
+                try:
+                    await _ingest(conversation)
+                    result = await main
+                except asyncio.CancelledError:
+                    if not stopped:
+                        raise
+                    task.uncancel()  # the stop is handled: closing must not be cancelled
+                    result = None
         finally:
-            try:
-                await conversation.session.aclose()
-                await conversation.agent.aclose()
-                if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                    from holodeck.observability import shutdown_shared
-
-                    await shutdown_shared()
-                cassette = conversation.agent.options.cassette
-                if cassette is not None:
-                    cassette.save(durable=True)
-            finally:
-                for signum in (signal.SIGTERM, signal.SIGHUP):
-                    loop.remove_signal_handler(signum)
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(signum)
         if stopped:  # even when the turn took the cancellation as its own end
             raise _Stopped(128 + stopped[0])
         return result

@@ -148,7 +148,7 @@ class Conversation:
             if task is not None:
                 task.uncancel()  # the cancellation ends here: the chat goes on
             exchange.status = "cancelled"
-            view.turn_cancelled()
+            view.turn_cancelled(self.session.interrupted_calls)
             self._save_cassette(view)
             return "cancelled"
         except HoloDeckError as exc:  # said in one line; the conversation goes on

@@ -113,8 +113,12 @@ class ChatView:
         parts.append(f"{seconds:.1f} s")
         self.dim("  " + " · ".join(parts))
 
-    def turn_cancelled(self) -> None:
+    def turn_cancelled(self, running: Sequence[ToolCallStarted] = ()) -> None:
+        """Each call in flight is said cancelled: those shown, and those `running` (the
+        session's) whose start the interruption came before."""
         self._end_answer()
+        for call in running:
+            self._pending.setdefault(call.call_id, call)
         for started in self._pending.values():
             self._say(
                 f"{_indent(started.agent)}[yellow]✗[/yellow] {escape(started.name)} cancelled"

@@ -1,7 +1,8 @@
 """The Node.js process running a toolset's TypeScript functions (`node/harness.cjs`):
 requests and answers as JSON lines matched by id, so calls can overlap. Its owner (the
-toolset, closed with the agent) kills it with whatever it started; a process whose owner
-never closed it exits by itself when its stdin closes, as it does when Python exits."""
+toolset, closed with the agent) kills it with whatever it started and joins the threads
+that talk to it; a process whose owner never closed it exits by itself when its stdin
+closes, as it does when Python exits."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from holodeck.tools.errors import ToolLoadError
 log = logging.getLogger("holodeck.tools.typescript")
 
 NEEDS_NODE = "TypeScript tools need Node.js 18+ on PATH"
+JOIN_S = 5.0  # once Node.js is killed its pipes close, and the threads end at once
 
 
 class TypeScriptToolError(ToolError):
@@ -75,10 +77,15 @@ class _NodeProcess:
         self._stopped: str | None = None
         self._eof = False  # stdout closed: the process is gone or going
         self._stderr_reader = self._thread(self._read_stderr, "stderr")
-        self._thread(self._read_stdout, "stdout")
-        self._thread(self._write_stdin, "stdin")
+        self._threads = [
+            self._stderr_reader,
+            self._thread(self._read_stdout, "stdout"),
+            self._thread(self._write_stdin, "stdin"),
+        ]
 
     def _thread(self, target: Any, role: str) -> threading.Thread:
+        # `stop()` joins them; daemons only so that a process whose owner never stopped it
+        # does not keep Python from exiting (Node.js then ends as its stdin closes)
         thread = threading.Thread(
             target=target, name=f"holodeck-node-{self.popen.pid}-{role}", daemon=True
         )
@@ -113,7 +120,8 @@ class _NodeProcess:
                 self._pending.pop(request_id, None)
 
     def stop(self, reason: str) -> None:
-        """Kill the process group and fail every pending request with `reason`."""
+        """Kill the process group, fail every pending request with `reason`, and join the
+        threads that talked to it."""
         with self._lock:
             if self._stopped is None:
                 self._stopped = reason
@@ -126,6 +134,9 @@ class _NodeProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=10)
         self._fail_all(reason)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(JOIN_S)
 
     def _write_stdin(self) -> None:
         stdin = self.popen.stdin

@@ -1,0 +1,161 @@
+"""`Run`: what one run of agents owns (a `holodeck test` run, a chat, a server process)
+and stops when it ends, on the event loop it ran on.
+
+    >>> import asyncio
+    >>> from holodeck import Agent, Run, RunOptions, load_agent
+    >>> async def ask() -> list[str]:
+    ...     agent = Agent(load_agent("examples/weather"), RunOptions(model="test"))
+    ...     async with Run(agent):
+    ...         async with agent.session() as session:
+    ...             answer = await session.answer("Weather in Oslo?")
+    ...             return [call.name for call in answer.tool_calls]
+    >>> asyncio.run(ask())
+    ['get_weather', 'get_forecast']
+
+On exit, whatever the block ended with (an error, a cancellation): first what the run's
+caller registered with `on_close` (conversations, background tasks: the last first), then
+each agent with what goes with it (its MCP servers, Node.js, tool threads), then what
+`keep` was given (session stores), then the exporters of the process's shared telemetry
+(only if telemetry was loaded), and last every agent's cassette, saved to disk. One step
+that fails is logged and the others still run. A cancellation while closing (a second
+Ctrl+C) stops waiting for the servers and is raised; the cassettes are still saved.
+
+A `Run` is opened once at a time, on one event loop: opening it while it is open, or
+using it (and its agents) on another loop, raises `LifecycleError`. After it has closed,
+it may be opened again: its agents start their servers afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from holodeck.runtime._lifecycle import Lifecycle
+
+if TYPE_CHECKING:
+    from holodeck.runtime._agent import Agent
+
+log = logging.getLogger("holodeck.runtime")
+
+Closer = Callable[[], Awaitable[object] | object]
+
+
+class Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+class Run:
+    """The agents of one run, and what it keeps open for them; `async with` owns them."""
+
+    def __init__(self, *agents: Agent) -> None:
+        self._agents: dict[Agent, list[Closer]] = {agent: [] for agent in agents}
+        self._on_close: list[Closer] = []
+        self._kept: list[Closable] = []
+        self.lifecycle = Lifecycle("this Run")
+
+    @property
+    def agents(self) -> list[Agent]:
+        return list(self._agents)
+
+    @property
+    def is_open(self) -> bool:
+        return self.lifecycle.is_open
+
+    async def __aenter__(self) -> Run:
+        self.lifecycle.hold(self)
+        try:
+            for agent in self._agents:
+                agent.lifecycle.hold(self, " (in a Run)")
+        except BaseException:
+            await self._close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._close()
+
+    # -- what the run owns
+
+    def add(self, agent: Agent, *, then: Closer | None = None) -> Agent:
+        """Own `agent` from now on (a server's uploaded agent); `then` is called after
+        the agent has closed (its request log, its modules)."""
+        if self.is_open:
+            self.lifecycle.claim()
+            agent.lifecycle.hold(self, " (in a Run)")
+        self._agents[agent] = [then] if then is not None else []
+        return agent
+
+    async def release(self, agent: Agent) -> None:
+        """Close `agent` now (a server's upload replaced) and stop owning it."""
+        closers = self._agents.pop(agent, None)
+        if closers is not None:
+            await self._close_agent(agent, closers)
+
+    def on_close(self, close: Closer) -> None:
+        """Call `close()` first when the run ends, before the agents close (what uses
+        them: conversations, tasks); the last registered is called first."""
+        self._on_close.append(close)
+
+    def keep(self, resource: Closable) -> Closable:
+        """`await resource.aclose()` when the run ends, after the agents (a store their
+        conversations are saved to)."""
+        self._kept.append(resource)
+        return resource
+
+    # -- closing
+
+    async def _close(self) -> None:
+        if not self.is_open:
+            return
+        self.lifecycle.claim()
+        try:
+            for close in reversed(self._on_close):
+                await _call(close, "closing")
+            await asyncio.gather(
+                *(self._close_agent(agent, closers) for agent, closers in self._agents.items())
+            )
+            kept = [_call(resource.aclose, "closing a store") for resource in self._kept]
+            await asyncio.gather(*kept)
+            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
+                from holodeck.observability import shutdown_shared
+
+                # each process (every server worker too) flushes and stops its exporters
+                await _call(shutdown_shared, "stopping telemetry")
+        finally:  # cancelled meanwhile (a second Ctrl+C): what is left stops with the loop
+            self.lifecycle.closed()
+            self.lifecycle.released(self)
+            for agent in self._agents:
+                agent.lifecycle.released(self)
+            self._save_cassettes()
+
+    async def _close_agent(self, agent: Agent, closers: list[Closer]) -> None:
+        try:
+            await _call(agent.aclose, f"closing agent {agent.spec.name}")
+        finally:
+            agent.lifecycle.released(self)
+            for close in closers:
+                await _call(close, f"closing agent {agent.spec.name}")
+
+    def _save_cassettes(self) -> None:
+        """Every exchange recorded is on disk, whatever the run ended with."""
+        seen: set[int] = set()
+        for agent in self._agents:
+            cassette = agent.options.cassette
+            if cassette is not None and id(cassette) not in seen:
+                seen.add(id(cassette))
+                cassette.save(durable=True)
+
+
+async def _call(close: Closer, doing: str) -> None:
+    """`close()`, awaited if it is async; a failure is logged, not raised (the other
+    steps of closing still run)."""
+    try:
+        result: Any = close()
+        if inspect.isawaitable(result):
+            await result
+    except Exception as exc:
+        log.warning("%s failed: %s", doing, exc)
