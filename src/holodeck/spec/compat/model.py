@@ -144,6 +144,13 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
         return _auth_provider(value)
     if key in EXECUTION_REFUSED and "ExecutionSettings" in models:
         return EXECUTION_REFUSED[key]
+    if key == "options" and "DatabaseConnection" in models:
+        return (
+            "`options` passed provider-specific settings to the shipped HoloDeck's store "
+            "clients; here each setting a store reads is a field of its own",
+            "remove it and write what the store needs as fields: `connection_string` or "
+            "`url`, `api_key`, `path` (see docs/search.md#stores)",
+        )
     if key in ("claude", "openai") and "AgentFile" in models and isinstance(value, dict):
         return _backend_block(key, value)
     return None
