@@ -10,6 +10,7 @@ from holodeck.spec.agent_yaml.cases_file import FORMATS as TEST_CASE_FORMATS
 from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
 from holodeck.spec.agent_yaml.front_matter import instructions_with_version
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
+from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.diagnostics import FieldPath, SpecError
@@ -56,7 +57,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
                 )
             ]
         )
-    data = with_provider_defaults(ctx.expand(doc), ctx.settings)
+    data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
+    data = with_provider_defaults(data, ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector)
     if agent is None:
         ctx.collector.raise_if_errors()

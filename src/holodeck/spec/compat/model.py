@@ -151,6 +151,13 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
             "remove it and write what the store needs as fields: `connection_string` or "
             "`url`, `api_key`, `path` (see docs/search.md#stores)",
         )
+    if key == "mcp_servers" and "Settings" in models:
+        return (
+            "`mcp_servers` in config.yaml gave every agent these MCP servers; here each "
+            "agent lists the MCP servers it uses",
+            "move each entry into the `tools:` of the agent.yaml that uses it, as "
+            "`{type: mcp, name: ..., command: ..., args: [...]}`",
+        )
     if key in ("claude", "openai") and "AgentFile" in models and isinstance(value, dict):
         return _backend_block(key, value)
     return None
