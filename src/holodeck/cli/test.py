@@ -83,7 +83,7 @@ RUNS_DIR = Path(".holodeck") / "runs"
     is_flag=True,
     help="Print each case's span tree (traced in memory when observability is off).",
 )
-@click.option("--strict", is_flag=True, help="Treat warnings as errors (keys beyond spec_version 1, keys that have no effect here, a skill named unlike its directory).")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
     "--timings",
     is_flag=True,
