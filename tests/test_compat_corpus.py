@@ -4,7 +4,8 @@ layout (agent.yaml, config.yaml, instructions/, data/), each under tests/compat/
 Each one, unchanged, validates, runs its test cases offline (`holodeck test --model
 test`) and answers a question piped to `holodeck chat`: what a new user tries first.
 A fixture whose config.yaml reads `${CHROMA_URL}` gets the address of a real Chroma
-server (its store is really reached there)."""
+server (its store is really reached there); the variables a fixture's `.env.example`
+lists are set to the placeholder values given there."""
 
 from __future__ import annotations
 
@@ -34,9 +35,25 @@ def project(
     shutil.copytree(request.param, copy)
     # read by config.yaml as the samples do; the offline model never sends it
     monkeypatch.setenv("OPENAI_API_KEY", "sk-offline-never-sent")
+    for name, value in example_variables(copy / ".env.example").items():
+        monkeypatch.setenv(name, value)
     if "${CHROMA_URL}" in (copy / "config.yaml").read_text(encoding="utf-8"):
         monkeypatch.setenv("CHROMA_URL", request.getfixturevalue("chroma_url"))
     return copy
+
+
+def example_variables(path: Path) -> dict[str, str]:
+    """`NAME=value` lines of a sample's `.env.example`: the variables its files read,
+    with placeholder values (never sent: the model is offline)."""
+    if not path.is_file():
+        return {}
+    pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines())
+    return {
+        name.strip(): value.strip()
+        for name, *rest in pairs
+        for value in rest
+        if name.strip() and not name.lstrip().startswith("#")
+    }
 
 
 def holodeck(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
