@@ -330,3 +330,43 @@ def test_an_agent_directory_named_like_an_earlier_subcommand_is_still_a_path(
     result = run("test", "view", "--model", "test", cwd=root)
     assert result.exit_code == 0, result.output
     assert textwrap.dedent("not available") not in result.output
+
+
+MCP = """  - name: memory
+    type: mcp
+    description: Remembers facts.
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-memory"]
+"""
+
+
+def test_mcp_keys_that_change_nothing_here_are_warnings(write: Write) -> None:
+    extra = (
+        "    encoding: utf-8\n    load_tools: true\n    load_prompts: false\n"
+        "    is_retrieval: true\n    registry_name: io.github.example/memory\n"
+    )
+    root = write({"agent.yaml": agent(MCP + extra)})
+    spec = load_agent(root)
+    assert spec.tool_names == ["memory"]
+    warned = {str(w.path[-1]): w for w in spec.warnings}
+    assert set(warned) == {
+        "encoding",
+        "load_tools",
+        "load_prompts",
+        "is_retrieval",
+        "registry_name",
+    }
+    assert all(w.severity is Severity.WARNING for w in warned.values())
+    assert "every tool's result is retrieval context" in warned["is_retrieval"].message
+    strict = refusal(root, strict=True)
+    assert strict.count(": error: tools[0].") == 5
+
+
+def test_mcp_keys_that_would_change_what_the_agent_does_say_what_to_write(write: Write) -> None:
+    extra = "    env_file: .env.memory\n    load_tools: false\n    is_retrieval: false\n"
+    message = refusal(write({"agent.yaml": agent(MCP + extra)}))
+    assert "tools[0].env_file: `env_file` loaded a file of variables" in message
+    assert "write each variable under `env:` as `NAME: ${NAME}`" in message
+    assert "tools[0].load_tools: `load_tools: false` offered none" in message
+    assert "tools[0].is_retrieval: `is_retrieval: false` kept the server's results out" in message
+    assert "unknown field" not in message
