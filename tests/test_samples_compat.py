@@ -370,3 +370,13 @@ def test_mcp_keys_that_would_change_what_the_agent_does_say_what_to_write(write:
     assert "tools[0].load_tools: `load_tools: false` offered none" in message
     assert "tools[0].is_retrieval: `is_retrieval: false` kept the server's results out" in message
     assert "unknown field" not in message
+
+
+def test_comparing_runs_says_when_the_prompt_version_changed() -> None:
+    from holodeck.testing.comparison import compare_runs
+    from run_builders import case, make_run
+
+    before = make_run("a", [case("one", "pass")]).model_copy(update={"prompt_version": "2.3.0"})
+    after = make_run("b", [case("one", "pass")]).model_copy(update={"prompt_version": "2.4.0"})
+    assert compare_runs(before, after).notes == ["the prompt changed: version 2.3.0 -> 2.4.0"]
+    assert compare_runs(before, before).notes == []
