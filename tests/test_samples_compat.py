@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -329,7 +328,7 @@ def test_an_agent_directory_named_like_an_earlier_subcommand_is_still_a_path(
     root = write({"view/agent.yaml": agent() + "test_cases:\n  - {input: hi}\n"})
     result = run("test", "view", "--model", "test", cwd=root)
     assert result.exit_code == 0, result.output
-    assert textwrap.dedent("not available") not in result.output
+    assert "not available" not in result.output
 
 
 MCP = """  - name: memory
