@@ -77,3 +77,41 @@ def test_the_security_pages_settings_load_as_written(tmp_path: Path) -> None:
     assert ["openai"] in [list(p) for p in lent]
     networks = [s.network for s in loaded if s.network is not None]
     assert networks and any(n.deny for n in networks)
+
+
+def test_the_compatibility_pages_shipped_sample_examples_load_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each `#### Example` of docs/compatibility.md is a project, one block per file
+    (```yaml file=config.yaml): it loads, its front matter never reaches the model, and
+    a `connection_string` it gives a Chroma store is the store's address."""
+    import yaml
+
+    from holodeck.config.loader import load_agent
+    from holodeck.config.settings import load_settings
+    from holodeck.spec.agent_yaml.front_matter import split_front_matter
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-sent")
+    text = (REPO / "docs" / "compatibility.md").read_text(encoding="utf-8")
+    examples = re.split(r"^#### Example: ", text, flags=re.M)[1:]
+    assert len(examples) >= 2
+    for index, example in enumerate(examples):
+        root = tmp_path / f"example{index}"
+        blocks = re.findall(r"^```\w+ file=(\S+)\n(.*?)^```$", example, flags=re.M | re.S)
+        assert blocks, example[:80]
+        for name, body in blocks:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(body, encoding="utf-8")
+        spec = load_agent(root)
+        files = dict(blocks)
+        instructions = files.get("instructions/system-prompt.md", "")
+        front, after, _ = split_front_matter(instructions)
+        if front is not None:
+            assert spec.instructions == after and spec.prompt_version is not None
+            assert spec.prompt_version.version == str(yaml.safe_load(front)["version"])
+        if "config.yaml" in files:
+            written = yaml.safe_load(files["config.yaml"]).get("vectorstores", {})
+            stores = load_settings(root).settings.vectorstores
+            for name, entry in written.items():
+                if entry.get("provider") == "chromadb" and "connection_string" in entry:
+                    assert stores[name].url == entry["connection_string"]

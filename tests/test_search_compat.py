@@ -93,13 +93,13 @@ def test_a_database_field_that_does_not_apply_is_refused(write: Write) -> None:
             "agent.yaml": agent(
                 "  - type: vectorstore\n    name: docs\n    description: Docs.\n"
                 "    source: data\n    database:\n      provider: qdrant\n"
-                "      url: http://127.0.0.1:6333\n      connection_string: x\n"
+                "      url: http://127.0.0.1:6333\n      host: 127.0.0.1\n"
             ),
         }
     )
     with pytest.raises(SpecError) as raised:
         load_agent(root)
-    assert "`connection_string` does not apply to provider `qdrant`" in str(raised.value)
+    assert "`host` does not apply to provider `qdrant`" in str(raised.value)
 
 
 @pytest.mark.parametrize(

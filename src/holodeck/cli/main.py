@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from holodeck._version import __version__
+from holodeck.cli.earlier_commands import instead
 from holodeck.config.own_process import quiet_program
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, HoloDeckError
 
@@ -64,6 +65,9 @@ class LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
+        earlier = instead(args)
+        if earlier is not None:
+            ctx.fail(earlier)
         if name and name not in COMMANDS and not name.startswith("-"):
             import difflib
 

@@ -82,7 +82,7 @@ RUNS_DIR = Path(".holodeck") / "runs"
     is_flag=True,
     help="Print each case's span tree (traced in memory when observability is off).",
 )
-@click.option("--strict", is_flag=True, help="Treat keys beyond spec_version 1 as errors.")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
     "--timings",
     is_flag=True,

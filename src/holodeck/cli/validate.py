@@ -12,7 +12,7 @@ from holodeck.errors import EXIT_CONFIG, EXIT_OK
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--strict", is_flag=True, help="Treat keys beyond spec_version 1 as errors.")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
     "--no-env",
     is_flag=True,

@@ -50,13 +50,15 @@ def load_agent(
     project_dir = _project_dir(target)
     env = environment_for(project_dir, base_env) if expand_env else None
     problems: list[Diagnostic] = []
+    files: tuple[Path, ...] = ()
+    looked_up: tuple[Path, ...] = ()
     if settings is None:
         # A broken config.yaml must not hide the agent's own errors: the agent is
         # loaded with what could be read, and both files' problems come out together.
         loaded, problems = settings_and_problems(
             project_dir if _is_agent_yaml_project(target) else None, env or base_env
         )
-        settings = loaded.settings
+        settings, files, looked_up = loaded.settings, loaded.files, loaded.looked_up
     context = LoadContext(
         env=env,
         settings=settings,
@@ -64,6 +66,13 @@ def load_agent(
         load_definition=load_definition,
         strict=strict,
         source_check=source_check,
+        settings_files=files,
+        settings_looked_up=looked_up,
+        refused_stores=frozenset(
+            str(d.path[1])
+            for d in problems
+            if d.severity is Severity.ERROR and len(d.path) > 1 and d.path[0] == "vectorstores"
+        ),
     )
     try:
         if archive != target:

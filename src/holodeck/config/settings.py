@@ -27,6 +27,7 @@ from holodeck.spec.yaml.source import read_yaml
 class LoadedSettings:
     settings: Settings
     files: tuple[Path, ...] = field(default=())  # the files that existed, lowest first
+    looked_up: tuple[Path, ...] = field(default=())  # every file read if it existed
 
 
 def holodeck_home(env: Mapping[str, str] | None = None) -> Path:
@@ -73,7 +74,8 @@ def settings_and_problems(
             layers.append(_read(path, env, collector))
         except SpecError as exc:
             collector.extend(exc.diagnostics)
-    return LoadedSettings(_merge(layers), tuple(files)), collector.diagnostics
+    merged = LoadedSettings(_merge(layers), tuple(files), tuple(candidates))
+    return merged, collector.diagnostics
 
 
 def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:

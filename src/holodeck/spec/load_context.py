@@ -43,7 +43,10 @@ class LoadContext:
     """`env` is None when `${VAR}` must stay unexpanded (bundles uploaded to a server);
     `cache_dir` is where image archives named by the definition are unpacked;
     `load_definition` loads sub-agents;
-    `source_check` (from `holodeck validate`) checks search tools' data files."""
+    `source_check` (from `holodeck validate`) checks search tools' data files;
+    `settings_files` are the config.yaml files `settings` were read from, lowest first
+    (`settings_looked_up` the ones that would have been read had they existed);
+    `refused_stores` names `vectorstores:` entries left out for their errors."""
 
     env: Mapping[str, str] | None
     settings: Settings
@@ -53,6 +56,9 @@ class LoadContext:
     stack: tuple[Path, ...] = ()
     collector: Collector = field(default_factory=Collector)
     source_check: SourceCheck | None = None
+    settings_files: tuple[Path, ...] = ()
+    settings_looked_up: tuple[Path, ...] = ()
+    refused_stores: frozenset[str] = frozenset()
 
     def expand(self, doc: YamlDocument) -> Any:
         return doc.data if self.env is None else substitute(doc, self.env, self.collector)
@@ -67,6 +73,9 @@ class LoadContext:
             self.strict,
             (*self.stack, definition_key(path)),
             source_check=self.source_check,
+            settings_files=self.settings_files,
+            settings_looked_up=self.settings_looked_up,
+            refused_stores=self.refused_stores,
         )
 
     def is_loading(self, path: Path) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from holodeck.spec.diagnostics import Collector, Diagnostic, SpecError
+from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.image.files import SkillFrontmatter
 from holodeck.spec.models.agent_spec import SkillSpec
 from holodeck.spec.validation.errors import validate
@@ -55,8 +55,22 @@ def load_skill(directory: Path, collector: Collector, *, strict: bool = False) -
     collector.extend(_shift(d, 1) for d in local.diagnostics)
     if front_model is None:
         return None
-    # The frontmatter `name` is the skill's name; Omnigent images may keep a skill in a
-    # directory named otherwise (e.g. grouped or renamed), so the directory is not checked.
+    # The frontmatter `name` is the skill's name. The Agent Image Spec wants the directory
+    # named alike; Omnigent's images often differ, so that loads, with a warning.
+    if front_model.name != directory.name:
+        position = doc.position(("name",))
+        collector.add(
+            Diagnostic(
+                f"skill `{front_model.name}` is in the directory `{directory.name}`; the "
+                "Agent Image Spec wants a skill's directory named after it",
+                file=path,
+                line=position.line + 1 if position else 2,
+                path=("name",),
+                hint=f"rename the directory to `{front_model.name}` or the skill to "
+                f"`{directory.name}`; it is known here as `{front_model.name}`",
+                severity=Severity.ERROR if strict else Severity.WARNING,
+            )
+        )
     return SkillSpec(
         name=front_model.name,
         description=front_model.description,

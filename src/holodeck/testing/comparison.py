@@ -96,6 +96,10 @@ def compare_runs(a: TestRun, b: TestRun) -> Comparison:
         comparison.notes.append(f"the runs test different agents ({a.agent} and {b.agent})")
     if a.model != b.model:
         comparison.notes.append(f"the model changed: {a.model} -> {b.model}")
+    if a.prompt_version and b.prompt_version and a.prompt_version != b.prompt_version:
+        comparison.notes.append(
+            f"the prompt changed: version {a.prompt_version} -> {b.prompt_version}"
+        )
     for label, run in (("A", a), ("B", b)):
         if run.offline:
             comparison.notes.append(

@@ -130,6 +130,9 @@ class TestRun(_Record):
     agent: str
     source: str  # the agent.yaml or image that was tested
     model: str  # provider/name actually used (after --model)
+    # the instructions' version: their front matter `version`, else `auto-` and a digest
+    prompt_version: str | None = None
+    prompt_tags: list[str] = Field(default_factory=list)
     started_at: datetime
     concurrency: int
     repeat: int = 1

@@ -8,17 +8,20 @@ from typing import Any
 from holodeck.spec.agent_yaml.agent_file import AgentFile
 from holodeck.spec.agent_yaml.cases_file import FORMATS as TEST_CASE_FORMATS
 from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
+from holodeck.spec.agent_yaml.front_matter import instructions_with_version
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
+from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.retrieval import retrieval_warnings
-from holodeck.spec.diagnostics import FieldPath, Severity, SpecError, did_you_mean
+from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
+from holodeck.spec.models.prompt_version import PromptVersion
 from holodeck.spec.models.settings import (
     ExecutionSettings,
     LoggingSettings,
@@ -37,6 +40,7 @@ from holodeck.spec.models.tools import (
 )
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.skills import load_skill
+from holodeck.spec.store_names import unknown_store
 from holodeck.spec.validation.errors import validate
 from holodeck.spec.yaml.source import read_yaml
 
@@ -55,7 +59,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
                 )
             ]
         )
-    data = with_provider_defaults(ctx.expand(doc), ctx.settings)
+    data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
+    data = with_provider_defaults(data, ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector)
     if agent is None:
         ctx.collector.raise_if_errors()
@@ -66,7 +71,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         checks.model(agent.embedding_provider, ("embedding_provider",))
     if agent.evaluations and agent.evaluations.model:
         checks.model(agent.evaluations.model, ("evaluations", "model"))
-    instructions, instructions_file = checks.instructions(agent)
+    instructions, instructions_file, prompt_version = checks.instructions(agent)
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)
     skills = checks.skills(agent.skills)
@@ -89,6 +94,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         model=agent.model,
         instructions=instructions,
         instructions_file=instructions_file,
+        prompt_version=prompt_version,
         response_format=response_format,
         tools=tuple(agent.tools),
         skills=skills,
@@ -111,18 +117,27 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
 class _Checks(References):
     """agent.yaml's own checks: instructions, response format, tools, skills."""
 
-    def instructions(self, agent: AgentFile) -> tuple[str | None, Path | None]:
+    def instructions(
+        self, agent: AgentFile
+    ) -> tuple[str | None, Path | None, PromptVersion | None]:
+        """The instructions the model is sent (a file's front matter taken off), their
+        file, and their version."""
         if agent.instructions.inline is not None:
-            return agent.instructions.inline, None
+            text = agent.instructions.inline
+            return text, None, PromptVersion.of(text)
         assert agent.instructions.file is not None
         found = self.path(("instructions", "file"), agent.instructions.file, "instructions file")
         if found is None:
-            return None, None
+            return None, None, None
         try:
-            return found.read_text(encoding="utf-8"), found
+            text = found.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             self.error(("instructions", "file"), f"cannot read {found}: {exc}")
-            return None, None
+            return None, None, None
+        body, version = instructions_with_version(
+            text, found, self.ctx.collector, strict=self.ctx.strict
+        )
+        return body, found, version
 
     def response_format(self, value: dict[str, Any] | str | None) -> dict[str, Any] | None:
         if value is None:
@@ -212,13 +227,14 @@ class _Checks(References):
 
     def database(self, tool: SearchTool, where: FieldPath) -> None:
         if isinstance(tool.database, str) and tool.database not in self.ctx.settings.vectorstores:
-            known = list(self.ctx.settings.vectorstores)
-            self.error(
-                (*where, "database"),
-                f"no vectorstore named `{tool.database}` in config.yaml",
-                did_you_mean(tool.database, known)
-                or "define it under `vectorstores:` in ~/.holodeck/config.yaml",
+            message, hint = unknown_store(
+                tool.database,
+                list(self.ctx.settings.vectorstores),
+                self.ctx.settings_files,
+                self.ctx.settings_looked_up,
+                self.ctx.refused_stores,
             )
+            self.error((*where, "database"), message, hint)
 
     def subagent(self, tool: AgentTool, where: FieldPath) -> AgentSpec | None:
         found = self.path((*where, "path"), tool.path, "agent", "any")

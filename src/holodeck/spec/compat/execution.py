@@ -1,6 +1,7 @@
 """Operational settings written the shipped HoloDeck's way (`execution:`, MCP
-`request_timeout`, container `deployment:`): renamed where they mean what a setting
-here means, refused with what to write where nothing here acts on them."""
+`request_timeout`): renamed where they mean what a setting here means, refused with
+what to write where nothing here acts on them. Its `deployment:` keys are in
+`compat.deployment`."""
 
 from __future__ import annotations
 
@@ -37,18 +38,6 @@ EXECUTION_REFUSED: dict[str, tuple[str, str]] = {
     ),
 }
 
-# Keys of the shipped HoloDeck's `deployment:` (building and pushing a container image,
-# deploying it to a cloud), none of which `holodeck deploy` has here.
-CONTAINER_DEPLOYMENT_KEYS = (
-    "registry",
-    "target",
-    "protocol",
-    "runtime",
-    "platform",
-    "environment",
-    "health_check_path",
-)
-
 
 def renamed(data: Any, old: str, new: str, where: str) -> Any:
     """`data` with `old` written as `new`; both at once is an error (which one wins is
@@ -77,21 +66,3 @@ def translate_mcp(data: Any) -> Any:
             "start or connect, write `startup_timeout`"
         )
     return renamed(data, "request_timeout", "timeout", "")
-
-
-def refuse_container_deployment(data: Any) -> Any:
-    """One message for the whole container form, not one per key."""
-    if not isinstance(data, dict):
-        return data
-    found = [k for k in CONTAINER_DEPLOYMENT_KEYS if k in data]
-    if found:
-        raise ValueError(
-            "`"
-            + "`, `".join(found)
-            + "` describe building a container image and deploying it to a cloud, which "
-            "`holodeck deploy` does not do: here it serves the agent over HTTP from this "
-            "machine. Remove them and set what the server needs: `host`, `port`, `workers`, "
-            "`auth`, `rate_limit`, `cors_origins` (see docs/deploy.md); to run in a "
-            "container, run `holodeck deploy --host 0.0.0.0` in your own image"
-        )
-    return data

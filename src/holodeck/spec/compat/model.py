@@ -63,6 +63,32 @@ _BACKEND_INSTEAD: dict[str, str] = {
 }
 
 
+# An MCP tool's keys, at the values that would change what the agent does (the values
+# that change nothing are taken out with a warning before validation).
+MCP_REFUSED: dict[str, tuple[str, str]] = {
+    "env_file": (
+        "`env_file` loaded a file of variables into the MCP server's environment; here "
+        "a server gets only its `env:`",
+        "write each variable under `env:` as `NAME: ${NAME}` and put the values in the "
+        ".env beside agent.yaml (read for `${VAR}`)",
+    ),
+    "encoding": (
+        "a stdio MCP server speaks UTF-8 here; another `encoding` cannot be honoured",
+        "remove it and make the server write UTF-8",
+    ),
+    "load_tools": (
+        "`load_tools: false` offered none of the server's tools; here an MCP tool offers "
+        "its server's tools",
+        "remove the tool, or list the tools to offer under `tools:`",
+    ),
+    "is_retrieval": (
+        "`is_retrieval: false` kept the server's results out of the RAG metrics' "
+        "retrieval context; here every tool's result is in it",
+        "remove it; a test case's own `retrieval_context` replaces what the tools returned",
+    ),
+}
+
+
 def drop_auth_provider(data: Any) -> Any:
     """`auth_provider: api_key` says what happens here anyway (the key authenticates), so
     it is dropped; any other value stays, to be refused at its line."""
@@ -147,6 +173,22 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
         return _auth_provider(value)
     if key in EXECUTION_REFUSED and "ExecutionSettings" in models:
         return EXECUTION_REFUSED[key]
+    if key == "options" and "DatabaseConnection" in models:
+        return (
+            "`options` passed provider-specific settings to the shipped HoloDeck's store "
+            "clients; here each setting a store reads is a field of its own",
+            "remove it and write what the store needs as fields: `connection_string` or "
+            "`url`, `api_key`, `path` (see docs/search.md#stores)",
+        )
+    if key in MCP_REFUSED and "McpTool" in models:
+        return MCP_REFUSED[key]
+    if key == "mcp_servers" and "Settings" in models:
+        return (
+            "`mcp_servers` in config.yaml gave every agent these MCP servers; here each "
+            "agent lists the MCP servers it uses",
+            "move each entry into the `tools:` of the agent.yaml that uses it, as "
+            "`{type: mcp, name: ..., command: ..., args: [...]}`",
+        )
     if key in ("claude", "openai") and "AgentFile" in models and isinstance(value, dict):
         return _backend_block(key, value)
     return None

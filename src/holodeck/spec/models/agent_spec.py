@@ -14,6 +14,7 @@ from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.prompt_version import PromptVersion
 from holodeck.spec.models.settings import (
     DeploymentSettings,
     ExecutionSettings,
@@ -78,6 +79,10 @@ class AgentSpec(_Frozen):
     )
     instructions: str | None = None
     instructions_file: Path | None = None
+    prompt_version: PromptVersion | None = Field(
+        default=None,
+        description="agent.yaml: the instructions' front matter `version`, or a digest.",
+    )
     response_format: dict[str, Any] | None = None
     tools: tuple[Tool, ...] = ()
     builtins: tuple[BuiltinConfig, ...] = ()

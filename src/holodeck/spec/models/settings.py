@@ -230,7 +230,7 @@ class DeploymentSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _not_a_container_form(cls, data: Any) -> Any:
-        from holodeck.spec.compat.execution import refuse_container_deployment
+        from holodeck.spec.compat.deployment import refuse_container_deployment
 
         return refuse_container_deployment(data)
 

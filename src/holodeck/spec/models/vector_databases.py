@@ -31,13 +31,23 @@ _FIELDS: dict[str, set[str]] = {
 }
 
 
+# Servers the shipped HoloDeck reached through `connection_string` (its only address
+# field) that are addressed by `url` here.
+_SERVER_URL = ("chromadb", "qdrant")
+
+
 class DatabaseConnection(Strict):
     """A vector database: PostgreSQL with pgvector, Redis with search, ChromaDB, Qdrant,
-    or the embedded store (the default: on disk under the project's `.holodeck/`)."""
+    or the embedded store (the default: on disk under the project's `.holodeck/`).
+
+    `connection_string` addresses every server: for chromadb and qdrant it is their
+    `url` (the shipped HoloDeck's config.yaml had no other address field)."""
 
     provider: VectorDatabaseProvider
     connection_string: SecretStr | None = Field(
-        default=None, description="postgres / redis: postgresql://… or redis://…"
+        default=None,
+        description="postgres / redis: postgresql://… or redis://…; chromadb / qdrant: "
+        "the server's http(s) URL (the same as `url`).",
     )
     url: NonEmpty | None = Field(default=None, description="chromadb / qdrant server URL.")
     host: NonEmpty | None = Field(default=None, description="chromadb server host.")
@@ -48,6 +58,29 @@ class DatabaseConnection(Strict):
         "(relative to the agent); chromadb and qdrant then run in-process.",
     )
     api_key: SecretStr | None = Field(default=None, description="qdrant / chromadb key.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _connection_string_as_url(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("connection_string") is None:
+            return data
+        provider = data.get("provider")
+        provider = PROVIDER_ALIASES.get(provider, provider) if isinstance(provider, str) else None
+        if provider not in _SERVER_URL:
+            return data
+        if data.get("url") is not None:
+            raise ValueError(
+                f"give `url` or `connection_string`, not both (for {provider} both are "
+                "the server's address)"
+            )
+        value = data["connection_string"]
+        if isinstance(value, str) and "${" not in value and "://" not in value:
+            raise ValueError(
+                f"the `connection_string` of a {provider} store is its server's URL "
+                "(`http://host:port`); for data kept in a directory without a server "
+                "write `path:` instead"
+            )
+        return {**{k: v for k, v in data.items() if k != "connection_string"}, "url": value}
 
     @field_validator("provider", mode="before")
     @classmethod

@@ -236,3 +236,11 @@ def summary_line(run: TestRun) -> str:
 
 def pass_percent(run: TestRun) -> float:
     return 100.0 * run.summary.passed / run.summary.total if run.summary.total else 0.0
+
+
+def prompt_label(run: TestRun) -> str:
+    """`1.2.0 (tags: triage, billing)`: the instructions' version, and their tags."""
+    label = run.prompt_version or ""
+    if run.prompt_tags:
+        label += f" (tags: {', '.join(run.prompt_tags)})"
+    return label

@@ -74,6 +74,8 @@ def render_header(run: TestRun, console: Console) -> None:
     text.append(f" with {run.model}")
     count = len(run.cases)
     details = [f"{count} case{'' if count == 1 else 's'}", f"run {run.run_id}"]
+    if run.prompt_version:
+        details.append(f"prompt {run.prompt_version}")
     if run.repeat > 1:
         details.append(f"repeat {run.repeat}")
     if run.concurrency > 1:

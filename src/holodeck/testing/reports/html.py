@@ -55,6 +55,7 @@ def render_html(run: TestRun) -> str:
         js=Markup(assets.joinpath("report.js").read_text(encoding="utf-8")),
         pass_percent=_format.pass_percent(run),
         note=_format.judgement_note(run),
+        prompt_label=_format.prompt_label(run),
         counts={
             "all": len(run.cases),
             "failed": sum(1 for c in run.cases if c.status != "pass"),

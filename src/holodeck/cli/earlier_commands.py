@@ -1,0 +1,60 @@
+"""Commands of the shipped HoloDeck, and what to run here instead.
+
+Without this, `holodeck serve` is "no such command" and `holodeck deploy build` reads
+`build` as the path of an agent ("no such file or directory")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_NOT_YET = "is not available in this HoloDeck yet"
+
+# top-level commands: name -> what to do here
+COMMANDS: dict[str, str] = {
+    "serve": "`holodeck serve` is `holodeck deploy` here; it serves agents over HTTP: "
+    "`holodeck deploy agent.yaml --port 8000` (see `holodeck deploy --help`)",
+    "config": f"`holodeck config` {_NOT_YET}: edit ~/.holodeck/config.yaml (or config.yaml "
+    "beside agent.yaml) by hand; `holodeck validate` checks it",
+    "mcp": f"`holodeck mcp` {_NOT_YET}: add an MCP server to agent.yaml by hand as a tool "
+    "`{type: mcp, name: ..., command: ..., args: [...]}`",
+    "workflow": f"`holodeck workflow` {_NOT_YET}: an agent can call others as "
+    "`{type: agent, path: other/agent.yaml}` tools",
+    "worker": f"`holodeck worker` {_NOT_YET}: `holodeck deploy --workers N` runs several "
+    "server processes",
+}
+
+# subcommands: (command, word) -> what to do here
+SUBCOMMANDS: dict[tuple[str, str], str] = {
+    ("deploy", "build"): "`holodeck deploy build` built a container image; `holodeck deploy` "
+    "builds none: it serves the agent from this machine (`holodeck deploy agent.yaml`). "
+    "To run in a container, install holodeck in your own image and run "
+    "`holodeck deploy --host 0.0.0.0` there",
+    ("deploy", "run"): "`holodeck deploy run` started a built container; here "
+    "`holodeck deploy agent.yaml` serves the agent directly",
+    ("deploy", "push"): f"pushing a container image {_NOT_YET}: `holodeck deploy` builds none",
+    ("deploy", "status"): f"`holodeck deploy status` {_NOT_YET}: a served agent answers "
+    "GET /health and GET /ready",
+    ("deploy", "destroy"): f"`holodeck deploy destroy` {_NOT_YET}: stop the `holodeck "
+    "deploy` process (Ctrl+C or SIGTERM)",
+    ("test", "view"): f"`holodeck test view` {_NOT_YET}: write a report with "
+    "`holodeck test agent.yaml -o report.html` and open it, or compare saved runs with "
+    "`holodeck test --compare previous latest`",
+    ("test", "optimize"): f"`holodeck test optimize` {_NOT_YET}: run `holodeck test` "
+    "after each change to the instructions and compare runs with `--compare`",
+}
+
+
+def instead(args: list[str]) -> str | None:
+    """What to run here for an earlier command line, or None when `args` is not one.
+
+    A word that is also an existing path (an agent directory named `build`) is a path."""
+    if not args:
+        return None
+    if args[0] in COMMANDS:
+        return COMMANDS[args[0]]
+    words = [a for a in args[1:] if not a.startswith("-")]
+    if words:
+        found = SUBCOMMANDS.get((args[0], words[0]))
+        if found is not None and not Path(words[0]).exists():
+            return found
+    return None
