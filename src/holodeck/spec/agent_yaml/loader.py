@@ -54,7 +54,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
             ]
         )
     data = with_provider_defaults(ctx.expand(doc), ctx.settings)
-    agent = validate(AgentFile, data, doc, ctx.collector)
+    agent = validate(AgentFile, data, doc, ctx.collector, strict=ctx.strict)
     if agent is None:
         ctx.collector.raise_if_errors()
         raise AssertionError("validation failed without a diagnostic")
