@@ -147,11 +147,10 @@ class Turn(Strict):
     input: NonEmpty
     ground_truth: NonEmpty | None = None
     expected_tools: ExpectedTools | None = None
-    files: list[FileInput] | None = Field(
-        default=None, description="Sent with this turn only."
-    )
+    files: list[FileInput] | None = Field(default=None, description="Sent with this turn only.")
     retrieval_context: list[str] | None = Field(
-        default=None, description="Context for this turn's RAG metrics; default: its tools' results."
+        default=None,
+        description="Context for this turn's RAG metrics; default: its tools' results.",
     )
     evaluations: list[Metric] | None = Field(
         default=None, description="This turn's metrics; default: the case's, else the agent's."
