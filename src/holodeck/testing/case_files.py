@@ -6,8 +6,8 @@ they allow), within `execution.download_timeout`. Downloads are kept in a cache
 (`execution.cache_dir`, default `.holodeck/cache/files` beside the definition) keyed by
 the URL, so a later case or run does not fetch the file again; `cache_enabled: false`, or a
 file's own `cache: false`, fetches it every time. Images and PDFs go to the model as
-attachments; Word, PowerPoint and Excel files, chosen PDF pages and chosen cells go as
-text added to the turn's input. `execution.file_timeout` bounds the whole preparation of
+attachments; text and CSV files, Word, PowerPoint and Excel files, chosen PDF pages and
+chosen cells go as text added to the turn's input (any model reads them). `execution.file_timeout` bounds the whole preparation of
 one file.
 
     files = CaseFiles(spec)
@@ -35,7 +35,7 @@ from holodeck.testing.document_text import office_text, pdf_pages, sheet_cells, 
 DEFAULT_CACHE_DIR = ".holodeck/cache/files"
 DEFAULT_DOWNLOAD_TIMEOUT_S = 60.0
 _MEDIA = {"image": "image/png", "pdf": "application/pdf", "text": "text/plain", "csv": "text/csv"}
-_AS_TEXT = ("word", "powerpoint", "excel")
+_AS_TEXT = ("text", "csv", "word", "powerpoint", "excel")
 
 
 @dataclass
@@ -138,6 +138,8 @@ class CaseFiles:
 
 def _as_text(data: bytes, file: FileInput) -> str:
     kind = file.kind
+    if kind in ("text", "csv"):
+        return data.decode("utf-8", errors="replace").strip()
     if kind == "pdf":
         return pdf_pages(data, file.pages or [])
     if kind == "excel" and (file.sheet is not None or file.range is not None):

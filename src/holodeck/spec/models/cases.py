@@ -76,7 +76,8 @@ class FileInput(Strict):
     """A file sent to the model with the input: a local `path` or a `url` to download.
 
     Images go as images, PDFs as documents (or, with `pages`, as the text of those pages),
-    Word, PowerPoint and Excel files as their text (the `office` extra converts them)."""
+    text and CSV files as text, Word, PowerPoint and Excel files as their text (the
+    `office` extra converts them)."""
 
     path: NonEmpty | None = Field(
         default=None, description="File relative to the agent's directory."
