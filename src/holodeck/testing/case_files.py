@@ -7,8 +7,8 @@ they allow), within `execution.download_timeout`. Downloads are kept in a cache
 the URL, so a later case or run does not fetch the file again; `cache_enabled: false`, or a
 file's own `cache: false`, fetches it every time. Images and PDFs go to the model as
 attachments; text and CSV files, Word, PowerPoint and Excel files, chosen PDF pages and
-chosen cells go as text added to the turn's input (any model reads them). `execution.file_timeout` bounds the whole preparation of
-one file.
+chosen cells go as text added to the turn's input (any model reads them).
+`execution.file_timeout` bounds the whole preparation of one file.
 
     files = CaseFiles(spec)
     attachments, text = await files.prepare(turn.files)

@@ -16,7 +16,9 @@ OPERATIONS = {"add", "subtract", "multiply", "divide"}
 
 
 def follows_program(ctx: GraderContext) -> GraderResult:
-    wanted = [op for op in STEP.findall(ctx.turn_config.get("turn_program", "")) if op in OPERATIONS]
+    wanted = [
+        op for op in STEP.findall(ctx.turn_config.get("turn_program", "")) if op in OPERATIONS
+    ]
     made = [call.name for call in ctx.tool_invocations if call.name in OPERATIONS]
     if not wanted:
         return GraderResult(score=1.0, passed=True, reason="a lookup: no arithmetic to check")
