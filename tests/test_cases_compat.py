@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -572,3 +573,19 @@ test_cases:
     assert rolled.status == "fail" and rolled.score == pytest.approx(2 / 3)
     assert rolled.reason is not None and rolled.reason.startswith("turn 2: fail")
     assert result.status == "fail"
+
+
+def test_the_testing_guides_multi_turn_cases_and_grader_run_as_written(write: Write) -> None:
+    page = (Path(__file__).parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")
+    section = page.split("### Multi-turn cases")[1].split("### Test cases in their own file")[0]
+    cases = re.findall(r"^```yaml\n(.*?)^```$", section, flags=re.M | re.S)[0]
+    grader = re.findall(r"^```python\n(.*?)^```$", section, flags=re.M | re.S)[0]
+    root = write({"agent.yaml": AGENT + cases, "graders/checks.py": grader})
+
+    result = only_run(run(root, echo_model()[0]))  # an agent without tools: no calls
+
+    lookup, division = result.turns
+    assert [m.name for m in lookup.metrics] == []  # no metrics of the agent's, none of its own
+    numeric, program = division.metrics
+    assert numeric.name == "numeric" and result.status == "fail"
+    assert (program.status, program.reason) == ("fail", "wanted ['divide'], made []")
