@@ -589,3 +589,18 @@ def test_the_testing_guides_multi_turn_cases_and_grader_run_as_written(write: Wr
     numeric, program = division.metrics
     assert numeric.name == "numeric" and result.status == "fail"
     assert (program.status, program.reason) == ("fail", "wanted ['divide'], made []")
+
+
+def test_a_csv_files_cell_takes_urls_and_paths(write: Write, files_server: FileServer) -> None:
+    files_server.files["/terms.txt"] = b"Returns within 30 days."
+    root = write(
+        {
+            "agent.yaml": AGENT + LOOPBACK + "test_cases_file: cases.csv\n",
+            "cases.csv": f"input,files\nRead both.,{files_server.url}/terms.txt;notes.txt\n",
+            "notes.txt": "Shipping is free.",
+        }
+    )
+    model, prompts = echo_model()
+
+    assert only_run(run(root, model)).status == "pass"
+    assert "Returns within 30 days." in prompts[0] and "Shipping is free." in prompts[0]
