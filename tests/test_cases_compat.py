@@ -149,6 +149,14 @@ def test_quiet_is_a_warning_saying_why_and_an_error_with_strict(write: Write) ->
         load_agent(root, strict=True)
 
 
+def test_quiet_in_config_yaml_is_a_warning_too_and_an_error_with_strict(write: Write) -> None:
+    root = write({"agent.yaml": AGENT, "config.yaml": "execution:\n  quiet: false\n"})
+    (warning,) = load_agent(root).warnings
+    assert "config.yaml:2:3" in warning.render() and "has no quiet mode" in warning.message
+    with pytest.raises(SpecError, match=r"config\.yaml:2:3: error: execution\.quiet: `quiet`"):
+        load_agent(root, strict=True)
+
+
 def test_cache_directory_is_cache_dir_and_both_at_once_is_an_error(write: Write) -> None:
     root = write({"agent.yaml": AGENT + "execution:\n  cache_directory: kept\n"})
     assert load_agent(root).execution.cache_dir == "kept"
