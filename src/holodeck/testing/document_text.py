@@ -10,8 +10,10 @@ seconds to import.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,19 +31,29 @@ class DocumentError(InputError):
 def office_text(data: bytes, kind: str) -> str:
     """A Word, PowerPoint or Excel file as markdown."""
     try:
-        from markitdown import MarkItDown, StreamInfo
+        from markitdown import StreamInfo
     except ImportError:
         raise DocumentError(
             f"reading {kind} files needs the office extra: {OFFICE_EXTRA}"
         ) from None
-    converter = MarkItDown(enable_plugins=False)
     try:
-        result = converter.convert_stream(
-            io.BytesIO(data), stream_info=StreamInfo(extension=_SUFFIX[kind])
-        )
+        with _converting:  # one converter, made once: making it loads a file-type model
+            result = _converter().convert_stream(
+                io.BytesIO(data), stream_info=StreamInfo(extension=_SUFFIX[kind])
+            )
     except Exception as exc:  # a damaged or mislabelled file: say so, not the converter's stack
         raise DocumentError(f"not a readable {kind} file ({type(exc).__name__})") from None
     return str(result.markdown).strip()
+
+
+_converting = threading.Lock()
+
+
+@functools.cache
+def _converter() -> Any:
+    from markitdown import MarkItDown
+
+    return MarkItDown(enable_plugins=False)
 
 
 def slides(markdown: str, pages: Sequence[int]) -> str:
