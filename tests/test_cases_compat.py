@@ -586,7 +586,7 @@ test_cases:
 def test_the_testing_guides_multi_turn_cases_and_grader_run_as_written(write: Write) -> None:
     page = (Path(__file__).parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")
     section = page.split("### Multi-turn cases")[1].split("### Test cases in their own file")[0]
-    cases = re.findall(r"^```yaml\n(.*?)^```$", section, flags=re.M | re.S)[0]
+    cases = re.findall(r"^```yml\n(.*?)^```$", section, flags=re.M | re.S)[0]
     grader = re.findall(r"^```python\n(.*?)^```$", section, flags=re.M | re.S)[0]
     root = write({"agent.yaml": AGENT + cases, "graders/checks.py": grader})
 
