@@ -142,8 +142,8 @@ class FileInput(Strict):
 
 
 class Turn(Strict):
-    """One exchange of a multi-turn case. A turn with `evaluations` or a `ground_truth`
-    is scored on its own: its input, its answer, its tool calls."""
+    """One exchange of a multi-turn case. A turn with `evaluations`, a `ground_truth` or a
+    `turn_config` is scored on its own: its input, its answer, its tool calls."""
 
     input: NonEmpty
     ground_truth: NonEmpty | None = None
