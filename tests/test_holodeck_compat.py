@@ -153,22 +153,6 @@ def test_parallel_test_cases_sets_how_many_cases_run_at_once(write: Write) -> No
     assert (root / "peak.txt").read_text() == "2"  # 4 cases, never more than 2 at once
 
 
-SHIPPED_EXECUTION = """
-name: shipped
-model: {provider: openai, name: gpt-4o}
-instructions: {inline: Help.}
-execution:
-  llm_timeout: 60
-  file_timeout: 30
-"""
-
-
-def test_file_timeout_is_refused_with_what_to_write(write: Write) -> None:
-    message = refusal(write({"agent.yaml": SHIPPED_EXECUTION}))
-    assert "agent.yaml:6:3" in message and "execution.file_timeout" in message
-    assert "nothing here does either" in message and "`model_timeout`" in message
-
-
 # --- MCP request_timeout ----------------------------------------------------------------
 
 

@@ -156,6 +156,7 @@ def test(
         spec = load_agent(path, strict=strict)
     for warning in spec.warnings:
         click.echo(warning.render(), err=True)
+    verbose = verbose or bool(spec.execution.verbose)  # `execution.verbose: true` is -v
     if not spec.test_cases:
         raise ConfigurationError(
             f"{path}: no test cases",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from holodeck.config.env_vars import environment_for
@@ -81,8 +82,15 @@ def load_agent(
             spec = load_definition(target, context)
     except SpecError as exc:
         raise SpecError([*problems, *exc.diagnostics]) from None
+    if strict:  # config.yaml's warnings (keys with no effect here) are errors too
+        problems = [
+            replace(d, severity=Severity.ERROR, message=d.message.removeprefix("ignored: "))
+            for d in problems
+        ]
     if any(d.severity is Severity.ERROR for d in problems):
         raise SpecError([*problems, *spec.warnings])
+    if problems:
+        spec = spec.model_copy(update={"warnings": (*problems, *spec.warnings)})
     return spec
 
 

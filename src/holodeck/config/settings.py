@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from holodeck.spec.compat.execution import without_no_effect
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
 from holodeck.spec.models.network_settings import combine_network
@@ -86,7 +87,7 @@ def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
         collector.add(doc.diagnostic((), "config.yaml must be a mapping"))
         return Settings()
     local = Collector()
-    data = substitute(doc, env, local)
+    data = without_no_effect(substitute(doc, env, local), doc, local)
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:

@@ -97,7 +97,11 @@ class References:
     def metrics(self, metrics: Iterable[Metric], where: FieldPath) -> None:
         for index, metric in enumerate(metrics):
             if isinstance(metric, CodeMetric):
-                self.function(metric.file, metric.function, (*where, index))
+                file, function = metric.source
+                if metric.grader is None:
+                    self.function(file, function, (*where, index))
+                else:  # the module's own imports run only when it is graded
+                    self.path((*where, index, "grader"), file, f"grader module `{metric.grader}`")
             if metric.model is not None:
                 self.model(metric.model, (*where, index, "model"))
 
@@ -128,10 +132,15 @@ class References:
                 if not tools.knows(name):
                     self._unknown_tool(name, (*at, "expected_tools"), tools.names)
             for f_index, file in enumerate(case.files or []):
-                self.path((*at, "files", f_index, "path"), file.path, "file")
+                if file.path is not None:
+                    self.path((*at, "files", f_index, "path"), file.path, "file")
             for t_index, turn in enumerate(case.turns or []):
                 for f_index, file in enumerate(turn.files or []):
-                    self.path((*at, "turns", t_index, "files", f_index, "path"), file.path, "file")
+                    if file.path is not None:
+                        where_file = (*at, "turns", t_index, "files", f_index, "path")
+                        self.path(where_file, file.path, "file")
+                if turn.evaluations:
+                    self.metrics(turn.evaluations, (*at, "turns", t_index, "evaluations"))
             if case.evaluations:
                 self.metrics(case.evaluations, (*at, "evaluations"))
 

@@ -67,6 +67,9 @@ class TurnRecord(_Record):
     output: str = ""
     structured_output: Any = None
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    # a turn scored on its own (its `evaluations`, `ground_truth` or `turn_config`)
+    ground_truth: str | None = None
+    metrics: list[MetricResult] = Field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     duration_ms: float = 0.0

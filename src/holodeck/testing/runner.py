@@ -19,20 +19,18 @@ from holodeck.llm.offline_model import ExpectedCall
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
-    Attachment,
     FinalMessage,
     Session,
     ToolCallFinished,
     ToolCallStarted,
 )
 from holodeck.spec.models.agent_spec import AgentSpec
-from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, FileInput, TestCase, Turn
-from holodeck.spec.models.evaluations import Metric
+from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Turn
+from holodeck.testing.case_files import CaseFiles
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
-    MetricResult,
     RunSummary,
     TestRun,
     ToolCallRecord,
@@ -40,11 +38,11 @@ from holodeck.testing.results import (
     TurnRecord,
 )
 from holodeck.testing.tool_check import check_tools
-from holodeck.testing.traced import traced_case, traced_metrics
+from holodeck.testing.traced import traced_case
+from holodeck.testing.turn_scoring import score_case
 
 DEFAULT_CONCURRENCY = 8
 INTERRUPT_GRACE_S = 2.0
-_MEDIA = {"image": "image/png", "pdf": "application/pdf", "text": "text/plain", "csv": "text/csv"}
 
 
 @dataclass
@@ -106,6 +104,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     judge_options = replace(run_options, model=OFFLINE) if offline else run_options
     judges = JudgeFactory(spec, spec.evaluations, judge_options)
     judges.telemetry = agent.telemetry  # judges' model calls nest under their metric's span
+    files = CaseFiles(spec)
     cases = select_cases(spec, options)
     started, clock = datetime.now(UTC), time.perf_counter()
     concurrency = concurrency_for(spec, options)
@@ -123,7 +122,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         runs = []
         for attempt in range(1, options.repeat + 1):
             async with gate, _until_first_request(preparing), agent.session() as session:
-                run = _run_case(session, spec, case, judges, attempt, offline)
+                run = _run_case(session, spec, (name, case), judges, files, attempt, offline)
                 runs.append(await traced_case(agent.telemetry, name, attempt, run))
         result = _summarise(name, case, runs)
         results[name] = result
@@ -160,10 +159,15 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
 
 
 async def _run_case(
-    session: Session, spec: AgentSpec, case: TestCase, judges: Any, attempt: int, offline: bool
+    session: Session,
+    spec: AgentSpec,
+    named: tuple[str, TestCase],
+    judges: Any,
+    files: CaseFiles,
+    attempt: int,
+    offline: bool,
 ) -> CaseRun:
-    from holodeck.testing.metrics import Sample
-
+    name, case = named
     clock = time.perf_counter()
     turns = case.turns or [
         Turn(
@@ -177,7 +181,7 @@ async def _run_case(
     checks: list[ToolCheck] = []
     try:
         for turn in turns:
-            record = await _run_turn(session, spec, turn)
+            record = await _run_turn(session, files, turn)
             records.append(record)
             if case.turns and turn.expected_tools is not None:
                 checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
@@ -193,23 +197,13 @@ async def _run_case(
         all_calls = [c for r in records for c in _own(r)]
         checks.append(check_tools(case.expected_tools, all_calls, case.tool_order))
     tool_check = _merge(checks)
-    metrics: list[Metric] = list(
-        case.evaluations or (spec.evaluations.metrics if spec.evaluations else [])
-    )
     given = case.retrieval_context
     context = list(given) if given is not None else _retrieved(records)
-    last = turns[-1]
-    sample = Sample(
-        input=last.input,
-        output=records[-1].output,
-        ground_truth=last.ground_truth or case.ground_truth,
-        retrieval_context=context,
-        tool_calls=[c for r in records for c in r.tool_calls],
-        structured_output=records[-1].structured_output,
-    )
-    scored: list[MetricResult] = await traced_metrics(metrics, sample, judges) if metrics else []
+    scored = await score_case(spec, (name, case), turns, records, context, judges)
     if offline:  # canned answers: scores are shown, but say nothing about quality
         scored = [not_judged(m) for m in scored]
+        for record in records:
+            record.metrics = [not_judged(m) for m in record.metrics]
     failed = (tool_check is not None and not tool_check.passed) or any(
         m.status != "pass" and m.fails_case for m in scored
     )
@@ -224,15 +218,11 @@ async def _run_case(
     )
 
 
-async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord:
+async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecord:
     clock = time.perf_counter()
     expected = [_expected_call(e) for e in turn.expected_tools] if turn.expected_tools else None
-    prompt = turn.input
-    attachments = []
-    for file in turn.files or []:
-        attachments.append(_attachment(spec, file))
-        if file.description:
-            prompt += f"\n\n(Attached {file.path}: {file.description})"
+    attachments, added = await files.prepare(turn.files or [])
+    prompt = turn.input + added
     order: dict[str, int] = {}  # call id -> when the model made the call
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
@@ -261,6 +251,7 @@ async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord
     assert final is not None
     return TurnRecord(
         input=turn.input,
+        ground_truth=turn.ground_truth,
         output=final.text,
         structured_output=final.output,
         tool_calls=calls,
@@ -307,19 +298,6 @@ def _expected_call(entry: str | ExpectedTool) -> ExpectedCall:
         else:
             values[name] = expected
     return (entry.name, values)
-
-
-def _attachment(spec: AgentSpec, file: FileInput) -> Attachment:
-    path = spec.resolve(file.path)
-    try:
-        attachment = Attachment.from_path(path)
-    except OSError as exc:  # it was there when the definition loaded
-        raise InputError(f"cannot read the case's file {path}: {exc.strerror or exc}") from None
-    if file.type is not None and file.type in _MEDIA:
-        guessed = attachment.media_type
-        if not guessed.startswith(_MEDIA[file.type].split("/")[0]):
-            attachment = Attachment(attachment.data, _MEDIA[file.type], attachment.name)
-    return attachment
 
 
 def _own(record: TurnRecord) -> list[ToolCallRecord]:

@@ -38,7 +38,8 @@ FORMATS = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 KEY = "test_cases"
 
 # column -> how a cell becomes the field: "text" as written; "list" a JSON array, or
-# items separated by `;`; "json" a JSON value. An empty cell leaves the field out.
+# items separated by `;` (a `files` item is a path, or a URL when it starts with http:// or
+# https://); "json" a JSON value. An empty cell leaves the field out.
 CSV_COLUMNS: dict[str, str] = {
     "name": "text",
     "input": "text",
@@ -194,7 +195,9 @@ def _cell(cell: str, kind: str, column: str, path: Path, line: int) -> Any:
     stripped = cell.strip()
     if kind == "list" and not stripped.startswith("["):
         items = [item.strip() for item in stripped.split(";") if item.strip()]
-        return [{"path": item} for item in items] if column == "files" else items
+        if column != "files":
+            return items
+        return [{"url" if _is_url(item) else "path": item} for item in items]
     try:
         return json.loads(stripped)
     except RecursionError:
@@ -210,3 +213,7 @@ def _cell(cell: str, kind: str, column: str, path: Path, line: int) -> Any:
                 )
             ]
         ) from None
+
+
+def _is_url(item: str) -> bool:
+    return item.lower().startswith(("http://", "https://"))

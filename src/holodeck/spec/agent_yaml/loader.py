@@ -61,7 +61,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         )
     data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
     data = with_provider_defaults(data, ctx.settings)
-    agent = validate(AgentFile, data, doc, ctx.collector)
+    agent = validate(AgentFile, data, doc, ctx.collector, strict=ctx.strict)
     if agent is None:
         ctx.collector.raise_if_errors()
         raise AssertionError("validation failed without a diagnostic")

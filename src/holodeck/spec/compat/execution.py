@@ -1,42 +1,45 @@
 """Operational settings written the shipped HoloDeck's way (`execution:`, MCP
-`request_timeout`): renamed where they mean what a setting here means, refused with
-what to write where nothing here acts on them. Its `deployment:` keys are in
+`request_timeout`): renamed where they mean what a setting here means, a warning where
+they only tune something this runtime does not have, refused with what to write where
+their loss would change what the agent does. Its `deployment:` keys are in
 `compat.deployment`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# The shipped HoloDeck's `execution:` keys that nothing here acts on, with what to do.
-EXECUTION_REFUSED: dict[str, tuple[str, str]] = {
-    "file_timeout": (
-        "`file_timeout` limits converting and downloading test case files, and nothing "
-        "here does either: a test case's `files:` are local paths sent to the model as "
-        "they are",
-        "remove it; to limit a model request write `model_timeout`",
-    ),
-    "download_timeout": (
-        "`download_timeout` limits downloading test case files from URLs, and nothing "
-        "here downloads them: `files:` entries are local paths",
-        "remove it; download the file beside agent.yaml and give its `path`",
-    ),
-    "cache_enabled": (
-        "`cache_enabled` caches converted test case files, and nothing here converts them",
-        "remove it; to replay model exchanges offline use `replay: <cassette>`",
-    ),
-    "cache_dir": (
-        "`cache_dir` is where converted test case files were cached; nothing here converts them",
-        "remove it; to record model exchanges use `record: <cassette>`",
-    ),
-    "verbose": (
-        "`verbose` is a command-line choice here",
-        "remove it and run `holodeck test -v`",
-    ),
-    "quiet": (
-        "`quiet` is a command-line choice here",
-        "remove it; `holodeck test` prints one line per case unless given -v",
-    ),
+from holodeck.spec.diagnostics import Collector, Severity
+from holodeck.spec.yaml.document import YamlDocument
+
+# The shipped HoloDeck's `execution:` keys that only tune output this runtime does not
+# have: accepted with a warning that says why they have no effect (errors with --strict).
+# (`file_timeout`, `download_timeout`, `cache_enabled`, `cache_dir` and `verbose` work.)
+EXECUTION_NO_EFFECT: dict[str, str] = {
+    "quiet": "`quiet` has no effect here: `holodeck test` has no quiet mode (it prints one "
+    "line per case and a summary; `-o report.json` writes the results to a file); remove it",
 }
+
+
+def no_effect(models: set[str], key: str) -> str | None:
+    """Why `key` has no effect here, when it is a tuning key of a model in `models`."""
+    if "ExecutionSettings" in models:
+        return EXECUTION_NO_EFFECT.get(key)
+    return None
+
+
+def without_no_effect(data: Any, doc: YamlDocument, collector: Collector) -> Any:
+    """A config.yaml's data without `execution:` keys that have no effect here, each a
+    warning (the agent's loader makes them errors under --strict)."""
+    block = data.get("execution") if isinstance(data, dict) else None
+    if not isinstance(block, dict):
+        return data
+    found = [key for key in block if key in EXECUTION_NO_EFFECT]
+    for key in found:
+        message = f"ignored: {EXECUTION_NO_EFFECT[key]}"
+        collector.add(doc.diagnostic(("execution", key), message, severity=Severity.WARNING))
+    if not found:
+        return data
+    return {**data, "execution": {k: v for k, v in block.items() if k not in found}}
 
 
 def renamed(data: Any, old: str, new: str, where: str) -> Any:
@@ -52,7 +55,9 @@ def renamed(data: Any, old: str, new: str, where: str) -> Any:
 
 
 def translate_execution(data: Any) -> Any:
-    """`llm_timeout` (the shipped HoloDeck's name) is `model_timeout` here."""
+    """`llm_timeout` (the shipped HoloDeck's name) is `model_timeout` here;
+    `cache_directory` is `cache_dir`."""
+    data = renamed(data, "cache_directory", "cache_dir", "both name the download cache")
     return renamed(data, "llm_timeout", "model_timeout", "both limit one model request")
 
 

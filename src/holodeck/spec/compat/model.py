@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from holodeck.spec.compat.execution import EXECUTION_REFUSED
 from holodeck.spec.models.settings import Settings
 
 # Fields a config.yaml provider entry lends to the models that name it.
@@ -171,8 +170,6 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
     None when `key` is simply unknown."""
     if key == "auth_provider" and models & {"ModelSettings", "ProviderEntry"}:
         return _auth_provider(value)
-    if key in EXECUTION_REFUSED and "ExecutionSettings" in models:
-        return EXECUTION_REFUSED[key]
     if key == "options" and "DatabaseConnection" in models:
         return (
             "`options` passed provider-specific settings to the shipped HoloDeck's store "

@@ -51,23 +51,115 @@ ExpectedTools = list[NonEmpty | ExpectedTool]
 ToolOrder = Literal["any", "in_order", "exact"]
 
 
-class FileInput(Strict):
-    """A file sent to the model with the input (the agent must accept its modality)."""
+FileKind = Literal["image", "pdf", "text", "csv", "excel", "word", "powerpoint", "file"]
+# file name endings -> kind, for files written without `type:`
+_KINDS_BY_SUFFIX: dict[str, FileKind] = {
+    ".pdf": "pdf",
+    ".csv": "csv",
+    ".txt": "text",
+    ".md": "text",
+    ".xlsx": "excel",
+    ".xlsm": "excel",
+    ".docx": "word",
+    ".pptx": "powerpoint",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".gif": "image",
+    ".webp": "image",
+}
+# `A1:E100`, `B2`, or whole columns/rows such as `A:C`
+CELL_RANGE = re.compile(r"^(?:[A-Za-z]{1,3}\d*|\d+)(?::(?:[A-Za-z]{1,3}\d*|\d+))?$")
 
-    path: NonEmpty = Field(description="File relative to the agent's directory.")
-    type: Literal["image", "pdf", "text", "csv", "file"] | None = Field(
+
+class FileInput(Strict):
+    """A file sent to the model with the input: a local `path` or a `url` to download.
+
+    Images go as images, PDFs as documents (or, with `pages`, as the text of those pages),
+    text and CSV files as text, Word, PowerPoint and Excel files as their text (the
+    `office` extra converts them)."""
+
+    path: NonEmpty | None = Field(
+        default=None, description="File relative to the agent's directory."
+    )
+    url: NonEmpty | None = Field(
+        default=None,
+        description="http(s) URL to download the file from (through the network settings); "
+        "downloads are cached (execution.cache_enabled, cache_dir).",
+    )
+    type: FileKind | None = Field(
         default=None, description="Media kind; default: guessed from the file name."
     )
     description: str | None = Field(
         default=None, description="Said to the model before the file, e.g. what it shows."
     )
+    pages: list[Annotated[int, Field(gt=0)]] | None = Field(
+        default=None, description="PDF pages or PowerPoint slides to send (from 1)."
+    )
+    sheet: NonEmpty | None = Field(
+        default=None, description="Excel: the sheet to send; default: every sheet."
+    )
+    range: NonEmpty | None = Field(
+        default=None, description="Excel: the cells to send, e.g. `A1:E100`."
+    )
+    cache: bool | None = Field(
+        default=None,
+        description="For a `url`: keep the download (default: execution.cache_enabled).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> FileInput:
+        if (self.path is None) == (self.url is None):
+            raise ValueError("give either `path` or `url`")
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"`url` must start with http:// or https://, not `{self.url}`")
+        if self.cache is not None and self.url is None:
+            raise ValueError("`cache` applies to a `url` (a local `path` is read as it is)")
+        kind = self.kind
+        if self.pages is not None and kind not in ("pdf", "powerpoint"):
+            raise ValueError(
+                f"`pages` applies to PDF and PowerPoint files, not {kind} files; remove it"
+            )
+        for option in ("sheet", "range"):
+            if getattr(self, option) is not None and kind != "excel":
+                raise ValueError(f"`{option}` applies to Excel files, not {kind} files")
+        if self.range is not None and not CELL_RANGE.match(self.range):
+            raise ValueError(f"`range` `{self.range}` is not a cell range such as `A1:E100`")
+        return self
+
+    @property
+    def source(self) -> str:
+        return self.path if self.path is not None else (self.url or "")
+
+    @property
+    def kind(self) -> FileKind:
+        """`type`, else guessed from the name (the URL's path for a URL)."""
+        if self.type is not None:
+            return self.type
+        name = self.source.split("?", 1)[0].split("#", 1)[0]
+        suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
+        return _KINDS_BY_SUFFIX.get(suffix, "file")
 
 
 class Turn(Strict):
+    """One exchange of a multi-turn case. A turn with `evaluations`, a `ground_truth` or a
+    `turn_config` is scored on its own: its input, its answer, its tool calls."""
+
     input: NonEmpty
     ground_truth: NonEmpty | None = None
     expected_tools: ExpectedTools | None = None
-    files: list[FileInput] | None = None
+    files: list[FileInput] | None = Field(default=None, description="Sent with this turn only.")
+    retrieval_context: list[str] | None = Field(
+        default=None,
+        description="Context for this turn's RAG metrics; default: its tools' results.",
+    )
+    evaluations: list[Metric] | None = Field(
+        default=None, description="This turn's metrics; default: the case's, else the agent's."
+    )
+    turn_config: dict[str, Any] | None = Field(
+        default=None,
+        description="Free-form settings handed to code graders (`grader:`) for this turn.",
+    )
 
 
 class TestCase(Strict):
@@ -99,6 +191,11 @@ class TestCase(Strict):
     def _input_or_turns(self) -> TestCase:
         if (self.input is None) == (self.turns is None):
             raise ValueError("give either `input` or `turns`")
+        if self.turns is not None and self.files is not None:
+            raise ValueError(
+                "a case with `turns` sends files with a turn: move `files:` under the turn "
+                "that should carry them"
+            )
         return self
 
 

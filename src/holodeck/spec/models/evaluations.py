@@ -233,13 +233,50 @@ class RagMetric(_MetricBase):
     )
 
 
+GRADER = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+
 class CodeMetric(_MetricBase):
-    """A Python function returning a score (and optionally a reason)."""
+    """A Python function returning a score (and optionally a reason): `file` + `function`
+    (called with the keyword arguments it names), or `grader: "module.path:function"`
+    (called with one `GraderContext`, as the shipped HoloDeck's code graders are)."""
 
     type: Literal["code"] = "code"
     name: NonEmpty | None = None
-    file: NonEmpty
-    function: NonEmpty
+    file: NonEmpty | None = None
+    function: NonEmpty | None = None
+    grader: NonEmpty | None = Field(
+        default=None,
+        description="`module.path:function`, the module relative to the agent's directory "
+        "(`graders.checks:exact` is graders/checks.py); the function gets a GraderContext.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> CodeMetric:
+        if self.grader is not None:
+            if self.file is not None or self.function is not None:
+                raise ValueError("give `grader` or `file` and `function`, not both")
+            if not GRADER.match(self.grader):
+                raise ValueError(
+                    f"`grader` `{self.grader}` is not `module.path:function`, e.g. "
+                    "`graders.checks:program_matches` for graders/checks.py"
+                )
+        elif self.file is None or self.function is None:
+            raise ValueError("give `file` and `function`, or `grader: module.path:function`")
+        return self
+
+    @property
+    def source(self) -> tuple[str, str]:
+        """(file relative to the agent's directory, function name)."""
+        if self.grader is None:
+            assert self.file is not None and self.function is not None
+            return self.file, self.function
+        module, function = self.grader.split(":")
+        return module.replace(".", "/") + ".py", function
+
+    @property
+    def label(self) -> str:
+        return self.name or self.source[1]
 
 
 def _metric_kind(value: Any) -> str | None:

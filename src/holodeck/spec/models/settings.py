@@ -257,6 +257,27 @@ class ExecutionSettings(Strict):
         default=None,
         description="Test cases `holodeck test` runs at once (default 8); --concurrency wins.",
     )
+    download_timeout: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="Seconds one test case file download may take (default 60)."
+    )
+    file_timeout: Annotated[float, Field(gt=0)] | None = Field(
+        default=None,
+        description="Seconds preparing one test case file may take: download and conversion "
+        "to text (default: no limit beyond download_timeout).",
+    )
+    cache_enabled: bool | None = Field(
+        default=None,
+        description="Keep test case files downloaded from URLs, and use them again in later "
+        "runs (default true); a file's own `cache:` wins.",
+    )
+    cache_dir: NonEmpty | None = Field(
+        default=None,
+        description="Where downloaded test case files are kept, relative to the agent's "
+        "directory (default .holodeck/cache/files).",
+    )
+    verbose: bool | None = Field(
+        default=None, description="`holodeck test` shows conversations, as with -v."
+    )
 
     @model_validator(mode="before")
     @classmethod

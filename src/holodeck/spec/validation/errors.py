@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from holodeck.spec.compat.execution import no_effect
 from holodeck.spec.compat.model import refused
 from holodeck.spec.diagnostics import Collector, Diagnostic, FieldPath, Severity, did_you_mean
 from holodeck.spec.image.files import SKILL_NAME_PATTERN
@@ -169,29 +170,36 @@ def validate(
 
     With `lenient`, unknown keys (keys beyond spec_version 1 of an agent image) are
     warnings — errors under `strict` — and are dropped before validating again, so
-    the rest of the document is still checked.
+    the rest of the document is still checked. Keys of other tools that only tune what
+    this runtime does not have (`compat.execution.no_effect`) are treated so always.
     """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        if not lenient:
-            collector.extend(diagnostics_from(exc, doc, model, base=base))
-            return None
         extras = [
             _locate(model, e, ())
             for e in exc.errors(include_url=False)
             if e["type"] == "extra_forbidden"
         ]
+        if not lenient:  # only keys that tune what this runtime lacks are warnings
+            extras = [x for x in extras if _no_effect(x) is not None]
+            if not extras:
+                collector.extend(diagnostics_from(exc, doc, model, base=base))
+                return None
         for extra in extras:
             key = str(extra.path[-1])
+            why = _no_effect(extra)
+            if why is not None:
+                message, hint = why, None
+            else:
+                message = f"`{key}` is not part of spec_version 1"
+                hint = did_you_mean(key, _fields(extra.container))
             collector.add(
                 doc.diagnostic(
                     (*base, *extra.path),
-                    f"`{key}` is not part of spec_version 1"
-                    if strict
-                    else f"ignored: `{key}` is not part of spec_version 1",
+                    message if strict else f"ignored: {message}",
                     severity=Severity.ERROR if strict else Severity.WARNING,
-                    hint=did_you_mean(key, _fields(extra.container)),
+                    hint=hint,
                 )
             )
         try:
@@ -199,6 +207,11 @@ def validate(
         except ValidationError as again:
             collector.extend(diagnostics_from(again, doc, model, base=base))
             return None
+
+
+def _no_effect(extra: _Located) -> str | None:
+    models = {m.__name__ for m in _members(extra.container) if _is_model(m)}
+    return no_effect(models, str(extra.path[-1]))
 
 
 def _locate(model: type[BaseModel], err: Any, base: FieldPath) -> _Located:

@@ -64,6 +64,10 @@ async def evaluate_one(metric: Metric, sample: Sample, judges: JudgeFactory) -> 
         from holodeck.testing.metrics.rag import evaluate_rag
 
         return await evaluate_rag(metric, sample, judges)
+    if isinstance(metric, CodeMetric) and metric.grader is not None:
+        from holodeck.testing.code_graders import evaluate_grader
+
+        return await evaluate_grader(metric, sample, judges.root)
     if isinstance(metric, CodeMetric):
         from holodeck.testing.metrics.code import evaluate_code
 

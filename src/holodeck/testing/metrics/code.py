@@ -39,15 +39,14 @@ ARGUMENTS = ("input", "output", "ground_truth", "context", "tool_calls", "struct
 
 
 async def evaluate_code(metric: CodeMetric, sample: Sample, root: Path) -> MetricResult:
-    outcome = Outcome(
-        metric.name or metric.function, "code", metric.threshold, metric.fail_on_error
-    )
-    path = root / metric.file
+    file, name = metric.source
+    outcome = Outcome(metric.label, "code", metric.threshold, metric.fail_on_error)
+    path = root / file
     try:
-        function = load_function(path, metric.function)
+        function = load_function(path, name)
         kwargs = arguments(function, sample)
         value = await call(function, kwargs, path)
-        score, reason = parse_result(value, metric.function)
+        score, reason = parse_result(value, name)
     except (MetricError, ToolLoadError) as exc:
         return outcome.error(str(exc))
     return outcome.scored(score, reason)
@@ -95,12 +94,14 @@ def arguments(function: Callable[..., Any], sample: Sample) -> dict[str, Any]:
     return chosen
 
 
-async def call(function: Callable[..., Any], kwargs: dict[str, Any], path: Path) -> Any:
+async def call(
+    function: Callable[..., Any], kwargs: dict[str, Any], path: Path, *, args: tuple[Any, ...] = ()
+) -> Any:
     try:
         if inspect.iscoroutinefunction(function):
-            value = await function(**kwargs)
+            value = await function(*args, **kwargs)
         else:
-            value = await asyncio.to_thread(function, **kwargs)
+            value = await asyncio.to_thread(function, *args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
     except Exception as exc:  # the user's code: report its error, not our stack

@@ -25,6 +25,10 @@ class Sample:
     retrieval_context: list[str] = field(default_factory=list)
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     structured_output: Any = None
+    # for code graders: which turn (0-based), the case's name, the turn's `turn_config`
+    turn_index: int = 0
+    case_name: str | None = None
+    turn_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_ground_truth(self) -> bool:

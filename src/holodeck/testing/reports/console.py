@@ -301,6 +301,10 @@ def _render_conversation(run: CaseRun, console: Console, indent: int) -> None:
         if turn.structured_output is not None:
             print_text(console, Text("structured output:", style="dim"), indent + 2)
             print_text(console, Text(as_json(turn.structured_output)), indent + 4)
+        for metric in turn.metrics:  # a turn scored on its own
+            print_text(console, _metric_text(metric, _marks(console)), indent + 2)
+            if metric.reason and metric.status != "error":
+                print_text(console, Text(f"reason: {metric.reason}", style="dim"), indent + 6)
     if run.retrieval_context:
         print_text(console, Text("retrieval context:", style="bold"), indent)
         for chunk in run.retrieval_context:

@@ -23,7 +23,7 @@ from holodeck.testing.reports._format import (
     tokens,
     tool_check_lines,
 )
-from holodeck.testing.results import CaseResult, CaseRun, TestRun
+from holodeck.testing.results import CaseResult, CaseRun, MetricResult, TestRun
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -112,30 +112,38 @@ def _case_section(case: CaseResult) -> list[str]:
     return lines
 
 
+def _metric_table(metrics: list[MetricResult]) -> list[str]:
+    lines = [
+        "| Metric | Score | Threshold | Result | Reason |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for m in metrics:
+        score, threshold = score_parts(m)
+        result = {"pass": "✓ pass", "fail": "✗ fail", "error": "ERROR"}[m.status]
+        if not m.judged:
+            result = "ERROR, not judged" if m.status == "error" else NOT_JUDGED
+        reason = m.reason or ""
+        if m.status == "error":
+            reason = metric_error_text(m)
+            if not m.fails_case and m.judged:
+                reason += " (does not fail the case)"
+        lines.append(
+            f"| {_cell(metric_label(m.name))} | {score or '-'} | {threshold or '-'} "
+            f"| {result} | {_cell(reason)} |"
+        )
+    return [*lines, ""]
+
+
 def _run_section(run: CaseRun) -> list[str]:
     lines: list[str] = []
     if run.error:
         lines += ["**Error**", "", *_code(run.error)]
     if run.metrics:
-        lines += [
-            "| Metric | Score | Threshold | Result | Reason |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        for m in run.metrics:
-            score, threshold = score_parts(m)
-            result = {"pass": "✓ pass", "fail": "✗ fail", "error": "ERROR"}[m.status]
-            if not m.judged:
-                result = "ERROR, not judged" if m.status == "error" else NOT_JUDGED
-            reason = m.reason or ""
-            if m.status == "error":
-                reason = metric_error_text(m)
-                if not m.fails_case and m.judged:
-                    reason += " (does not fail the case)"
-            lines.append(
-                f"| {_cell(metric_label(m.name))} | {score or '-'} | {threshold or '-'} "
-                f"| {result} | {_cell(reason)} |"
-            )
-        lines.append("")
+        lines += _metric_table(run.metrics)
+    for number, turn in enumerate(run.turns, start=1):
+        if turn.metrics:  # a turn scored on its own
+            lines += [f"**Turn {number}**: {_inline(turn.input[:80])}", ""]
+            lines += _metric_table(turn.metrics)
     check = run.tool_check
     if check is not None:
         if check.passed:

@@ -1,0 +1,1 @@
+"""Import paths of the shipped HoloDeck that user code (code graders) imports."""
