@@ -33,7 +33,6 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
-from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._models import choose_model
@@ -211,14 +210,11 @@ class Agent:
         prompt: str,
         *,
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[ExpectedCall] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream the events of one turn that stands alone (nothing remembers it); the
         last is a `FinalMessage`. A conversation is a `Session`: `agent.session()`."""
         scope = SessionScope()
-        turn = self.stream_turn(
-            prompt, attachments=attachments, expected_tools=expected_tools, scope=scope
-        )
+        turn = self.stream_turn(prompt, attachments=attachments, scope=scope)
         try:
             async with contextlib.aclosing(turn) as events:  # closing ends the turn now
                 async for event in events:
@@ -232,7 +228,6 @@ class Agent:
         *,
         history: Sequence[ModelMessage] = (),
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[ExpectedCall] | None = None,
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
         stream_text: bool = True,
@@ -252,8 +247,7 @@ class Agent:
         async def produce() -> None:
             CURRENT_TURN.set(turn)
             try:
-                with expecting(expected_tools):
-                    result = await self._drive(content, turn, list(history))
+                result = await self._drive(content, turn, list(history))
                 final = self._final(result, turn)
                 if on_result is not None:
                     on_result(result, final)
@@ -289,8 +283,7 @@ class Agent:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
         token = CURRENT_TURN.set(turn)
         try:
-            with expecting(None):  # a test case's expected tools are the parent's, not ours
-                result = await self._drive(prompt, turn, [], usage=usage)
+            result = await self._drive(prompt, turn, [], usage=usage)
         except Exception as exc:
             raise self._user_error(exc) from None
         finally:

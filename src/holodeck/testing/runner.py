@@ -15,7 +15,7 @@ from typing import Any
 
 from holodeck.errors import InputError, ModelError
 from holodeck.llm.first_request import on_first_request
-from holodeck.llm.offline_model import ExpectedCall
+from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
@@ -234,25 +234,24 @@ async def _run_turn(session: Session, spec: AgentSpec, turn: Turn) -> TurnRecord
     order: dict[str, int] = {}  # call id -> when the model made the call
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
-    # the answer is only read whole: no text streaming, less work per model request
-    events = session.run(
-        prompt, attachments=attachments, expected_tools=expected, stream_text=False
-    )
-    async for event in events:
-        if isinstance(event, ToolCallStarted):
-            order[event.call_id] = len(order)
-        elif isinstance(event, ToolCallFinished):
-            record = ToolCallRecord(
-                name=event.name,
-                args=event.args,
-                result=_jsonable(event.result),
-                error=event.error,
-                duration_ms=event.duration_ms,
-                agent=event.agent,
-            )
-            finished.append((order.get(event.call_id, len(order)), record))
-        elif isinstance(event, FinalMessage):
-            final = event
+    # the answer is only read whole: no text streaming, less work per model request; an
+    # offline run's model calls the tools the turn expects (the turn starts in the block)
+    with expecting(expected):
+        async for event in session.run(prompt, attachments=attachments, stream_text=False):
+            if isinstance(event, ToolCallStarted):
+                order[event.call_id] = len(order)
+            elif isinstance(event, ToolCallFinished):
+                record = ToolCallRecord(
+                    name=event.name,
+                    args=event.args,
+                    result=_jsonable(event.result),
+                    error=event.error,
+                    duration_ms=event.duration_ms,
+                    agent=event.agent,
+                )
+                finished.append((order.get(event.call_id, len(order)), record))
+            elif isinstance(event, FinalMessage):
+                final = event
     # in the order the calls were made: calls running at once end in any order, and
     # `tool_order` checks the order the agent chose
     calls = [record for _, record in sorted(finished, key=lambda item: item[0])]
