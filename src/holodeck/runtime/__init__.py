@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._entries import Entry as Entry
+    from holodeck.runtime._entries import Message as Message
+    from holodeck.runtime._entries import entries_of as entries_of
+    from holodeck.runtime._entries import messages_from as messages_from
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -50,6 +54,10 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
+    "Entry": "holodeck.runtime._entries",
+    "entries_of": "holodeck.runtime._entries",
+    "Message": "holodeck.runtime._entries",
+    "messages_from": "holodeck.runtime._entries",
     "InputRefused": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",
     "Event": "holodeck.runtime._events",
