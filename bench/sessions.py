@@ -16,9 +16,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.offline_model import expecting
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session
 from holodeck.tools.mcp import McpToolset
 

@@ -30,9 +30,9 @@ from pydantic_ai.tools import ToolDefinition
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.offline_model import expecting
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.spec.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
@@ -652,7 +652,7 @@ EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
 from holodeck.runtime import Agent
 from holodeck.llm.offline_model import expecting
-from holodeck.llm.run_options import RunOptions
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 
 async def main():

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
 from holodeck.llm.offline_model import expecting
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
     Attachment,

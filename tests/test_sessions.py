@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.offline_model import expecting
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session, SessionError, ToolCallFinished, stored_session
 from holodeck.sessions import (
     MemorySessionStore,

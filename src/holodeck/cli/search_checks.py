@@ -51,11 +51,10 @@ def embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
     if not tools:
         return {}, []
-    from holodeck.llm.run_options import RunOptions
+    from holodeck.runtime import RunOptions, tool_context
     from holodeck.tools.search_index import choose_tool_embedder
 
-    options = RunOptions().for_agent(spec)
-    assert options.settings is not None and options.env is not None
+    options = tool_context(spec, RunOptions())
     said: dict[str, str] = {}
     errors: list[str] = []
     for tool in tools:

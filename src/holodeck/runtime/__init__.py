@@ -43,11 +43,16 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import Usage as Usage
     from holodeck.runtime._history import starts_turn as starts_turn
     from holodeck.runtime._history import trim_history as trim_history
+    from holodeck.runtime._hosting import Hosting as Hosting
+    from holodeck.runtime._hosting import tool_context as tool_context
     from holodeck.runtime._models import choose_model as choose_model
+    from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._spend import Spend as Spend
     from holodeck.runtime._spend import price as price
     from holodeck.runtime._stored_session import stored_session as stored_session
+    from holodeck.runtime._structured import NoValidAnswer as NoValidAnswer
+    from holodeck.runtime._structured import StructuredModel as StructuredModel
 
 # The modules are private; these are the package's names. Each is imported on first use,
 # so taking the events does not load the model SDKs.
@@ -67,6 +72,9 @@ _EXPORTS = {
     "ToolCallStarted": "holodeck.runtime._events",
     "Usage": "holodeck.runtime._events",
     "starts_turn": "holodeck.runtime._history",
+    "Hosting": "holodeck.runtime._hosting",
+    "tool_context": "holodeck.runtime._hosting",
+    "RunOptions": "holodeck.runtime._options",
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
     "Session": "holodeck.runtime._session",
@@ -74,6 +82,8 @@ _EXPORTS = {
     "Spend": "holodeck.runtime._spend",
     "price": "holodeck.runtime._spend",
     "stored_session": "holodeck.runtime._stored_session",
+    "NoValidAnswer": "holodeck.runtime._structured",
+    "StructuredModel": "holodeck.runtime._structured",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -33,9 +33,11 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
-from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._hosting import Hosting, tool_context
+from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._models import choose_model
+from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
@@ -88,13 +90,17 @@ class Agent:
         options: RunOptions | None = None,
         *,
         telemetry: Telemetry | None = None,
+        hosting: Hosting | None = None,
     ) -> None:
         """`telemetry` traces the agent's turns; by default the agent's `observability:`
-        block decides (off: None, and no OpenTelemetry SDK is loaded)."""
+        block decides (off: None, and no OpenTelemetry SDK is loaded). `hosting` is what
+        the surface running the agent wires in (HoloDeck's CLI and server set it)."""
         from holodeck.observability import telemetry_for
 
         self.spec = spec
-        self.options = with_cassette((options or RunOptions()).for_agent(spec), spec)
+        self.hosting = (hosting or Hosting()).for_agent(spec)
+        completed = (options or RunOptions()).for_agent(spec, uploaded=self.hosting.uploaded)
+        self.options = with_cassette(completed, spec)
         self.telemetry = telemetry or telemetry_for(spec, self.options.env)
         self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
@@ -108,9 +114,13 @@ class Agent:
         if spec.builtins:
             from holodeck.tools.builtins import builtin_capabilities
 
-            native = list(builtin_capabilities(spec, self.options))
-        self.model = choose_model(spec.model, self.options, execution, responses_api=bool(native))
-        tools = agent_toolsets(spec, self.options)
+            native = list(
+                builtin_capabilities(spec, tool_context(spec, self.options, self.hosting))
+            )
+        self.model = choose_model(
+            spec.model, self.options, execution, responses_api=bool(native), hosting=self.hosting
+        )
+        tools = agent_toolsets(spec, self.options, self.hosting)
         self._toolsets = tools.toolsets
         self._per_session = tools.per_session
         instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
@@ -120,7 +130,7 @@ class Agent:
 
             output_type = StructuredDict(spec.response_format, name="answer")
         model = self.model.model
-        if self.options.signals_first_request:
+        if self.hosting.signals_first_request:
             from holodeck.llm.first_request import SignallingModel
 
             model = SignallingModel(model)
@@ -135,7 +145,7 @@ class Agent:
             capabilities=native or None,
         )
         if self.telemetry is not None:  # pydantic-ai's GenAI spans and metrics
-            self._agent.instrument = self.telemetry.instrumentation
+            self._agent.instrument = instrumentation(self.telemetry)
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
@@ -147,10 +157,10 @@ class Agent:
         """Start the servers shared by every conversation now, rather than on first use
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
-        if self.options.uploaded and self.options.outbound is not None:
+        if self.hosting.uploaded and self.hosting.outbound is not None:
             from holodeck.net import check_named_endpoints
 
-            await check_named_endpoints(self.spec, self.options.outbound)
+            await check_named_endpoints(self.spec, self.hosting.outbound)
         starters: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: starters.append(t) if hasattr(t, "start") else None)

@@ -16,11 +16,12 @@ from typing import Any
 from holodeck.errors import InputError, ModelError
 from holodeck.llm.first_request import on_first_request
 from holodeck.llm.offline_model import ExpectedCall, expecting
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
     Attachment,
     FinalMessage,
+    Hosting,
+    RunOptions,
     Session,
     ToolCallFinished,
     ToolCallStarted,
@@ -54,6 +55,7 @@ class TestOptions:
     __test__ = False
 
     run: RunOptions = field(default_factory=RunOptions)
+    hosting: Hosting = field(default_factory=Hosting)  # how the surface listens (progress)
     names: Sequence[str] = ()  # --case: exact names
     keyword: str | None = None  # -k: a substring of the name or input
     # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
@@ -86,7 +88,8 @@ def agent_for_tests(spec: AgentSpec, options: TestOptions, telemetry: Any = None
     before any case runs, and every case shares its tools (MCP servers start once) in a
     conversation of its own. One cassette for the whole run: every case and every judge
     records into it. `telemetry` replaces the agent's own (`--trace`)."""
-    return Agent(spec, replace(options.run, signals_first_request=True), telemetry=telemetry)
+    hosting = replace(options.hosting, signals_first_request=True)
+    return Agent(spec, options.run, telemetry=telemetry, hosting=hosting)
 
 
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
@@ -115,7 +118,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     # waiting case has done its CPU work, and their answers come back spread out, so a
     # case rarely waits for the others' work. Not when each case starts servers of its
     # own (`scope: session`) before that request: those start together.
-    staggered = agent.options.signals_first_request and not agent.has_session_tools
+    staggered = agent.hosting.signals_first_request and not agent.has_session_tools
     preparing = asyncio.Lock() if staggered else None
     results: dict[str, CaseResult] = {}
 

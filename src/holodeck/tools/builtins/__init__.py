@@ -30,7 +30,6 @@ HOLODECK_GOOGLE_SEARCH_URL, HOLODECK_PERPLEXITY_SEARCH_URL or HOLODECK_NIMBLE_SE
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic_ai import FunctionToolset
@@ -40,7 +39,6 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
-from holodeck.llm.run_options import RunOptions
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.image_files import BuiltinConfig
 from holodeck.spec.model_settings import ProviderType
@@ -65,6 +63,7 @@ from holodeck.tools.builtins._search import (
     offline_web_search,
     provider_search,
 )
+from holodeck.tools.context import ToolContext
 from holodeck.tools.errors import ToolLoadError
 
 __all__ = [
@@ -107,7 +106,7 @@ SearchBackend = Literal["provider", "native", "offline"]
 
 def builtin_toolset(
     spec: AgentSpec,
-    options: RunOptions,
+    options: ToolContext,
     *,
     fetch_limits: FetchLimits = FETCH_LIMITS,
     search_timeout: float = SEARCH_TIMEOUT,
@@ -116,9 +115,7 @@ def builtin_toolset(
     and a provider's `web_search` ending after `search_timeout` seconds. A native
     `web_search` is not among them: the agent gets it from `builtin_capabilities`."""
     toolset: FunctionToolset[Any] = FunctionToolset()
-    env = options.env if options.env is not None else os.environ
-    policy = options.for_agent(spec).outbound
-    assert policy is not None
+    env, policy = options.env, options.outbound
     for builtin in spec.builtins:
         if builtin.name == "web_fetch":
             fetch = web_fetch_tool(policy, fetch_limits)
@@ -133,7 +130,7 @@ def builtin_toolset(
     return toolset
 
 
-def builtin_capabilities(spec: AgentSpec, options: RunOptions) -> list[AbstractCapability[Any]]:
+def builtin_capabilities(spec: AgentSpec, options: ToolContext) -> list[AbstractCapability[Any]]:
     """The native tools for `spec.builtins`, for `Agent(capabilities=...)`: OpenAI's
     server-side web search when `web_search` has no provider and the model is OpenAI's."""
     for builtin in spec.builtins:
@@ -142,7 +139,7 @@ def builtin_capabilities(spec: AgentSpec, options: RunOptions) -> list[AbstractC
     return []
 
 
-def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig) -> SearchBackend:
+def search_backend(spec: AgentSpec, options: ToolContext, builtin: BuiltinConfig) -> SearchBackend:
     """Where `web_search` results come from, for the model this run uses.
 
     Raises `ToolLoadError` when there is none: no provider and a model without native
@@ -151,9 +148,7 @@ def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig)
         _check_provider(builtin, spec)
         return "provider"
     provider, label = _run_model(spec, options)
-    settings = options.for_agent(spec).settings
-    assert settings is not None
-    kind = settings.provider_type(provider) if provider else None
+    kind = options.settings.provider_type(provider) if provider else None
     if kind is ProviderType.TEST:
         return "offline"
     if kind is ProviderType.OPENAI:
@@ -167,7 +162,7 @@ def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig)
     )
 
 
-def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
+def _run_model(spec: AgentSpec, options: ToolContext) -> tuple[str | None, str]:
     """The provider of the model the run uses, and how to name that model."""
     if options.model is not None and not isinstance(options.model, str):
         return None, f"the model `{options.model.model_name}`"
