@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Hosting:
+    """`Agent(spec, options, hosting=Hosting(uploaded=True))`: how the surface hosts it."""
+
     # told how search tools' ingestion goes: (tool name, phase, done, total)
     progress: IngestProgress | None = None
     # the agent's model calls `llm.first_request.on_first_request` callbacks (holodeck test)

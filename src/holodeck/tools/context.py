@@ -19,6 +19,8 @@ IngestProgress = Callable[[str, str, int, int], None]
 
 @dataclass(frozen=True)
 class ToolContext:
+    """Completed for one agent: its environment, settings and outbound policy."""
+
     env: Mapping[str, str]  # the agent's environment (process, .env)
     settings: Settings  # the agent's config.yaml settings
     outbound: OutboundPolicy  # where requests the model steers may go
