@@ -32,8 +32,8 @@ from typing import cast
 
 import pexpect
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, TextDelta
 
 AGENT_YAML = """

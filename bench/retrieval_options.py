@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import RunOptions
 from holodeck.search.tool_index import search_index
 
 OFFLINE = RunOptions(model="test")

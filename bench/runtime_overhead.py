@@ -29,8 +29,8 @@ from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, FinalMessage
 
 INSTRUCTIONS = "You look things up."

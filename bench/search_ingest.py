@@ -25,8 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import tool_context
 from holodeck.search.index import SearchIndex, SyncReport
 from holodeck.search.ingest import ingest as read_all
 from holodeck.search.tool_index import search_index
@@ -167,7 +168,7 @@ def write_sources(root: Path, rows: int, pages: int) -> None:
 
 async def ingest(root: Path) -> tuple[dict[str, tuple[SyncReport, float]], list[SearchIndex]]:
     spec = load_agent(root)
-    options = RunOptions().for_agent(spec)
+    options = tool_context(spec, RunOptions())
     found: dict[str, tuple[SyncReport, float]] = {}
     indexes = []
     for tool in spec.tools:

@@ -16,8 +16,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Session
 from holodeck.tools.mcp import McpToolset
 
@@ -57,7 +58,8 @@ async def idle_memory(agent: Agent, count: int) -> tuple[float, float]:
     sessions = [Session(agent) for _ in range(count)]
     empty = tracemalloc.take_snapshot()
     for session in sessions:
-        await session.answer("hello there", expected_tools=["demo_echo"])
+        with expecting(["demo_echo"]):
+            await session.answer("hello there")
     gc.collect()
     talked = tracemalloc.take_snapshot()
     tracemalloc.stop()
@@ -75,7 +77,8 @@ async def shared_turns(agent: Agent, count: int) -> float:
 
     async def talk(session: Session) -> None:
         async with gate:
-            await session.answer("hi", expected_tools=["demo_echo"])
+            with expecting(["demo_echo"]):
+                await session.answer("hi")
 
     sessions = [Session(agent) for _ in range(count)]
     start = time.perf_counter()
@@ -86,7 +89,8 @@ async def shared_turns(agent: Agent, count: int) -> float:
 async def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     async with build() as agent:
-        await agent.session().answer("warm up", expected_tools=["demo_echo"])
+        with expecting(["demo_echo"]):
+            await agent.session().answer("warm up")
         opened = await open_cost(agent, count)
         empty, talked = await idle_memory(agent, min(count, 500))
         per_turn = await shared_turns(agent, count)

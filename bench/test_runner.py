@@ -18,8 +18,8 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.testing.runner import DEFAULT_CONCURRENCY, TestOptions, run_tests
 
 CALLS_PER_CASE = 2

@@ -20,8 +20,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.observability import shutdown_shared
 from holodeck.runtime import Agent, FinalMessage
 from otlp_receiver import otlp_http

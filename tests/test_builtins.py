@@ -20,10 +20,18 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.net import OutboundBlocked, OutboundPolicy
-from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import (
+    Agent,
+    Event,
+    FinalMessage,
+    Hosting,
+    ToolCallFinished,
+    ToolCallStarted,
+    tool_context,
+)
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools import builtins
 from holodeck.tools.builtins import (
@@ -60,6 +68,22 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
 # The local servers listen on loopback, which web_fetch refuses by default
 # (tests/test_outbound.py): here it is allowed.
 LOCAL = OutboundPolicy(allow_loopback=True)
+
+
+def toolset_for(
+    spec: AgentSpec,
+    options: RunOptions,
+    hosting: Hosting | None = None,
+    fetch_limits: FetchLimits = builtins.FETCH_LIMITS,
+    search_timeout: float = builtins.SEARCH_TIMEOUT,
+) -> Any:
+    """The builtin tools of `spec`, as an agent run with `options` gets them."""
+    context = tool_context(spec, options, hosting)
+    return builtin_toolset(spec, context, fetch_limits=fetch_limits, search_timeout=search_timeout)
+
+
+def capabilities_for(spec: AgentSpec, options: RunOptions) -> list[Any]:
+    return builtin_capabilities(spec, tool_context(spec, options))
 
 
 async def fetch_local(url: str, limits: FetchLimits | None = None) -> str:
@@ -314,8 +338,7 @@ async def test_pages_without_text_say_so(site: Server) -> None:
 
 async def test_the_tool_reads_within_its_toolsets_limits(write: Write, site: Server) -> None:
     spec = image(write, "anthropic/claude-sonnet-4-5", "    - web_fetch\n")
-    options = RunOptions(outbound=LOCAL)
-    limited = builtin_toolset(spec, options, fetch_limits=FetchLimits(max_chars=10))
+    limited = toolset_for(spec, RunOptions(), Hosting(outbound=LOCAL), FetchLimits(max_chars=10))
     fetch = limited.tools["web_fetch"].function  # type: ignore[attr-defined]
     text = await fetch(f"{site.url}/notes.txt")
     assert text == "plain note\n\n[truncated: the text is cut off at 10 characters]"
@@ -394,12 +417,12 @@ def image(write: Write, model: str, builtins_yaml: str) -> AgentSpec:
 
 
 def tool_names(spec: AgentSpec, options: RunOptions) -> list[str]:
-    toolset = builtin_toolset(spec, options)
+    toolset = toolset_for(spec, options)
     return sorted(toolset.tools)  # type: ignore[attr-defined]
 
 
 def search_function(spec: AgentSpec, options: RunOptions) -> Any:
-    return builtin_toolset(spec, options).tools["web_search"].function  # type: ignore[attr-defined]
+    return toolset_for(spec, options).tools["web_search"].function  # type: ignore[attr-defined]
 
 
 GOOGLE = "    - {name: web_search, search_provider: google, api_key: gk-123, engine_id: cx-9}\n"
@@ -409,13 +432,13 @@ NIMBLE = "    - {name: web_search, search_provider: nimble, api_key: nk-123, max
 
 async def test_web_fetch_is_a_function_tool_with_a_described_url(write: Write) -> None:
     spec = image(write, "anthropic/claude-sonnet-4-5", "    - web_fetch\n")
-    toolset = builtin_toolset(spec, RunOptions())
+    toolset = toolset_for(spec, RunOptions())
     tool = toolset.tools["web_fetch"]  # type: ignore[attr-defined]
     schema = tool.function_schema.json_schema
     assert schema["required"] == ["url"]
     assert "http" in schema["properties"]["url"]["description"]
     assert "readable text" in tool.description
-    assert builtin_capabilities(spec, RunOptions()) == []
+    assert capabilities_for(spec, RunOptions()) == []
 
 
 async def test_google_custom_search(
@@ -604,7 +627,7 @@ async def test_a_slow_search_api_hits_the_time_limit(
     api = serve({"/search": slow})
     options = RunOptions(env={"HOLODECK_PERPLEXITY_SEARCH_URL": f"{api.url}/search"})
     spec = image(write, "anthropic/claude-sonnet-4-5", PERPLEXITY)
-    tools = builtin_toolset(spec, options, search_timeout=0.3).tools  # type: ignore[attr-defined]
+    tools = toolset_for(spec, options, search_timeout=0.3).tools  # type: ignore[attr-defined]
     search = tools["web_search"].function
     with pytest.raises(WebSearchError, match=r"^perplexity search: no answer within 0.3 s$"):
         await search("q")
@@ -619,35 +642,35 @@ async def test_openai_models_search_natively(write: Write) -> None:
 
     spec = image(write, "openai/gpt-4o", "    - web_search\n    - web_fetch\n")
     assert tool_names(spec, RunOptions()) == ["web_fetch"]  # no function tool: it is native
-    capabilities = builtin_capabilities(spec, RunOptions())
+    capabilities = capabilities_for(spec, RunOptions())
     assert len(capabilities) == 1
     assert isinstance(capabilities[0], NativeTool)
     assert isinstance(capabilities[0].tool, WebSearchTool)
     # another OpenAI model given at run time keeps it native
-    assert builtin_capabilities(spec, RunOptions(model="openai/gpt-4.1")) == capabilities
+    assert capabilities_for(spec, RunOptions(model="openai/gpt-4.1")) == capabilities
 
 
 async def test_a_provider_wins_over_native_search(write: Write) -> None:
     spec = image(write, "openai/gpt-4o", PERPLEXITY)
     assert tool_names(spec, RunOptions()) == ["web_search"]
-    assert builtin_capabilities(spec, RunOptions()) == []
+    assert capabilities_for(spec, RunOptions()) == []
 
 
 async def test_native_search_on_a_model_without_it_is_a_load_error(write: Write) -> None:
     spec = image(write, "openai/gpt-4o", "    - web_search\n")
     with pytest.raises(ToolLoadError) as caught:
-        builtin_toolset(spec, RunOptions(model="anthropic/claude-sonnet-4-5"))
+        toolset_for(spec, RunOptions(model="anthropic/claude-sonnet-4-5"))
     message = str(caught.value)
     assert message.startswith(f"{spec.source}: web_search: the model `anthropic/claude-sonnet-4-5`")
     assert "set a search_provider" in message
     with pytest.raises(ToolLoadError, match="only OpenAI models do"):
-        builtin_capabilities(spec, RunOptions(model="ollama/llama3"))
+        capabilities_for(spec, RunOptions(model="ollama/llama3"))
 
 
 async def test_the_test_model_gets_an_offline_search(write: Write) -> None:
     spec = image(write, "openai/gpt-4o", "    - web_search\n")
     options = RunOptions(model="test")
-    assert builtin_capabilities(spec, options) == []
+    assert capabilities_for(spec, options) == []
     assert await search_function(spec, options)("anything") == []
 
 
@@ -661,17 +684,17 @@ async def test_provider_settings_are_checked_at_load(write: Write) -> None:
     )
     spec = load_agent(root, environ={"PPLX_KEY": ""})
     with pytest.raises(ToolLoadError, match="search_provider `perplexity` needs an `api_key`"):
-        builtin_toolset(spec, RunOptions())
+        toolset_for(spec, RunOptions())
 
     google = image(write, "anthropic/claude-sonnet-4-5", GOOGLE)
     no_engine = google.model_copy(
         update={"builtins": (google.builtins[0].model_copy(update={"engine_id": None}),)}
     )
     with pytest.raises(ToolLoadError, match="needs an `engine_id`"):
-        builtin_toolset(no_engine, RunOptions())
+        toolset_for(no_engine, RunOptions())
 
     with pytest.raises(ToolLoadError, match="HOLODECK_GOOGLE_SEARCH_URL must be an http"):
-        builtin_toolset(google, RunOptions(env={"HOLODECK_GOOGLE_SEARCH_URL": "ftp://x"}))
+        toolset_for(google, RunOptions(env={"HOLODECK_GOOGLE_SEARCH_URL": "ftp://x"}))
 
 
 # --- native search reaches OpenAI's Responses API -----------------------------------
@@ -719,7 +742,7 @@ async def test_native_search_is_sent_to_the_responses_api(
     model = OpenAIResponsesModel(
         "gpt-4o", provider=OpenAIProvider(base_url=f"{api.url}/v1", api_key="sk-test")
     )
-    agent = PydanticAgent(model, capabilities=builtin_capabilities(spec, RunOptions()))
+    agent = PydanticAgent(model, capabilities=capabilities_for(spec, RunOptions()))
     result = await agent.run("tides today?")
     assert result.output == "Searched."
     tools = api.seen[-1].json()["tools"]
@@ -759,7 +782,7 @@ async def test_a_turn_fetches_a_page_through_the_runtime(
 
     monkeypatch.setattr(offline_model, "_ARGS", _Arguments(f"{site.url}/page.html"))
     root = write({"config.yaml": "spec_version: 1\nname: reader\ntools: {builtins: [web_fetch]}\n"})
-    agent = Agent(load_agent(root), RunOptions(model="test", allow_loopback=True))
+    agent = Agent(load_agent(root), RunOptions(model="test"), hosting=Hosting(allow_loopback=True))
     events = await turn(agent)
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     assert [(e.name, e.args) for e in started] == [("web_fetch", {"url": f"{site.url}/page.html"})]

@@ -14,8 +14,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserProm
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Session
 from holodeck.testing.results import TestRun
 from holodeck.testing.runner import TestOptions, agent_for_tests, run_tests

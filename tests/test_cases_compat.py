@@ -35,7 +35,7 @@ from rag_files import make_pdf
 
 from conftest import Write
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import RunOptions
 from holodeck.spec.diagnostics import SpecError
 from holodeck.testing.results import CaseRun, TestRun
 from holodeck.testing.runner import TestOptions, run_tests

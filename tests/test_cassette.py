@@ -16,11 +16,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from ruamel.yaml import YAML
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.cassette import Cassette, CassetteError, CassetteMiss
 from holodeck.llm.errors import ProviderError
 from holodeck.llm.providers import BuiltModel
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, TextDelta, ToolCallFinished, Usage
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import ExecutionSettings, Settings
@@ -411,7 +411,7 @@ RECORDS_THEN_HANGS = """
 import asyncio, sys
 from holodeck.llm.cassette import Cassette
 from holodeck.runtime import Agent
-from holodeck.llm.run_options import RunOptions
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 
 async def main() -> None:

@@ -831,10 +831,10 @@ def test_a_resumed_conversation_becomes_a_transcript() -> None:
 
 
 def test_the_banner_says_what_the_agent_is_and_who_keeps_it(write: Write) -> None:
+    from holodeck import RunOptions
     from holodeck.cli.chat.commands import banner_rows
     from holodeck.cli.chat.conversation import Conversation
     from holodeck.config.loader import load_agent
-    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime import Agent
 
     root = write(

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from pydantic import TypeAdapter, ValidationError
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.spec.diagnostics import SpecError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.evaluations import Metric, RagMetric, StandardMetric

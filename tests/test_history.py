@@ -21,8 +21,8 @@ from pydantic_ai.messages import (
 )
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, starts_turn, trim_history
 
 pytestmark = pytest.mark.anyio

@@ -16,9 +16,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.errors import ProviderError
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, ModelOutputError, ToolCallFinished
 from holodeck.spec.diagnostics import SpecError
 from holodeck.testing.runner import TestOptions, run_tests

@@ -244,8 +244,8 @@ def one_call_model(tool: str) -> FunctionModel:
 
 
 async def tool_result(root: Path, tool: str) -> Any:
+    from holodeck import RunOptions
     from holodeck.config.loader import load_agent
-    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime import Agent, ToolCallFinished
 
     async with Agent(load_agent(root), RunOptions(model=one_call_model(tool))) as agent:
@@ -390,7 +390,7 @@ def state() -> dict:
 
 async def use_holodeck(root: str, url: str, pdf: str) -> None:
     from holodeck.config.loader import load_agent
-    from holodeck.llm.run_options import RunOptions
+    from holodeck import RunOptions
     from holodeck.search._pdf import read_pdf
     from holodeck.search.embeddings._local import LocalEmbedder, local_installed
     from holodeck.runtime import Agent

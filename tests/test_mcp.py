@@ -30,8 +30,9 @@ from pydantic_ai.tools import ToolDefinition
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
@@ -111,8 +112,12 @@ def build(root: Path, model: Any = "test") -> Agent:
     return Agent(load_agent(root), RunOptions(model=model))
 
 
-async def turn(agent: Agent, prompt: str = "go", **kwargs: Any) -> list[Event]:
-    return [event async for event in agent.run(prompt, **kwargs)]
+async def turn(
+    agent: Agent, prompt: str = "go", expected_tools: list[str] | None = None
+) -> list[Event]:
+    """One turn; the offline model calls `expected_tools` (as a test case's would)."""
+    with expecting(expected_tools):
+        return [event async for event in agent.run(prompt)]
 
 
 def calls(events: list[Event]) -> dict[str, ToolCallFinished]:
@@ -651,14 +656,16 @@ def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None
 EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
 from holodeck.runtime import Agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.offline_model import expecting
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 
 async def main():
     agent = Agent(load_agent(sys.argv[1]), RunOptions(model="test"))
-    async for event in agent.run("go", expected_tools=["demo_whoami"]):
-        if type(event).__name__ == "ToolCallFinished":
-            print(event.result["pid"], flush=True)
+    with expecting(["demo_whoami"]):
+        async for event in agent.run("go"):
+            if type(event).__name__ == "ToolCallFinished":
+                print(event.result["pid"], flush=True)
 
 asyncio.run(main())
 """

@@ -18,9 +18,9 @@ from sacrebleu import sentence_bleu
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.cassette import Cassette
-from holodeck.llm.run_options import RunOptions
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.evaluations import (
     AI_METRICS,

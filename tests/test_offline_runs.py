@@ -271,3 +271,30 @@ test_cases:
     ran = holodeck("test", str(root), cwd=tmp_path)
     assert ran.returncode == 3, ran.stdout + ran.stderr  # the agent takes no image input
     assert "does not accept image input" in ran.stdout
+
+
+def test_a_case_steers_the_offline_agent_and_its_sub_agent_picks_its_own_tools(
+    write: Write, tmp_path: Path
+) -> None:
+    """The case's `expected_tools` choose what the agent under test calls (not `note`);
+    the sub-agent it calls is not the case's, so it calls its own tools."""
+    root = write(
+        {
+            "config.yaml": "spec_version: 1\nname: desk\nllm: {model: openai/gpt-4o}\n"
+            "tools: {agents: [researcher]}\n",
+            "tools/python/note.py": "def note(text: str) -> str:\n    return 'noted'\n",
+            "agents/researcher/config.yaml": "spec_version: 1\ndescription: Finds facts.\n"
+            "llm: {model: openai/gpt-4o}\n",
+            "agents/researcher/tools/python/lookup.py": "def lookup(topic: str) -> str:\n"
+            "    return 'fact about ' + topic\n",
+            "tests/cases.yaml": "test_cases:\n"
+            "  - {name: ask, input: Find a fact, expected_tools: [researcher]}\n",
+        }
+    )
+    ran = holodeck("test", str(root), "--model", "test", "-o", "r.json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (case,) = report(tmp_path)["cases"]
+    (attempt,) = case["runs"]
+    calls = [(c["agent"], c["name"]) for t in attempt["turns"] for c in t["tool_calls"]]
+    assert sorted(calls) == [("", "researcher"), ("researcher", "lookup")]
+    assert attempt["tool_check"]["passed"] is True

@@ -16,8 +16,8 @@ from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent
 from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic

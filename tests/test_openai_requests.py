@@ -12,9 +12,9 @@ import pytest
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.openai_requests import lean_body
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Attachment
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 from yaml_dump import dump

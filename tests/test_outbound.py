@@ -29,11 +29,11 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
-from holodeck.llm.run_options import RunOptions
 from holodeck.net import DownloadError, OutboundBlocked, OutboundPolicy, download
-from holodeck.runtime import Agent, ToolCallFinished
+from holodeck.runtime import Agent, Hosting, ToolCallFinished, tool_context
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.tools.builtins import builtin_toolset, fetch_text
 from server_harness import WEATHER, Serve, until
@@ -238,7 +238,7 @@ async def test_a_search_providers_endpoint_is_reached_as_written_but_not_its_red
         )
     )
     env = {"HOLODECK_GOOGLE_SEARCH_URL": f"{api.url}/via/127.0.0.1:{internal.port}/results"}
-    toolset = builtin_toolset(spec, RunOptions(env=env))
+    toolset = builtin_toolset(spec, tool_context(spec, RunOptions(env=env)))
     search = toolset.tools["web_search"].function  # type: ignore[attr-defined]
     with pytest.raises(OutboundBlocked, match=r"127\.0\.0\.1 is a loopback address"):
         await search("tides")
@@ -380,8 +380,7 @@ async def test_config_yaml_and_agent_yaml_network_blocks_allow_together(
         }
     )
     spec = load_agent(root)
-    policy = RunOptions().for_agent(spec).outbound
-    assert policy is not None
+    policy = tool_context(spec, RunOptions()).outbound
     assert await fetch_text(first.url, policy=policy) == f"internal page on port {first.port}"
     assert await fetch_text(second.url, policy=policy) == f"internal page on port {second.port}"
     with pytest.raises(OutboundBlocked):
@@ -615,7 +614,7 @@ async def test_a_local_definitions_endpoints_are_reached_as_written(
     async with Agent(spec, RunOptions(model="test")):
         pass
     with pytest.raises(OutboundBlocked):
-        async with Agent(spec, RunOptions(model="test", uploaded=True)):
+        async with Agent(spec, RunOptions(model="test"), hosting=Hosting(uploaded=True)):
             pass
 
 
@@ -644,7 +643,7 @@ async def test_an_uploads_own_model_endpoint_is_checked_at_every_connection(
     allowed = OutboundPolicy.from_settings(allow)
     allowed = OutboundPolicy(allowed.allow, allowed.deny, resolver=Answers(["127.0.0.1"]))
     openai_server.script(scripted_servers.text("hello from the upload's own model"))
-    agent = Agent(spec, RunOptions(uploaded=True, outbound=allowed))
+    agent = Agent(spec, hosting=Hosting(uploaded=True, outbound=allowed))
     async with agent, agent.session() as session:
         answer = await session.answer("hi")
     assert answer.text == "hello from the upload's own model"
@@ -652,7 +651,7 @@ async def test_an_uploads_own_model_endpoint_is_checked_at_every_connection(
     seen = len(openai_server.requests)
 
     rebinding = OutboundPolicy(resolver=Answers(["192.0.2.10"], ["127.0.0.1"]))
-    agent = Agent(spec, RunOptions(uploaded=True, outbound=rebinding))
+    agent = Agent(spec, hosting=Hosting(uploaded=True, outbound=rebinding))
     async with agent, agent.session() as session:
         with pytest.raises(OutboundBlocked) as caught:
             await session.answer("hi")

@@ -15,10 +15,10 @@ import pytest
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.config.settings import load_settings
 from holodeck.llm.errors import ProviderError
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import (
     Agent,
     Event,

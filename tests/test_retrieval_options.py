@@ -23,7 +23,7 @@ import scripted_servers
 from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import RunOptions, tool_context
 from holodeck.search._types import Chunk, SourceFile
 from holodeck.search.contextual import Contextualizer
 from holodeck.search.results import SearchResult
@@ -99,7 +99,7 @@ def chat_model(server: OpenAIServer) -> str:
 
 async def search(root: Path, query: str, options: RunOptions | None = None) -> list[SearchResult]:
     spec = load_agent(root)
-    index, _ = search_index(spec.tools[0], spec, (options or RunOptions()).for_agent(spec))  # type: ignore[arg-type]
+    index, _ = search_index(spec.tools[0], spec, tool_context(spec, options or RunOptions()))  # type: ignore[arg-type]
     async with index:
         await index.sync()
         return await index.search(query)

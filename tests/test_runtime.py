@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.offline_model import expecting
 from holodeck.runtime import (
     Agent,
     Attachment,
@@ -43,8 +44,15 @@ def agent_for(root: Path, **options: Any) -> Agent:
     return Agent(load_agent(root), RunOptions(model="test", **options))
 
 
-async def events_of(agent: Agent | Session, prompt: str = "hello", **kwargs: Any) -> list[Event]:
-    return [event async for event in agent.run(prompt, **kwargs)]
+async def events_of(
+    agent: Agent | Session,
+    prompt: str = "hello",
+    expected_tools: list[str] | None = None,
+    **kwargs: Any,
+) -> list[Event]:
+    """One turn; the offline model calls `expected_tools` (as a test case's would)."""
+    with expecting(expected_tools):
+        return [event async for event in agent.run(prompt, **kwargs)]
 
 
 def finished(events: list[Event]) -> dict[str, ToolCallFinished]:

@@ -17,8 +17,7 @@ import scripted_servers
 from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent, ToolCallFinished
+from holodeck.runtime import Agent, RunOptions, ToolCallFinished
 from holodeck.spec.diagnostics import Severity, SpecError
 from scripted_servers import OpenAIServer, text
 from server_harness import free_port

@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 import scripted_servers
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import tool_context
 from holodeck.search.tool_index import search_index, store_location
 from holodeck.spec import SpecError
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
@@ -61,7 +62,7 @@ def test_the_shipped_database_providers_name_a_store_here(
     spec = load_agent(root)
     tool = spec.tools[0]
     assert isinstance(tool, VectorstoreTool)
-    location = store_location(tool, spec, RunOptions().for_agent(spec))
+    location = store_location(tool, spec, tool_context(spec, RunOptions()))
     assert location.provider == provider
     if provider == "chromadb" and "path" in extra:
         assert location.path == root / "chroma-data" and location.url is None
@@ -197,7 +198,7 @@ async def test_embedding_provider_embeds_for_an_agent_whose_provider_has_none(
         }
     )
     spec = load_agent(root)
-    index, missing = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
+    index, missing = search_index(spec.tools[0], spec, tool_context(spec, RunOptions()))
     assert missing is None and index.embedder is not None
     assert index.embedder.name.startswith("openai:text-embedding-3-small")
     async with index:

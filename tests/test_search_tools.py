@@ -19,10 +19,10 @@ from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent, ToolCallFinished
+from holodeck.runtime import Agent, ToolCallFinished, tool_context
 from holodeck.search.tool_index import search_index
 
 pytestmark = pytest.mark.anyio
@@ -169,7 +169,7 @@ async def test_without_an_embedding_model_the_tool_says_so_once_and_uses_keyword
     )
     caplog.set_level(logging.WARNING, logger="holodeck.search")
     spec = load_agent(root)
-    index, missing = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
+    index, missing = search_index(spec.tools[0], spec, tool_context(spec, RunOptions()))
     assert index.embedder is None and missing is not None
     found = await ask(root, "docs", "express delivery", "refund label")
     assert found[0][0]["source_reference"].startswith("data/docs/shipping.txt")
@@ -189,10 +189,10 @@ async def test_reruns_embed_only_what_changed(write: Write) -> None:
         }
     )
     spec = load_agent(root)
-    options = RunOptions().for_agent(spec)
+    options = tool_context(spec, RunOptions())
 
     async def sync() -> Any:
-        index, _ = search_index(spec.tools[0], spec, options)  # type: ignore[arg-type]
+        index, _ = search_index(spec.tools[0], spec, options)
         async with index:
             return await index.sync(), index
 
@@ -411,9 +411,9 @@ async def test_with_the_local_model_chunks_fit_what_it_reads(write: Write) -> No
         }
     )
     spec = load_agent(root)
-    options = RunOptions().for_agent(spec)
-    fitted, _ = search_index(spec.tools[0], spec, options)  # type: ignore[arg-type]
-    chosen, _ = search_index(spec.tools[1], spec, options)  # type: ignore[arg-type]
+    options = tool_context(spec, RunOptions())
+    fitted, _ = search_index(spec.tools[0], spec, options)
+    chosen, _ = search_index(spec.tools[1], spec, options)
     assert fitted.ingest.chunk_size == 200 and chosen.ingest.chunk_size == 800
     [results] = await ask(root, "notes", "who looks after the cats at the lighthouse?")
     assert "orange cats" in results[0]["matched_content"]
@@ -435,10 +435,10 @@ def test_an_offline_run_never_calls_a_provider_for_embeddings(
         }
     )
     spec = load_agent(root)
-    options = RunOptions(model="test").for_agent(spec)
-    remote, why = search_index(spec.tools[0], spec, options)  # type: ignore[arg-type]
+    options = tool_context(spec, RunOptions(model="test"))
+    remote, why = search_index(spec.tools[0], spec, options)
     assert remote.embedder is None and why is not None and "does not call" in why
-    local, _ = search_index(spec.tools[1], spec, options)  # type: ignore[arg-type]
+    local, _ = search_index(spec.tools[1], spec, options)
     assert local.embedder is not None and local.embedder.name.startswith("local")
 
 
@@ -467,7 +467,7 @@ async def test_an_agent_searches_its_sources_in_a_vector_database(
     [results] = await ask(root, "docs", "How long is the password reset link valid?")
     assert results[0]["source_reference"].startswith("data/docs/passwords.md")
     spec = load_agent(root)
-    index, _ = search_index(spec.tools[0], spec, RunOptions().for_agent(spec))  # type: ignore[arg-type]
+    index, _ = search_index(spec.tools[0], spec, tool_context(spec, RunOptions()))
     async with index:
         again = await index.sync()
     assert again.changed == [] and again.chunks == 3

@@ -18,8 +18,9 @@ import numpy.typing as npt
 import pytest
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import tool_context
 from holodeck.search._pdf import read_pdf
 from holodeck.search.index import SearchIndex
 from holodeck.search.ingest import IngestOptions, chunk_file, source_files
@@ -49,7 +50,7 @@ def search(root: Path, tool: str, query: str) -> list[str]:
     """Where the tool's results for `query` come from."""
     spec = load_agent(root)
     [definition] = [t for t in spec.tools if t.name == tool]
-    index, _ = search_index(definition, spec, RunOptions(model="test").for_agent(spec))
+    index, _ = search_index(definition, spec, tool_context(spec, RunOptions(model="test")))
 
     async def ask() -> list[str]:
         async with index:

@@ -23,8 +23,8 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
 
 from conftest import Write
+from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.run_options import RunOptions
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
@@ -621,8 +621,8 @@ def test_typescript_is_installed_once_under_holodeck_home(
 def test_an_agents_node_process_lasts_across_turns_until_closed(image: Path) -> None:
     import asyncio
 
+    from holodeck import RunOptions
     from holodeck.config.loader import load_agent
-    from holodeck.llm.run_options import RunOptions
     from holodeck.runtime import Agent
 
     agent = Agent(load_agent(image), RunOptions(model="test"))

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.llm.errors import ProviderError as ProviderError
-    from holodeck.llm.run_options import RunOptions as RunOptions
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
     from holodeck.runtime._events import Event as Event
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
     from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
     from holodeck.runtime._events import Usage as Usage
+    from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._run import Run as Run
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._stored_session import stored_session as stored_session
@@ -57,7 +57,7 @@ _EXPORTS = {
     "load_agent": "holodeck.config.loader",
     "AgentSpec": "holodeck.spec.models.agent_spec",
     "SpecError": "holodeck.spec.diagnostics",
-    "RunOptions": "holodeck.llm.run_options",
+    "RunOptions": "holodeck.runtime._options",
     "ProviderError": "holodeck.llm.errors",
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",

@@ -54,8 +54,7 @@ def deploy(
       curl -s localhost:8000/v1/chat -d '{"message": "Hi"}' -H 'Content-Type: application/json'
     """
     from holodeck.config.loader import load_agent
-    from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime import Agent
+    from holodeck.runtime import Agent, RunOptions
     from holodeck.server import ServeOptions, serve
 
     targets = paths or (Path(),)

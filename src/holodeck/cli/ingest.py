@@ -13,7 +13,7 @@ import click
 from holodeck.cli.run_options import model_option
 
 if TYPE_CHECKING:
-    from holodeck.llm.run_options import RunOptions
+    from holodeck.llm.tool_context import ToolContext
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.spec.models.tools import SearchTool
 
@@ -37,7 +37,7 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
     from holodeck.cli.ingest_progress import IngestBar
     from holodeck.config.loader import load_agent
     from holodeck.errors import ConfigurationError
-    from holodeck.llm.run_options import RunOptions
+    from holodeck.runtime import Hosting, RunOptions, tool_context
     from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
     spec = load_agent(path)
@@ -55,11 +55,11 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
         return
     bar = IngestBar(always=True)
     with bar.shown():
-        options = RunOptions(model=model, progress=bar).for_agent(spec)
+        options = tool_context(spec, RunOptions(model=model), Hosting(progress=bar))
         asyncio.run(_ingest_all(tools, spec, options))
 
 
-async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
+async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: ToolContext) -> None:
     from holodeck.search.tool_index import search_index
 
     for tool in tools:

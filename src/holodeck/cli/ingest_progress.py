@@ -16,7 +16,7 @@ SHOWN_FROM = 200
 
 
 class IngestBar:
-    """`RunOptions.progress`: draws only inside `shown()` (reports outside it, say from a
+    """`Hosting.progress`: draws only inside `shown()` (reports outside it, say from a
     tool's first use while cases run under their own bar, are dropped)."""
 
     def __init__(self, *, always: bool = False) -> None:

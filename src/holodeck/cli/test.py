@@ -146,7 +146,7 @@ def test(
         from holodeck.config.loader import load_agent
         from holodeck.llm.cassette import Cassette
         from holodeck.llm.rate_limit import RateLimiter
-        from holodeck.llm.run_options import RunOptions
+        from holodeck.runtime import Hosting, RunOptions
         from holodeck.testing.runner import (
             TestOptions,
             agent_for_tests,
@@ -171,8 +171,8 @@ def test(
             model=model,
             cassette=cassette,
             rate_limit=RateLimiter(rate_limit) if rate_limit else None,
-            progress=bar,
         ),
+        hosting=Hosting(progress=bar),
         names=names,
         keyword=keyword,
         concurrency=concurrency,

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
+
+if TYPE_CHECKING:
+    from holodeck.llm.tool_context import ToolContext
+    from holodeck.spec.models.agent_spec import AgentSpec
 
 
 @click.command()
@@ -51,7 +57,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.skills)} skills, {len(spec.subagents)} sub-agents, "
             f"{len(spec.test_cases)} test cases"
         )
-        searches, errors = embedders_of(spec)
+        searches, errors = embedders_of(spec, partial(_tool_context, spec))
         failed = failed or bool(errors)
         results.append(
             {
@@ -110,3 +116,9 @@ def _as_json(result: dict[str, object]) -> dict[str, object]:
         for d in diagnostics
     ]
     return out
+
+
+def _tool_context(spec: AgentSpec) -> ToolContext:
+    from holodeck.runtime import RunOptions, tool_context
+
+    return tool_context(spec, RunOptions())

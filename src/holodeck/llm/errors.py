@@ -10,10 +10,20 @@ from holodeck.spec.models.model_settings import ProviderType
 class ProviderError(ModelError):
     """A model call failed in a way the user can fix (key, model name, quota, network).
 
-    `str()` is one line, `provider/model: problem. Fix`; `hint` is the fix alone."""
+    `str()` is one line, `provider/model: problem. Fix`; `hint` is the fix alone.
+    `rate_limited`: the provider refused for rate or quota (a later try may pass)."""
 
-    def __init__(self, provider: str, model: str | None, problem: str, fix: str) -> None:
+    def __init__(
+        self,
+        provider: str,
+        model: str | None,
+        problem: str,
+        fix: str,
+        *,
+        rate_limited: bool = False,
+    ) -> None:
         self.provider, self.model, self.problem, self.fix = provider, model, problem, fix
+        self.rate_limited = rate_limited
         name = f"{provider}/{model}" if model else provider
         super().__init__(f"{name}: {problem}", hint=fix)
 
@@ -50,6 +60,7 @@ def explain(exc: BaseException, provider: str, model: str | None) -> ProviderErr
             model,
             "rate limited (429) after retries",
             "Wait and try again, lower --concurrency, or raise the quota",
+            rate_limited=True,
         )
     if isinstance(exc, e.ModelTimeoutError):
         return ProviderError(

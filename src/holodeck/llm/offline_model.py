@@ -1,8 +1,8 @@
 """The `test` provider: an offline, deterministic model for smoke runs and CI.
 
-Each turn it first calls tools — the test case's expected tools when the runner
-names them, otherwise every tool the agent has — with arguments generated to fit
-each tool's JSON schema. Then it answers from what the tools returned. It makes
+Each turn it first calls tools — the test case's expected tools when the test runner
+scripts them (`expecting`), otherwise every tool the agent has — with arguments
+generated to fit each tool's JSON schema. Then it answers from what the tools returned. It makes
 no network call and needs no key, so `holodeck test --model test` exercises the
 whole pipeline of any agent.
 """
@@ -13,6 +13,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -34,22 +35,34 @@ MODEL_NAME = "holodeck-test"
 # A tool to call, by name, or by name with argument values to use (a test case's
 # `expected_tools: [{name: get_weather, args: {city: Paris}}]`).
 ExpectedCall = str | tuple[str, dict[str, Any]]
-_EXPECTED: ContextVar[tuple[tuple[str, dict[str, Any]], ...] | None] = ContextVar(
-    "holodeck_test_expected", default=None
-)
+
+
+@dataclass
+class _Script:
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    used: bool = False  # the turn's first choice took it: later agents call every tool
+
+
+# Tasks copy their context when created, so the turn's tasks (and a sub-agent's, inside a
+# tool call) see the script set by the code that started the turn, and share its `used`.
+_SCRIPT: ContextVar[_Script | None] = ContextVar("holodeck_test_script", default=None)
 
 
 @contextlib.contextmanager
 def expecting(tools: Sequence[ExpectedCall] | None) -> Iterator[None]:
-    """Within this block the test model calls `tools` instead of every tool."""
-    calls = None
+    """Within this block the test model's first choice of tools is `tools` instead of
+    every tool: the turn started in the block calls them. The test runner wraps each
+    case's turn in it; a sub-agent called by that turn makes its own choice (every tool
+    it has), as it would outside a test."""
+    script = None
     if tools is not None:
         calls = tuple((t, {}) if isinstance(t, str) else (t[0], dict(t[1])) for t in tools)
-    token = _EXPECTED.set(calls)
+        script = _Script(calls)
+    token = _SCRIPT.set(script)
     try:
         yield
     finally:
-        _EXPECTED.reset(token)
+        _SCRIPT.reset(token)
 
 
 def offline_test_model() -> FunctionModel:
@@ -125,10 +138,11 @@ def _retried_tools(messages: list[ModelMessage]) -> list[str]:
 
 
 def _choose(tools: dict[str, ToolDefinition]) -> list[tuple[ToolDefinition, dict[str, Any]]]:
-    expected = _EXPECTED.get()
-    if expected is None:
+    script = _SCRIPT.get()
+    if script is None or script.used:
         return [(tool, {}) for tool in tools.values()]
-    return [(tools[name], values) for name, values in expected if name in tools]
+    script.used = True
+    return [(tools[name], values) for name, values in script.calls if name in tools]
 
 
 def _prompt(turn: list[ModelMessage]) -> str | None:

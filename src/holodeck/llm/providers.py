@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import httpx2
     from pydantic_ai.models import Model
 
-    from holodeck.llm.run_options import RunOptions
     from holodeck.net import OutboundPolicy
 
 OLLAMA_DEFAULT = "http://localhost:11434/v1"
@@ -247,12 +246,14 @@ def override_settings(override: str) -> ModelSettings:
     return ModelSettings(provider=parts[0], name=parts[1])
 
 
-def effective_settings(own: ModelSettings | None, options: RunOptions) -> ModelSettings | None:
+def effective_settings(
+    own: ModelSettings | None, override: str | Model | None
+) -> ModelSettings | None:
     """A definition's model after the run's `--model` override (None: no model at all;
     an override given as a model object has no settings: the definition's are returned)."""
-    if not isinstance(options.model, str):
+    if not isinstance(override, str):
         return own
-    chosen = override_settings(options.model)
+    chosen = override_settings(override)
     if own is not None and chosen.provider != "test":
         # keep the definition's sampling settings when only the model changes
         chosen = own.model_copy(update={"provider": chosen.provider, "name": chosen.name})

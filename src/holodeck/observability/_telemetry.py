@@ -31,7 +31,8 @@ _LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 
 
 class Telemetry:
-    """Tracer, meter and logger providers, and pydantic-ai's instrumentation over them.
+    """Tracer, meter and logger providers (the runtime instruments its model calls with
+    them: `holodeck.runtime._instrumented`).
 
     `Telemetry(settings, "svc")` starts the exporters `settings` asks for;
     `shutdown()` flushes and stops them. Agents share one per configuration
@@ -45,11 +46,9 @@ class Telemetry:
         env: Mapping[str, str] | None = None,
         exporting: bool = True,
     ) -> None:
-        from opentelemetry.metrics import NoOpMeterProvider
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from pydantic_ai import InstrumentationSettings
 
         env = os.environ if env is None else env
         self.settings = settings
@@ -70,6 +69,7 @@ class Telemetry:
             shutdown_on_exit=False,
         )
         counting = settings.metrics.enabled and exporting
+        self.counts_metrics = counting  # model calls' metrics too
         if counting:
             meter = self.meter_provider.get_meter("holodeck", __version__)
             self.tracer_provider.add_span_processor(span_metrics_processor(meter))
@@ -80,14 +80,6 @@ class Telemetry:
             self._log_export(where, env)
         self.tracer = self.tracer_provider.get_tracer("holodeck", __version__)
         self.capture_content = settings.traces.capture_content
-        self.instrumentation = InstrumentationSettings(
-            tracer_provider=self.tracer_provider,
-            # metrics off: pydantic-ai records none either (its histograms cost ~7% a turn)
-            meter_provider=self.meter_provider if counting else NoOpMeterProvider(),
-            include_content=settings.traces.capture_content,
-            include_model_request_parameters=settings.traces.capture_content,
-            version=5,
-        )
         self._stalled = False
 
     # -- what is exported where

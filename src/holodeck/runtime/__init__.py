@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._entries import Entry as Entry
+    from holodeck.runtime._entries import Message as Message
+    from holodeck.runtime._entries import entries_of as entries_of
+    from holodeck.runtime._entries import messages_from as messages_from
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -40,18 +44,27 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import Usage as Usage
     from holodeck.runtime._history import starts_turn as starts_turn
     from holodeck.runtime._history import trim_history as trim_history
+    from holodeck.runtime._hosting import Hosting as Hosting
+    from holodeck.runtime._hosting import tool_context as tool_context
     from holodeck.runtime._models import choose_model as choose_model
+    from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._run import Run as Run
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._spend import Spend as Spend
     from holodeck.runtime._spend import price as price
     from holodeck.runtime._stored_session import stored_session as stored_session
+    from holodeck.runtime._structured import NoValidAnswer as NoValidAnswer
+    from holodeck.runtime._structured import StructuredModel as StructuredModel
 
 # The modules are private; these are the package's names. Each is imported on first use,
 # so taking the events does not load the model SDKs.
 _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._agent",
+    "Entry": "holodeck.runtime._entries",
+    "entries_of": "holodeck.runtime._entries",
+    "Message": "holodeck.runtime._entries",
+    "messages_from": "holodeck.runtime._entries",
     "InputRefused": "holodeck.errors",
     "LifecycleError": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",
@@ -62,6 +75,9 @@ _EXPORTS = {
     "ToolCallStarted": "holodeck.runtime._events",
     "Usage": "holodeck.runtime._events",
     "starts_turn": "holodeck.runtime._history",
+    "Hosting": "holodeck.runtime._hosting",
+    "tool_context": "holodeck.runtime._hosting",
+    "RunOptions": "holodeck.runtime._options",
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
     "Run": "holodeck.runtime._run",
@@ -70,6 +86,8 @@ _EXPORTS = {
     "Spend": "holodeck.runtime._spend",
     "price": "holodeck.runtime._spend",
     "stored_session": "holodeck.runtime._stored_session",
+    "NoValidAnswer": "holodeck.runtime._structured",
+    "StructuredModel": "holodeck.runtime._structured",
 }
 
 __all__ = sorted(_EXPORTS)

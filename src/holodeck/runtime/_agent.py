@@ -33,11 +33,12 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
-from holodeck.llm.offline_model import ExpectedCall, expecting
-from holodeck.llm.run_options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._hosting import Hosting, tool_context
+from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._models import choose_model
+from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
@@ -94,13 +95,17 @@ class Agent:
         options: RunOptions | None = None,
         *,
         telemetry: Telemetry | None = None,
+        hosting: Hosting | None = None,
     ) -> None:
         """`telemetry` traces the agent's turns; by default the agent's `observability:`
-        block decides (off: None, and no OpenTelemetry SDK is loaded)."""
+        block decides (off: None, and no OpenTelemetry SDK is loaded). `hosting` is what
+        the surface running the agent wires in (HoloDeck's CLI and server set it)."""
         from holodeck.observability import telemetry_for
 
         self.spec = spec
-        self.options = with_cassette((options or RunOptions()).for_agent(spec), spec)
+        self.hosting = (hosting or Hosting()).for_agent(spec)
+        completed = (options or RunOptions()).for_agent(spec, uploaded=self.hosting.uploaded)
+        self.options = with_cassette(completed, spec)
         self.telemetry = telemetry or telemetry_for(spec, self.options.env)
         self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
         unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
@@ -114,9 +119,13 @@ class Agent:
         if spec.builtins:
             from holodeck.tools.builtins import builtin_capabilities
 
-            native = list(builtin_capabilities(spec, self.options))
-        self.model = choose_model(spec.model, self.options, execution, responses_api=bool(native))
-        tools = agent_toolsets(spec, self.options)
+            native = list(
+                builtin_capabilities(spec, tool_context(spec, self.options, self.hosting))
+            )
+        self.model = choose_model(
+            spec.model, self.options, execution, responses_api=bool(native), hosting=self.hosting
+        )
+        tools = agent_toolsets(spec, self.options, self.hosting)
         self._toolsets = tools.toolsets
         self._per_session = tools.per_session
         instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
@@ -126,7 +135,7 @@ class Agent:
 
             output_type = StructuredDict(spec.response_format, name="answer")
         model = self.model.model
-        if self.options.signals_first_request:
+        if self.hosting.signals_first_request:
             from holodeck.llm.first_request import SignallingModel
 
             model = SignallingModel(model)
@@ -141,7 +150,7 @@ class Agent:
             capabilities=native or None,
         )
         if self.telemetry is not None:  # pydantic-ai's GenAI spans and metrics
-            self._agent.instrument = self.telemetry.instrumentation
+            self._agent.instrument = instrumentation(self.telemetry)
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
@@ -156,10 +165,10 @@ class Agent:
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
         self.lifecycle.claim()
-        if self.options.uploaded and self.options.outbound is not None:
+        if self.hosting.uploaded and self.hosting.outbound is not None:
             from holodeck.net import check_named_endpoints
 
-            await check_named_endpoints(self.spec, self.options.outbound)
+            await check_named_endpoints(self.spec, self.hosting.outbound)
         starters: list[Any] = []
         for toolset in self._toolsets:
             toolset.apply(lambda t: starters.append(t) if hasattr(t, "start") else None)
@@ -231,14 +240,11 @@ class Agent:
         prompt: str,
         *,
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[ExpectedCall] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream the events of one turn that stands alone (nothing remembers it); the
         last is a `FinalMessage`. A conversation is a `Session`: `agent.session()`."""
         scope = SessionScope()
-        turn = self.stream_turn(
-            prompt, attachments=attachments, expected_tools=expected_tools, scope=scope
-        )
+        turn = self.stream_turn(prompt, attachments=attachments, scope=scope)
         try:
             async with contextlib.aclosing(turn) as events:  # closing ends the turn now
                 async for event in events:
@@ -252,7 +258,6 @@ class Agent:
         *,
         history: Sequence[ModelMessage] = (),
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[ExpectedCall] | None = None,
         scope: SessionScope,
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
         stream_text: bool = True,
@@ -283,8 +288,7 @@ class Agent:
             CURRENT_TURN.set(turn)
             TOOL_THREADS.set(self.threads)
             try:
-                with expecting(expected_tools):
-                    result = await self._drive(content, turn, list(history))
+                result = await self._drive(content, turn, list(history))
                 final = self._final(result, turn)
                 if on_result is not None:
                     on_result(result, final)
@@ -321,8 +325,7 @@ class Agent:
         self.lifecycle.claim()
         token = CURRENT_TURN.set(turn)
         try:
-            with expecting(None):  # a test case's expected tools are the parent's, not ours
-                result = await self._drive(prompt, turn, [], usage=usage)
+            result = await self._drive(prompt, turn, [], usage=usage)
         except Exception as exc:
             raise self._user_error(exc) from None
         finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import BuiltModel, build_model, effective_settings
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime._hosting import Hosting
+from holodeck.runtime._options import RunOptions
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import ExecutionSettings
 
@@ -15,13 +16,15 @@ def choose_model(
     execution: ExecutionSettings,
     *,
     responses_api: bool = False,
+    hosting: Hosting | None = None,
 ) -> BuiltModel:
     """The model for a definition's `model` block, after the run's override.
 
-    `options` must have been completed with `RunOptions.for_agent`."""
+    `options` must have been completed with `RunOptions.for_agent`, and `hosting` (if
+    given) with `Hosting.for_agent`."""
     if options.model is not None and not isinstance(options.model, str):
         return BuiltModel(options.model, {}, "custom", options.model.model_name)
-    chosen = effective_settings(own, options)
+    chosen = effective_settings(own, options.model)
     if chosen is None:
         raise ConfigurationError(
             "the agent has no model",
@@ -29,6 +32,7 @@ def choose_model(
             "or run with --model",
         )
     assert options.env is not None and options.settings is not None
+    hosting = hosting or Hosting()
     build = options.cassette.build if options.cassette is not None else build_model
     built = build(
         chosen,
@@ -37,9 +41,9 @@ def choose_model(
         timeout=execution.model_timeout,
         max_retries=execution.max_retries,
         responses_api=responses_api,
-        lent=options.lent,
+        lent=hosting.lent,
         # an uploaded agent's own endpoint: every connection checked, not only the first
-        outbound=options.outbound if options.uploaded else None,
+        outbound=hosting.outbound if hosting.uploaded else None,
     )
     if options.rate_limit is None:
         return built

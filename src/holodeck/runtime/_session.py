@@ -43,7 +43,6 @@ from holodeck.runtime._spend import Spend
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
-    from holodeck.llm.offline_model import ExpectedCall
     from holodeck.runtime._agent import Agent, Attachment
 
 FORMAT = "holodeck-session"
@@ -108,7 +107,6 @@ class Session:
         prompt: str,
         *,
         attachments: Sequence[Attachment] = (),
-        expected_tools: Sequence[ExpectedCall] | None = None,
         stream_text: bool = True,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn's events; the last is a `FinalMessage`. With
@@ -139,7 +137,6 @@ class Session:
                 prompt,
                 history=self.messages,
                 attachments=attachments,
-                expected_tools=expected_tools,
                 scope=self._scope,
                 on_result=finish,
                 stream_text=stream_text,

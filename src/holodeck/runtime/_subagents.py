@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
 
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime._hosting import Hosting
+from holodeck.runtime._options import RunOptions
 from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import AgentTool
@@ -30,12 +31,16 @@ class SubagentToolset(FunctionToolset[Any]):
             await agent.aclose()
 
 
-def subagent_toolset(spec: AgentSpec, options: RunOptions) -> SubagentToolset:
+def subagent_toolset(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> SubagentToolset:
+    """`options` and `hosting` as the parent has them: sub-agents keep its environment,
+    settings and outbound policy."""
     described = {t.name: t.description for t in spec.tools if isinstance(t, AgentTool)}
     toolset = SubagentToolset()
     for name, sub in spec.subagents.items():
         toolset.add_tool(
-            _tool(name, sub, described.get(name) or sub.description, options, toolset.built)
+            _tool(
+                name, sub, described.get(name) or sub.description, options, hosting, toolset.built
+            )
         )
     return toolset
 
@@ -45,6 +50,7 @@ def _tool(
     sub: AgentSpec,
     description: str | None,
     options: RunOptions,
+    hosting: Hosting,
     registry: list[Agent],
 ) -> Tool[Any]:
     built: list[Agent] = []  # the sub-agent, built on first call
@@ -54,7 +60,8 @@ def _tool(
 
         parent = CURRENT_TURN.get()
         if not built:  # traced into the caller's telemetry: one trace for the whole turn
-            built.append(Agent(sub, options, telemetry=parent.telemetry if parent else None))
+            telemetry = parent.telemetry if parent else None
+            built.append(Agent(sub, options, telemetry=telemetry, hosting=hosting))
             registry.append(built[0])
         turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)

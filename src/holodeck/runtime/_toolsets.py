@@ -5,7 +5,6 @@ Tools shared by every conversation of the agent are built here once; MCP servers
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,9 @@ from typing import Any
 from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime._hosting import Hosting, tool_context
+from holodeck.runtime._instrumented import instrumentation
+from holodeck.runtime._options import RunOptions
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import (
@@ -40,8 +41,10 @@ class AgentTools:
     per_session: Callable[[], list[AbstractToolset[Any]]] | None  # a conversation's own
 
 
-def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
-    """The agent's toolsets, the instructions they add, and its per-session toolsets."""
+def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> AgentTools:
+    """The agent's toolsets, the instructions they add, and its per-session toolsets.
+    `options` and `hosting` completed for `spec` (`for_agent`)."""
+    context = tool_context(spec, options, hosting)
     functions: FunctionToolset[Any] = FunctionToolset()
     sets: list[AbstractToolset[Any]] = [functions]
     typescript: list[TypeScriptTool] = []
@@ -51,7 +54,7 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         if isinstance(tool, FunctionTool):
             functions.add_tool(function_tool(tool, spec.root, spec.params))
         elif isinstance(tool, PromptTool):
-            functions.add_tool(prompt_tool(tool, spec.root, _prompt_runner(spec, options)))
+            functions.add_tool(prompt_tool(tool, spec.root, _prompt_runner(spec, options, hosting)))
         elif isinstance(tool, AgentTool):
             pass  # added with the image's sub-agents below: both live in spec.subagents
         elif isinstance(tool, TypeScriptTool):
@@ -67,14 +70,14 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     if searches:  # indexes open and catch up with their sources on start() or first use
         from holodeck.search.toolset import SearchToolset
 
-        sets.append(SearchToolset(searches, spec, options))
+        sets.append(SearchToolset(searches, spec, context))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
     reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
-    env = options.env if options.env is not None else os.environ
+    env = context.env
     # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
-    outbound = options.for_agent(spec).outbound if options.uploaded else None
+    outbound = context.outbound if context.uploaded else None
     if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
         from holodeck.tools.mcp import mcp_toolset
 
@@ -92,11 +95,11 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     if spec.subagents:
         from holodeck.runtime._subagents import subagent_toolset
 
-        sets.append(subagent_toolset(spec, options))
+        sets.append(subagent_toolset(spec, options, hosting))
     if spec.builtins:
         from holodeck.tools.builtins import builtin_toolset
 
-        sets.append(builtin_toolset(spec, options))
+        sets.append(builtin_toolset(spec, context))
     instructions = None
     if spec.skills:
         sets.append(skills_toolset(spec.skills))
@@ -135,7 +138,7 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     return AgentTools([observed], instructions, per_session)
 
 
-def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
+def _prompt_runner(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Any:
     """Runs a prompt tool's request with its own model, or the agent's."""
     cache: dict[int, Any] = {}
 
@@ -146,11 +149,11 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
 
         key = id(own)
         if key not in cache:
-            built = choose_model(own or spec.model, options, spec.execution)
+            built = choose_model(own or spec.model, options, spec.execution, hosting=hosting)
             cache[key] = PydanticAgent(built.model, model_settings=built.settings or None)  # type: ignore[arg-type]
             turn = CURRENT_TURN.get()
             if turn is not None and turn.telemetry is not None:  # its model call, traced
-                cache[key].instrument = turn.telemetry.instrumentation
+                cache[key].instrument = instrumentation(turn.telemetry)
         result = await cache[key].run(prompt, usage=ctx.usage)
         return str(result.output)
 

@@ -4,12 +4,16 @@ mapping, and which embedding model each will use."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from holodeck.errors import HoloDeckError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
+
+if TYPE_CHECKING:
+    from holodeck.llm.tool_context import ToolContext
 
 _INDEXED = re.compile(r"^(\w+)\[(\d+)\]$")
 
@@ -47,18 +51,19 @@ def _field_path(tool: VectorstoreTool, field: str) -> tuple[str | int, ...]:
     return (name,) if index is None else (name, index)
 
 
-def embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
+def embedders_of(
+    spec: AgentSpec, context: Callable[[], ToolContext]
+) -> tuple[dict[str, str], list[str]]:
     """Each search tool's embedding model, or why it will search by keywords; and the
-    problems of tools whose embedding settings cannot work."""
+    problems of tools whose embedding settings cannot work. `context` gives what the run
+    would give the tools (called only when there are search tools)."""
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
     if not tools:
         return {}, []
-    from holodeck.llm.run_options import RunOptions
     from holodeck.search.embeddings import describe_default
     from holodeck.search.tool_index import choose_tool_embedder
 
-    options = RunOptions().for_agent(spec)
-    assert options.settings is not None and options.env is not None
+    options = context()
     said: dict[str, str] = {}
     errors: list[str] = []
     for tool in tools:

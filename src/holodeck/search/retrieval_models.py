@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from holodeck.llm.providers import build_model, effective_settings
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.tool_context import ToolContext
 from holodeck.search.contextual import (
     Contextualizer,
     ContextWriter,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def contextualizer(
-    tool: HierarchicalDocumentTool, spec: AgentSpec, options: RunOptions, cache_dir: Path
+    tool: HierarchicalDocumentTool, spec: AgentSpec, options: ToolContext, cache_dir: Path
 ) -> Contextualizer | None:
     """What writes the tool's chunk contexts; None when it has no `context_model` (or
     `contextual_embeddings` is off: the loader warned)."""
@@ -39,7 +39,7 @@ def contextualizer(
     if ask is None:
         writer = TitleContextWriter()
     else:
-        model = effective_settings(tool.context_model, options)
+        model = effective_settings(tool.context_model, options.model)
         # another model, or another length of line, writes other lines: cached apart
         name = f"{model.provider}:{model.name}" if model is not None else "custom"
         writer = ModelContextWriter(ask, f"{name}:{tool.context_max_tokens}")
@@ -49,7 +49,7 @@ def contextualizer(
 
 
 def reranker(
-    tool: HierarchicalDocumentTool, spec: AgentSpec, options: RunOptions
+    tool: HierarchicalDocumentTool, spec: AgentSpec, options: ToolContext
 ) -> Reranker | None:
     """What reorders the tool's results; None when reranking is off."""
     if not tool.enable_reranking:
@@ -63,13 +63,13 @@ def reranker(
 def _asker(
     own: ModelSettings | None,
     spec: AgentSpec,
-    options: RunOptions,
+    options: ToolContext,
     *,
     max_tokens: int | None = None,
 ) -> Ask | None:
     """A function sending one prompt to `own` (after the run's override); None for the
     offline `test` model."""
-    chosen = effective_settings(own, options)
+    chosen = effective_settings(own, options.model)
     if isinstance(options.model, str | None) and (chosen is None or chosen.provider == "test"):
         return None
     state: dict[str, Any] = {}
@@ -84,7 +84,7 @@ def _asker(
 
 
 def _agent(
-    chosen: ModelSettings | None, spec: AgentSpec, options: RunOptions, max_tokens: int | None
+    chosen: ModelSettings | None, spec: AgentSpec, options: ToolContext, max_tokens: int | None
 ) -> Any:
     from pydantic_ai import Agent
 

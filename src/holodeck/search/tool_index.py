@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from holodeck.llm.providers import effective_settings
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.tool_context import ToolContext
 from holodeck.search.index import SearchIndex, SearchSettings
 from holodeck.search.ingest import IngestOptions
 from holodeck.search.retrieval_models import contextualizer, reranker
@@ -93,7 +93,7 @@ def search_settings(tool: SearchTool) -> SearchSettings:
     )
 
 
-def store_location(tool: SearchTool, spec: AgentSpec, options: RunOptions) -> StoreLocation:
+def store_location(tool: SearchTool, spec: AgentSpec, options: ToolContext) -> StoreLocation:
     """The tool's `database`: a name from config.yaml `vectorstores:`, a connection, or
     (default) the embedded store under the project's `.holodeck/vectors/`."""
     database = tool.database
@@ -121,14 +121,14 @@ def _location(db: DatabaseConnection, root: Path, embedded: Path) -> StoreLocati
 
 
 def choose_tool_embedder(
-    tool: SearchTool, spec: AgentSpec, options: RunOptions
+    tool: SearchTool, spec: AgentSpec, options: ToolContext
 ) -> tuple[Embedder | None, str | None]:
     """(embedder, None) or (None, why there is none). An offline run (`--model test`)
     embeds only with a local model: it never reaches a provider."""
     from holodeck.search.embeddings import NoEmbedder, choose_embedder
 
     assert options.settings is not None and options.env is not None
-    model = effective_settings(spec.model, options)
+    model = effective_settings(spec.model, options.model)
     offline = model is not None and model.provider == "test"
     if offline and tool.embedding_model is None:
         return None, "the offline `test` model embeds nothing"
@@ -181,7 +181,7 @@ def collection_name(
 
 
 def search_index(
-    tool: SearchTool, spec: AgentSpec, options: RunOptions
+    tool: SearchTool, spec: AgentSpec, options: ToolContext
 ) -> tuple[SearchIndex, str | None]:
     """The tool's index (not yet open) and, when it has no embedder, the reason."""
     embedder, missing = choose_tool_embedder(tool, spec, options)

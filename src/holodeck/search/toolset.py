@@ -18,7 +18,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
 from holodeck.llm.offline_model import SEARCH_BY_PROMPT
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.tool_context import ToolContext
 from holodeck.search.index import SearchIndex, SyncReport
 from holodeck.search.tool_index import search_index
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -51,7 +51,7 @@ class SearchToolset(AbstractToolset[Any]):
     Not a wrapper toolset: `Agent.start()` finds toolsets with `start()` by visiting them,
     and a wrapper would show the visitor only what it wraps."""
 
-    def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: RunOptions) -> None:
+    def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: ToolContext) -> None:
         self.retry_after_s = RETRY_AFTER_S  # this toolset's; a caller may shorten it
         self._entries: dict[str, _Entry] = {}
         self._progress = options.progress

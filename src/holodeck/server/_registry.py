@@ -14,8 +14,7 @@ from typing import Literal
 from holodeck.config.loader import load_agent
 from holodeck.config.settings import holodeck_home
 from holodeck.errors import HoloDeckError
-from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent, Run
+from holodeck.runtime import Agent, Run, RunOptions
 from holodeck.server._errors import ApiError
 from holodeck.server._file_names import file_stem
 from holodeck.server._live_sessions import LiveSessions

@@ -302,22 +302,8 @@ def _data_url(url: str, index: int) -> Attachment:
 
 
 def _history_messages(history: list[ChatMessage]) -> list[Any]:
-    from pydantic_ai.messages import (
-        ModelRequest,
-        ModelResponse,
-        SystemPromptPart,
-        TextPart,
-        UserPromptPart,
-    )
+    from holodeck.runtime import messages_from
 
-    messages: list[Any] = []
-    for index, message in enumerate(history):
-        text, _ = _content(message, index)
-        if message.role in ("system", "developer"):
-            messages.append(ModelRequest(parts=[SystemPromptPart(content=text)]))
-        elif message.role == "user":
-            messages.append(ModelRequest(parts=[UserPromptPart(content=text)]))
-        elif message.role == "assistant" and text:
-            messages.append(ModelResponse(parts=[TextPart(content=text)]))
-        # `tool` messages answer tool calls the client made; an agent's own calls are not sent
-    return messages
+    # `tool` messages answer tool calls the client made; an agent's own calls are not sent
+    turns = [(message.role, _content(message, index)[0]) for index, message in enumerate(history)]
+    return messages_from(turns)

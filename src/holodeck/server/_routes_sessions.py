@@ -56,41 +56,14 @@ async def delete_session(
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
-    from pydantic_ai.messages import (
-        ModelRequest,
-        SystemPromptPart,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-        UserPromptPart,
-    )
+    from holodeck.runtime import entries_of
 
     messages: list[dict[str, Any]] = []
-    for message in session.messages:
-        for part in message.parts:
-            if isinstance(message, ModelRequest):
-                if isinstance(part, UserPromptPart):
-                    messages.append({"role": "user", "content": jsonable(part.content)})
-                elif isinstance(part, SystemPromptPart):
-                    messages.append({"role": "system", "content": part.content})
-                elif isinstance(part, ToolReturnPart):
-                    messages.append(
-                        {
-                            "role": "tool_result",
-                            "name": part.tool_name,
-                            "content": jsonable(part.content),
-                        }
-                    )
-            elif isinstance(part, TextPart):
-                messages.append({"role": "assistant", "content": part.content})
-            elif isinstance(part, ToolCallPart):
-                messages.append(
-                    {
-                        "role": "tool_call",
-                        "name": part.tool_name,
-                        "content": jsonable(part.args_as_dict()),
-                    }
-                )
+    for entry in entries_of(session.messages):
+        shown: dict[str, Any] = {"role": entry.role, "content": jsonable(entry.content)}
+        if entry.role in ("tool_call", "tool_result"):
+            shown = {"role": entry.role, "name": entry.name, "content": shown["content"]}
+        messages.append(shown)
     return {
         "session_id": session.id,
         "agent": served.name,

@@ -29,8 +29,7 @@ from pathlib import Path
 
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
-from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import Agent
+from holodeck.runtime import Agent, Hosting, RunOptions
 from holodeck.server._errors import ApiError
 from holodeck.spec.archives.unpack import (
     CONFIG_FILE,
@@ -247,7 +246,8 @@ class UploadStore:
         file that fails does so here rather than at a first turn."""
         try:
             lent = tuple(self.limits.providers)  # the server's credentials it may use
-            agent = Agent(spec, RunOptions(model=self.model, uploaded=True, upload_providers=lent))
+            hosting = Hosting(uploaded=True, upload_providers=lent)
+            agent = Agent(spec, RunOptions(model=self.model), hosting=hosting)
             for path in _python_files(spec):
                 load_module(path)
         except ModuleLoadError as exc:

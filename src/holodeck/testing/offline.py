@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from holodeck.llm.providers import override_settings
-from holodeck.llm.run_options import RunOptions
+from holodeck.runtime import RunOptions
 from holodeck.spec.models.model_settings import ModelSettings, ProviderType
 from holodeck.testing.results import MetricResult
 

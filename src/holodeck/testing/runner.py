@@ -15,11 +15,12 @@ from typing import Any
 
 from holodeck.errors import InputError, ModelError
 from holodeck.llm.first_request import on_first_request
-from holodeck.llm.offline_model import ExpectedCall
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.runtime import (
     Agent,
     FinalMessage,
+    Hosting,
+    RunOptions,
     Session,
     ToolCallFinished,
     ToolCallStarted,
@@ -52,6 +53,7 @@ class TestOptions:
     __test__ = False
 
     run: RunOptions = field(default_factory=RunOptions)
+    hosting: Hosting = field(default_factory=Hosting)  # how the surface listens (progress)
     names: Sequence[str] = ()  # --case: exact names
     keyword: str | None = None  # -k: a substring of the name or input
     # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
@@ -84,7 +86,8 @@ def agent_for_tests(spec: AgentSpec, options: TestOptions, telemetry: Any = None
     before any case runs, and every case shares its tools (MCP servers start once) in a
     conversation of its own. One cassette for the whole run: every case and every judge
     records into it. `telemetry` replaces the agent's own (`--trace`)."""
-    return Agent(spec, replace(options.run, signals_first_request=True), telemetry=telemetry)
+    hosting = replace(options.hosting, signals_first_request=True)
+    return Agent(spec, options.run, telemetry=telemetry, hosting=hosting)
 
 
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
@@ -114,7 +117,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     # waiting case has done its CPU work, and their answers come back spread out, so a
     # case rarely waits for the others' work. Not when each case starts servers of its
     # own (`scope: session`) before that request: those start together.
-    staggered = agent.options.signals_first_request and not agent.has_session_tools
+    staggered = agent.hosting.signals_first_request and not agent.has_session_tools
     preparing = asyncio.Lock() if staggered else None
     results: dict[str, CaseResult] = {}
 
@@ -226,25 +229,24 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
     order: dict[str, int] = {}  # call id -> when the model made the call
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
-    # the answer is only read whole: no text streaming, less work per model request
-    events = session.run(
-        prompt, attachments=attachments, expected_tools=expected, stream_text=False
-    )
-    async for event in events:
-        if isinstance(event, ToolCallStarted):
-            order[event.call_id] = len(order)
-        elif isinstance(event, ToolCallFinished):
-            record = ToolCallRecord(
-                name=event.name,
-                args=event.args,
-                result=_jsonable(event.result),
-                error=event.error,
-                duration_ms=event.duration_ms,
-                agent=event.agent,
-            )
-            finished.append((order.get(event.call_id, len(order)), record))
-        elif isinstance(event, FinalMessage):
-            final = event
+    # the answer is only read whole: no text streaming, less work per model request; an
+    # offline run's model calls the tools the turn expects (the turn starts in the block)
+    with expecting(expected):
+        async for event in session.run(prompt, attachments=attachments, stream_text=False):
+            if isinstance(event, ToolCallStarted):
+                order[event.call_id] = len(order)
+            elif isinstance(event, ToolCallFinished):
+                record = ToolCallRecord(
+                    name=event.name,
+                    args=event.args,
+                    result=_jsonable(event.result),
+                    error=event.error,
+                    duration_ms=event.duration_ms,
+                    agent=event.agent,
+                )
+                finished.append((order.get(event.call_id, len(order)), record))
+            elif isinstance(event, FinalMessage):
+                final = event
     # in the order the calls were made: calls running at once end in any order, and
     # `tool_order` checks the order the agent chose
     calls = [record for _, record in sorted(finished, key=lambda item: item[0])]

@@ -145,13 +145,11 @@ def _conversation(
     from holodeck.cli.ingest_progress import IngestBar
     from holodeck.config.loader import load_agent
     from holodeck.llm.cassette import Cassette
-    from holodeck.llm.run_options import RunOptions
-    from holodeck.runtime import Agent
+    from holodeck.runtime import Agent, Hosting, RunOptions
 
     spec = load_agent(path)
-    options = RunOptions(
-        model=model, progress=IngestBar(), allow_loopback=allow_loopback
-    ).for_agent(spec)
+    options = RunOptions(model=model).for_agent(spec)
+    hosting = Hosting(progress=IngestBar(), allow_loopback=allow_loopback)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay
     )
@@ -161,7 +159,7 @@ def _conversation(
 
         telemetry = traced_in_terminal(spec, options.env)
         telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
-    agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry)
+    agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry, hosting=hosting)
     limit = max_messages or spec.memory.max_messages
     return Conversation(
         agent,
@@ -222,7 +220,7 @@ async def _ingest(conversation: Conversation) -> None:
     """Search tools read and embed their sources before the first question, under a bar."""
     from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 
-    bar = conversation.agent.options.progress
+    bar = conversation.agent.hosting.progress
     if isinstance(bar, IngestBar) and has_search_tools(conversation.agent.spec):
         with bar.shown():
             await conversation.agent.start()

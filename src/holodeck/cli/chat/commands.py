@@ -126,7 +126,7 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
 
 def _network_row(conversation: Conversation) -> list[tuple[str, str]]:
     """Said when --allow-loopback opened this machine to what the model steers."""
-    if not conversation.agent.options.allow_loopback:
+    if not conversation.agent.hosting.allow_loopback:
         return []
     return [("network", "loopback allowed (--allow-loopback): web_fetch may reach this machine")]
 

@@ -6,19 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
-
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from holodeck.cli.chat.view import as_text, shorten
-from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, starts_turn
+from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, entries_of
+
+if TYPE_CHECKING:
+    from holodeck.runtime import Message
 
 
 @dataclass
@@ -40,31 +34,28 @@ class Exchange:
             self.answer = event.text
 
 
-def exchanges_from(messages: Sequence[ModelMessage]) -> list[Exchange]:
+def exchanges_from(messages: Sequence[Message]) -> list[Exchange]:
     """A resumed conversation as exchanges: each prompt, its tool calls and its answer."""
     exchanges: list[Exchange] = []
-    calls: dict[str, ToolCallPart] = {}
-    for message in messages:
-        if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, UserPromptPart) and starts_turn(message):
-                    text = part.content if isinstance(part.content, str) else "[attachments]"
-                    exchanges.append(Exchange(text, status="resumed"))
-                elif isinstance(part, ToolReturnPart) and exchanges:
-                    called = calls.get(part.tool_call_id)
-                    args = called.args_as_dict() if called is not None else {}
-                    exchanges[-1].calls.append(
-                        ToolCallFinished(
-                            part.tool_call_id, part.tool_name, args, part.content, None, 0
-                        )
-                    )
-        elif exchanges:
-            for reply in message.parts:
-                if isinstance(reply, ToolCallPart):
-                    calls[reply.tool_call_id] = reply
-            texts = [p.content for p in message.parts if isinstance(p, TextPart)]
-            if texts:
-                exchanges[-1].answer = "".join(texts)
+    calls: dict[str, dict[str, Any]] = {}  # call id -> its arguments
+    answered = -1  # the message the last answer text came from
+    for entry in entries_of(messages):
+        if entry.role == "user" and entry.opens_turn:
+            text = entry.content if isinstance(entry.content, str) else "[attachments]"
+            exchanges.append(Exchange(text, status="resumed"))
+        elif not exchanges:
+            continue
+        elif entry.role == "tool_result":
+            args = calls.get(entry.call_id, {})
+            exchanges[-1].calls.append(
+                ToolCallFinished(entry.call_id, entry.name, args, entry.content, None, 0)
+            )
+        elif entry.role == "tool_call":
+            calls[entry.call_id] = entry.content
+        elif entry.role == "assistant":  # a response's texts together, the last response's
+            joined = exchanges[-1].answer if entry.message == answered else ""
+            exchanges[-1].answer = joined + entry.content
+            answered = entry.message
     return exchanges
 
 

@@ -19,13 +19,12 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, create_model
 
-from holodeck.llm.errors import ProviderError, explain
-from holodeck.llm.run_options import RunOptions
-from holodeck.runtime import choose_model
+from holodeck.llm.errors import ProviderError
+from holodeck.runtime import NoValidAnswer, RunOptions, StructuredModel
 from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.offline import not_judged, offline_model
 from holodeck.testing.results import MetricResult
@@ -33,10 +32,6 @@ from holodeck.testing.results import MetricResult
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from pydantic_ai import Agent as PydanticAgent
-    from pydantic_ai.settings import ModelSettings as SamplingSettings
-
-    from holodeck.llm.providers import BuiltModel
     from holodeck.observability import Telemetry
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.spec.models.evaluations import EvaluationConfig, StandardMetric
@@ -69,8 +64,7 @@ class JudgeFactory:
         self.rate_limit_backoff_s = rate_limit_backoff_s
         self.evaluations = evaluations
         self.options = (options or RunOptions()).for_agent(spec)
-        self._models: dict[str, BuiltModel] = {}
-        self._agents: dict[str, PydanticAgent[None, Any]] = {}
+        self._models: dict[str, StructuredModel] = {}
         self.telemetry: Telemetry | None = None  # traces the judges' model calls when set
 
     @property
@@ -86,31 +80,21 @@ class JudgeFactory:
             return self.evaluations.model
         return self.spec.model
 
-    def model(self, metric_model: ModelSettings | None = None) -> BuiltModel:
-        """The judge for a metric whose `model` is `metric_model`; raises `ProviderError`."""
+    def model(self, metric_model: ModelSettings | None = None) -> StructuredModel:
+        """The judge for a metric whose `model` is `metric_model`; raises `ProviderError`.
+        Its calls are traced into `telemetry` when that is set before the first."""
         own = self.settings_for(metric_model)
         key = _settings_key(own)
         if key not in self._models:
-            self._models[key] = choose_model(own, self.options, self.spec.execution)
+            self._models[key] = StructuredModel(
+                own, self.options, self.spec.execution, name="judge", telemetry=self.telemetry
+            )
         return self._models[key]
 
     def offline(self, metric_model: ModelSettings | None = None) -> bool:
         """Whether the judge of a metric whose `model` is `metric_model` is the offline
         `test` model, whose verdicts say nothing."""
         return offline_model(self.settings_for(metric_model), self.options)
-
-    def agent(self, metric_model: ModelSettings | None = None) -> PydanticAgent[None, Any]:
-        """A pydantic-ai agent around `model(metric_model)`; output type is set per call."""
-        from pydantic_ai import Agent as PydanticAgent
-
-        key = _settings_key(self.settings_for(metric_model))
-        if key not in self._agents:
-            built = self.model(metric_model)
-            settings = cast("SamplingSettings", built.settings) or None
-            self._agents[key] = PydanticAgent(built.model, model_settings=settings, name="judge")
-            if self.telemetry is not None:
-                self._agents[key].instrument = self.telemetry.instrumentation
-        return self._agents[key]
 
 
 def _settings_key(settings: ModelSettings | None) -> str:
@@ -365,35 +349,28 @@ class JudgeRequest:
 
 async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
     """Ask the judge; any failure becomes an `error` result with the reason."""
-    from pydantic_ai import ToolOutput
-
     outcome = request.outcome
     outcome.judge_prompt = f"{request.instructions}\n\n{request.prompt}"
     try:
-        built = judges.model(request.model)
-        agent = judges.agent(request.model)
+        model = judges.model(request.model)
     except ProviderError as exc:
         return outcome.error(f"judge: {exc}")
-    output_type = ToolOutput(
-        verdict_type(request.scale, request.with_steps),
-        name=JUDGE_TOOL,
-        description="Give your verdict: a short reason, then the score.",
-    )
+    shape = verdict_type(request.scale, request.with_steps)
     message = "the judge gave no answer"
     for attempt in range(request.retries + 1):
         rate_limited = False
         started = time.perf_counter()
         try:
             async with _deadline(request.timeout_ms):
-                result = await agent.run(
+                answer = await model.ask(
                     request.prompt,
-                    output_type=output_type,
+                    shape,
                     instructions=request.instructions,
-                    retries={"output": OUTPUT_RETRIES},
+                    tool=JUDGE_TOOL,
+                    description="Give your verdict: a short reason, then the score.",
+                    retries=OUTPUT_RETRIES,
                 )
-            if judges.options.cassette is not None:
-                await judges.options.cassette.asave()
-            verdict = _verdict(request, result.output)
+            verdict = _verdict(request, answer)
             if judges.offline(request.model):  # its own reason is filler
                 return not_judged(verdict).model_copy(update={"reason": OFFLINE_REASON})
             return verdict
@@ -401,7 +378,7 @@ async def judge(request: JudgeRequest, judges: JudgeFactory) -> MetricResult:
             waited = (time.perf_counter() - started) * 1000
             message = f"judge: no answer within {request.timeout_ms or waited:.0f} ms"
         except Exception as exc:  # a metric never stops the run: report why it failed
-            message, rate_limited = _failure(exc, built)
+            message, rate_limited = _failure(exc)
         if attempt < request.retries and rate_limited:
             await asyncio.sleep(judges.rate_limit_backoff_s * (attempt + 1))
     tries = request.retries + 1
@@ -421,23 +398,12 @@ def _verdict(request: JudgeRequest, answer: Any) -> MetricResult:
     return outcome.scored(score, answer.reason.strip() or None)
 
 
-def _failure(exc: Exception, built: BuiltModel) -> tuple[str, bool]:
+def _failure(exc: Exception) -> tuple[str, bool]:
     """(message, whether it was a rate limit)."""
-    from pydantic_ai.exceptions import (
-        ModelQuotaExceededError,
-        ModelRateLimitError,
-        UnexpectedModelBehavior,
-    )
-
-    rate_limited = isinstance(exc, ModelRateLimitError | ModelQuotaExceededError)
     if isinstance(exc, ProviderError):
-        return f"judge: {exc}", rate_limited
-    explained = explain(exc, built.provider, built.name)
-    if explained is not None:
-        return f"judge: {explained}", rate_limited
-    if isinstance(exc, UnexpectedModelBehavior):
-        tries = OUTPUT_RETRIES + 1
-        return f"judge: no valid verdict in {tries} answers ({exc.message})", False
+        return f"judge: {exc}", exc.rate_limited
+    if isinstance(exc, NoValidAnswer):
+        return f"judge: no valid verdict in {exc.tries} answers ({exc.detail})", False
     return f"judge: {type(exc).__name__}: {exc}", False
 
 

@@ -3,7 +3,6 @@ tools run by the model's provider (`builtin_capabilities`)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic_ai import FunctionToolset
@@ -11,7 +10,7 @@ from pydantic_ai.capabilities import AbstractCapability, NativeTool
 from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.tool_context import ToolContext
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins._fetch import FETCH_LIMITS, FetchLimits, web_fetch_tool
 from holodeck.tools.builtins._web_search import (
@@ -24,7 +23,7 @@ from holodeck.tools.builtins._web_search import (
 
 def builtin_toolset(
     spec: AgentSpec,
-    options: RunOptions,
+    options: ToolContext,
     *,
     fetch_limits: FetchLimits = FETCH_LIMITS,
     search_timeout: float = SEARCH_TIMEOUT,
@@ -33,9 +32,7 @@ def builtin_toolset(
     and a provider's `web_search` ending after `search_timeout` seconds. A native
     `web_search` is not among them: the agent gets it from `builtin_capabilities`."""
     toolset: FunctionToolset[Any] = FunctionToolset()
-    env = options.env if options.env is not None else os.environ
-    policy = options.for_agent(spec).outbound
-    assert policy is not None
+    env, policy = options.env, options.outbound
     for builtin in spec.builtins:
         if builtin.name == "web_fetch":
             fetch = web_fetch_tool(policy, fetch_limits)
@@ -50,7 +47,7 @@ def builtin_toolset(
     return toolset
 
 
-def builtin_capabilities(spec: AgentSpec, options: RunOptions) -> list[AbstractCapability[Any]]:
+def builtin_capabilities(spec: AgentSpec, options: ToolContext) -> list[AbstractCapability[Any]]:
     """The native tools for `spec.builtins`, for `Agent(capabilities=...)`: OpenAI's
     server-side web search when `web_search` has no provider and the model is OpenAI's."""
     for builtin in spec.builtins:

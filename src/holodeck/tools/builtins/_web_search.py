@@ -14,7 +14,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
-from holodeck.llm.run_options import RunOptions
+from holodeck.llm.tool_context import ToolContext
 from holodeck.net import OutboundPolicy, checked_client
 from holodeck.spec.image.files import BuiltinConfig
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -47,7 +47,7 @@ class SearchResult(TypedDict):
 SearchBackend = Literal["provider", "native", "offline"]
 
 
-def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig) -> SearchBackend:
+def search_backend(spec: AgentSpec, options: ToolContext, builtin: BuiltinConfig) -> SearchBackend:
     """Where `web_search` results come from, for the model this run uses.
 
     Raises `ToolLoadError` when there is none: no provider and a model without native
@@ -56,9 +56,7 @@ def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig)
         _check_provider(builtin, spec)
         return "provider"
     provider, label = _run_model(spec, options)
-    settings = options.for_agent(spec).settings
-    assert settings is not None
-    kind = settings.provider_type(provider) if provider else None
+    kind = options.settings.provider_type(provider) if provider else None
     if kind is ProviderType.TEST:
         return "offline"
     if kind is ProviderType.OPENAI:
@@ -72,7 +70,7 @@ def search_backend(spec: AgentSpec, options: RunOptions, builtin: BuiltinConfig)
     )
 
 
-def _run_model(spec: AgentSpec, options: RunOptions) -> tuple[str | None, str]:
+def _run_model(spec: AgentSpec, options: ToolContext) -> tuple[str | None, str]:
     """The provider of the model the run uses, and how to name that model."""
     if options.model is not None and not isinstance(options.model, str):
         return None, f"the model `{options.model.model_name}`"

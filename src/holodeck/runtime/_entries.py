@@ -1,0 +1,89 @@
+"""A conversation's messages as plain entries, and plain turns as messages: what the
+surfaces (chat transcripts, the server's session and OpenAI routes) read and write, so
+they need not know the model library's message classes.
+
+    >>> from holodeck.runtime import entries_of, messages_from
+    >>> history = messages_from([("user", "Hi"), ("assistant", "Hello!")])
+    >>> [(e.role, e.content) for e in entries_of(history)]
+    [('user', 'Hi'), ('assistant', 'Hello!')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from holodeck.runtime._history import starts_turn
+
+# A stored message of a conversation (`Session.messages`), for type hints outside the runtime.
+Message = ModelMessage
+Role = Literal["system", "user", "assistant", "tool_call", "tool_result"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One part of a stored message, in the order the conversation had them.
+
+    `content`: the text (a user's may be a list holding attachments too), a tool call's
+    arguments (a dict), or what a tool returned. `message` numbers the message the part
+    belongs to; `opens_turn` marks a user's prompt that began a turn."""
+
+    role: Role
+    content: Any
+    message: int
+    name: str = ""  # the tool's, for tool_call and tool_result
+    call_id: str = ""  # pairs a tool_result with its tool_call
+    opens_turn: bool = False
+
+
+def entries_of(messages: Sequence[ModelMessage]) -> list[Entry]:
+    """The parts of `messages` people read: prompts, answers, tool calls and results
+    (retries, thinking and the like are left out)."""
+    entries: list[Entry] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelRequest):
+            opens = starts_turn(message)
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    entries.append(Entry("user", part.content, index, opens_turn=opens))
+                elif isinstance(part, SystemPromptPart):
+                    entries.append(Entry("system", part.content, index))
+                elif isinstance(part, ToolReturnPart):
+                    entries.append(
+                        Entry("tool_result", part.content, index, part.tool_name, part.tool_call_id)
+                    )
+            continue
+        for reply in message.parts:
+            if isinstance(reply, TextPart):
+                entries.append(Entry("assistant", reply.content, index))
+            elif isinstance(reply, ToolCallPart):
+                args = reply.args_as_dict()
+                entries.append(Entry("tool_call", args, index, reply.tool_name, reply.tool_call_id))
+    return entries
+
+
+def messages_from(turns: Iterable[tuple[str, str]]) -> list[ModelMessage]:
+    """A history a client keeps itself — (role, text) with roles `system` (or
+    `developer`), `user` and `assistant` — as a conversation's messages. Other roles,
+    and an assistant's empty text, add nothing."""
+    messages: list[ModelMessage] = []
+    for role, text in turns:
+        if role in ("system", "developer"):
+            messages.append(ModelRequest(parts=[SystemPromptPart(content=text)]))
+        elif role == "user":
+            messages.append(ModelRequest(parts=[UserPromptPart(content=text)]))
+        elif role == "assistant" and text:
+            messages.append(ModelResponse(parts=[TextPart(content=text)]))
+    return messages
