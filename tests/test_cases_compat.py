@@ -31,7 +31,6 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from rag_files import make_pdf
 
 from conftest import Write
 from holodeck.config.loader import load_agent
@@ -40,6 +39,7 @@ from holodeck.spec.diagnostics import SpecError
 from holodeck.testing.results import CaseRun, TestRun
 from holodeck.testing.runner import TestOptions, run_tests
 from office_files import make_docx, make_pptx, make_xlsx
+from search_files import make_pdf
 
 # --- a file server on loopback, and a model that repeats its prompt ---------------------
 
