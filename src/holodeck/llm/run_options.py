@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from holodeck.config.env_vars import environment_for
+from holodeck.config.settings import load_settings
 from holodeck.net import OutboundPolicy, policy_for
 from holodeck.spec.settings_models import Settings
 
@@ -59,8 +61,6 @@ class RunOptions:
             options = replace(options, outbound=policy)
         if options.env is not None and options.settings is not None:
             return options
-        from holodeck.config.env_vars import environment_for
-        from holodeck.config.settings import load_settings
 
         env = options.env
         if env is None:
