@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.errors import HoloDeckError
+from holodeck.llm.run_options import RunOptions
+from holodeck.rag.embeddings import describe_default
+from holodeck.rag.ingest import IngestError
+from holodeck.rag.mapping import check_mapping
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import HierarchicalDocumentTool, VectorstoreTool
+from holodeck.tools.search_index import choose_tool_embedder, ingest_options
 
 _INDEXED = re.compile(r"^(\w+)\[(\d+)\]$")
 
@@ -19,9 +24,6 @@ def check_search_sources(tool: Any, root: Path) -> list[tuple[tuple[str | int, .
     each at the field of the tool that names what is wrong."""
     if not isinstance(tool, VectorstoreTool):
         return []
-    from holodeck.rag.ingest import IngestError
-    from holodeck.rag.mapping import check_mapping
-    from holodeck.tools.search_index import ingest_options
 
     try:
         problems = check_mapping(ingest_options(tool, root))
@@ -51,8 +53,6 @@ def embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
     if not tools:
         return {}, []
-    from holodeck.llm.run_options import RunOptions
-    from holodeck.tools.search_index import choose_tool_embedder
 
     options = RunOptions().for_agent(spec)
     assert options.settings is not None and options.env is not None
@@ -68,7 +68,6 @@ def embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
             said[tool.name] = f"no embedding model ({missing}): searches by keywords"
         elif tool.embedding_model is None and spec.embedding_provider is None and spec.model:
             # the default: say which model and why (the provider's, or the local fallback)
-            from holodeck.rag.embeddings import describe_default
 
             why = describe_default(spec.model, options.settings, options.env)
             said[tool.name] = why.replace("embeddings:", "embeds with", 1)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import click
 
+from holodeck.cli.search_checks import check_search_sources, embedders_of
+from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
+from holodeck.spec import SpecError
 
 
 @click.command()
@@ -31,9 +34,6 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
       holodeck validate examples/*/ --strict
       holodeck validate my-image.tar.gz --json
     """
-    from holodeck.cli.search_checks import check_search_sources, embedders_of
-    from holodeck.config.loader import load_agent
-    from holodeck.spec import SpecError
 
     results = []
     failed = False

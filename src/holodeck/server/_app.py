@@ -14,6 +14,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 
 from holodeck._version import __version__
+from holodeck.observability import shutdown_shared
 from holodeck.server import _routes_agents, _routes_chat, _routes_openai, _routes_sessions
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
@@ -51,8 +52,6 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             await registry.aclose()
             # each process (every --workers worker too) flushes and stops its exporters
             if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                from holodeck.observability import shutdown_shared
-
                 await shutdown_shared()
 
     app = FastAPI(

@@ -20,6 +20,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    UserPromptPart,
+)
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished, Usage
@@ -302,13 +309,6 @@ def _data_url(url: str, index: int) -> Attachment:
 
 
 def _history_messages(history: list[ChatMessage]) -> list[Any]:
-    from pydantic_ai.messages import (
-        ModelRequest,
-        ModelResponse,
-        SystemPromptPart,
-        TextPart,
-        UserPromptPart,
-    )
 
     messages: list[Any] = []
     for index, message in enumerate(history):

@@ -6,6 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Path, Query, Request
+from pydantic_ai.messages import (
+    ModelRequest,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from holodeck.runtime import Session
 from holodeck.server._registry import ServedAgent
@@ -56,14 +64,6 @@ async def delete_session(
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
-    from pydantic_ai.messages import (
-        ModelRequest,
-        SystemPromptPart,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-        UserPromptPart,
-    )
 
     messages: list[dict[str, Any]] = []
     for message in session.messages:
