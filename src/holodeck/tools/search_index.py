@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 
 from holodeck.llm.providers import effective_settings
 from holodeck.llm.run_options import RunOptions
+from holodeck.rag.embeddings import NoEmbedder, choose_embedder
 from holodeck.rag.index import SearchIndex, SearchSettings
 from holodeck.rag.ingest import IngestOptions
 from holodeck.rag.stores._protocol import StoreLocation
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.tools import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
@@ -120,7 +122,6 @@ def choose_tool_embedder(
 ) -> tuple[Embedder | None, str | None]:
     """(embedder, None) or (None, why there is none). An offline run (`--model test`)
     embeds only with a local model: it never reaches a provider."""
-    from holodeck.rag.embeddings import NoEmbedder, choose_embedder
 
     assert options.settings is not None and options.env is not None
     model = effective_settings(spec.model, options)
@@ -132,8 +133,6 @@ def choose_tool_embedder(
         # agent.yaml's `embedding_provider`: a model block with its own credentials
         model, wanted = spec.embedding_provider, spec.embedding_provider.name
     if model is None:
-        from holodeck.spec.model_settings import ModelSettings
-
         model = ModelSettings(provider="test")
     choice = choose_embedder(
         wanted,
