@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
 from holodeck.spec.cases import TestCase
+from holodeck.spec.compat_model import translate_backend_blocks
 from holodeck.spec.evaluations import EvaluationConfig
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.network_settings import NetworkSettings
@@ -79,6 +80,4 @@ class AgentFile(Strict):
     @model_validator(mode="before")
     @classmethod
     def _backend_blocks(cls, data: Any) -> Any:
-        from holodeck.spec.compat_model import translate_backend_blocks
-
         return translate_backend_blocks(data)

@@ -203,7 +203,7 @@ class _Checks(References):
             )
 
     def subagent(self, tool: AgentTool, where: FieldPath) -> AgentSpec | None:
-        from holodeck.spec.loader import load_definition
+        from holodeck.spec.loader import load_definition  # deferred: it dispatches here
 
         found = self.path((*where, "path"), tool.path, "agent", "any")
         if found is None:

@@ -8,10 +8,12 @@ a "did you mean" guess."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from holodeck.spec.compat_execution import EXECUTION_REFUSED
-from holodeck.spec.settings_models import Settings
+
+if TYPE_CHECKING:  # settings_models reads these translations as it validates
+    from holodeck.spec.settings_models import Settings
 
 # Fields a config.yaml provider entry lends to the models that name it.
 MODEL_DEFAULTS = ("name", "temperature", "max_tokens", "top_p")

@@ -381,7 +381,7 @@ class _Image:
     def subagents(self) -> dict[str, AgentSpec]:
         """Listed sub-agents, each found by its directory name or by the `name:` its
         config.yaml declares (Omnigent matches the declared name)."""
-        from holodeck.spec.loader import load_definition
+        from holodeck.spec.loader import load_definition  # deferred: it dispatches here
 
         listed = self.config.tools.agents
         for name, count in Counter(listed).items():

@@ -7,7 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from holodeck.spec.agent_spec import AgentSpec
+from holodeck.spec.agent_yaml_loader import load_agent_yaml
+from holodeck.spec.archive import cached_extract
+from holodeck.spec.archive_locations import cache_entry, in_archive
 from holodeck.spec.diagnostics import Diagnostic, SpecError
+from holodeck.spec.image_loader import load_image
 from holodeck.spec.load_context import LoadContext
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
@@ -15,8 +19,6 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 
 def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
     """Dispatch on what `target` is; used for the top agent and every sub-agent."""
-    from holodeck.spec.agent_yaml_loader import load_agent_yaml
-    from holodeck.spec.image_loader import load_image
 
     if target.is_dir():
         if (target / "agent.yaml").is_file():
@@ -52,7 +54,6 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
 def load_archive(archive: Path, ctx: LoadContext, root: Path | None = None) -> AgentSpec:
     """The image in `archive` (unpacked at `root`, if done already), with every problem
     located in the archive (`support.tar.gz!/config.yaml:3:1`), not in the cache."""
-    from holodeck.spec.archive_locations import cache_entry, in_archive
 
     root = unpacked(archive, ctx.cache_dir) if root is None else root
     entry = cache_entry(root, ctx.cache_dir)
@@ -67,6 +68,5 @@ def unpacked(target: Path, cache_dir: Path) -> Path:
     """`target`, or where the image archive `target` is unpacked (once per content)."""
     if not (target.name.endswith(ARCHIVE_SUFFIXES) and target.is_file()):
         return target
-    from holodeck.spec.archive import cached_extract
 
     return cached_extract(target, cache_dir)

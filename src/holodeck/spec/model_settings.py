@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.compat_model import drop_auth_provider
 
 
 class ProviderType(StrEnum):
@@ -116,8 +117,6 @@ class ModelSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
-        from holodeck.spec.compat_model import drop_auth_provider
-
         return drop_auth_provider(data)
 
     @model_validator(mode="after")

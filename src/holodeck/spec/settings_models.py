@@ -17,6 +17,8 @@ from pydantic import (
 )
 
 from holodeck.spec._base import NonEmpty, Strict
+from holodeck.spec.compat_execution import refuse_container_deployment, translate_execution
+from holodeck.spec.compat_model import drop_auth_provider
 from holodeck.spec.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.network_settings import NetworkSettings
 from holodeck.spec.observability_settings import ObservabilitySettings
@@ -230,8 +232,6 @@ class DeploymentSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _not_a_container_form(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import refuse_container_deployment
-
         return refuse_container_deployment(data)
 
 
@@ -261,8 +261,6 @@ class ExecutionSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import translate_execution
-
         return translate_execution(data)
 
     @model_validator(mode="after")
@@ -291,8 +289,6 @@ class ProviderEntry(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
-        from holodeck.spec.compat_model import drop_auth_provider
-
         return drop_auth_provider(data)
 
     @field_validator("provider", mode="before")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from holodeck.spec._base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.compat_execution import translate_mcp
 from holodeck.spec.model_settings import ModelSettings
 from holodeck.spec.vector_databases import DatabaseConnection
 
@@ -279,8 +280,6 @@ class McpTool(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat_execution import translate_mcp
-
         return translate_mcp(data)
 
     @model_validator(mode="after")
