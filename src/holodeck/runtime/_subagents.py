@@ -5,6 +5,7 @@ the parent's session."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
@@ -16,6 +17,10 @@ from holodeck.spec.tools import AgentTool
 
 if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent
+
+# builds a sub-agent: `Agent(spec, options, telemetry=...)`, passed in by the `Agent` that
+# owns these tools, so that this module does not import the module that imports it
+AgentFactory = Callable[..., "Agent"]
 
 
 class SubagentToolset(FunctionToolset[Any]):
@@ -30,12 +35,21 @@ class SubagentToolset(FunctionToolset[Any]):
             await agent.aclose()
 
 
-def subagent_toolset(spec: AgentSpec, options: RunOptions) -> SubagentToolset:
+def subagent_toolset(
+    spec: AgentSpec, options: RunOptions, make_agent: AgentFactory
+) -> SubagentToolset:
     described = {t.name: t.description for t in spec.tools if isinstance(t, AgentTool)}
     toolset = SubagentToolset()
     for name, sub in spec.subagents.items():
         toolset.add_tool(
-            _tool(name, sub, described.get(name) or sub.description, options, toolset.built)
+            _tool(
+                name,
+                sub,
+                described.get(name) or sub.description,
+                options,
+                toolset.built,
+                make_agent,
+            )
         )
     return toolset
 
@@ -46,15 +60,14 @@ def _tool(
     description: str | None,
     options: RunOptions,
     registry: list[Agent],
+    make_agent: AgentFactory,
 ) -> Tool[Any]:
     built: list[Agent] = []  # the sub-agent, built on first call
 
     async def delegate(ctx: RunContext[Any], task: str) -> str:
-        from holodeck.runtime._agent import Agent
-
         parent = CURRENT_TURN.get()
         if not built:  # traced into the caller's telemetry: one trace for the whole turn
-            built.append(Agent(sub, options, telemetry=parent.telemetry if parent else None))
+            built.append(make_agent(sub, options, telemetry=parent.telemetry if parent else None))
             registry.append(built[0])
         turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)

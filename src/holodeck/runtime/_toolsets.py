@@ -10,10 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import FunctionToolset, RunContext
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from holodeck.llm.run_options import RunOptions
+from holodeck.runtime._models import choose_model
+from holodeck.runtime._subagents import AgentFactory, subagent_toolset
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
 from holodeck.spec.agent_spec import AgentSpec
 from holodeck.spec.tools import (
@@ -26,11 +29,15 @@ from holodeck.spec.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
+from holodeck.tools.builtins import builtin_toolset
 from holodeck.tools.function import function_tool
+from holodeck.tools.mcp import mcp_toolset
 from holodeck.tools.middleware import Middleware
 from holodeck.tools.observed import ObservedToolset
 from holodeck.tools.prompt import prompt_tool
+from holodeck.tools.search import SearchToolset
 from holodeck.tools.skills import skills_prompt, skills_toolset
+from holodeck.tools.typescript import typescript_toolset
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,9 @@ class AgentTools:
     per_session: Callable[[], list[AbstractToolset[Any]]] | None  # a conversation's own
 
 
-def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
-    """The agent's toolsets, the instructions they add, and its per-session toolsets."""
+def agent_toolsets(spec: AgentSpec, options: RunOptions, make_agent: AgentFactory) -> AgentTools:
+    """The agent's toolsets, the instructions they add, and its per-session toolsets.
+    `make_agent` builds a sub-agent (the runtime's `Agent`, which builds these toolsets)."""
     functions: FunctionToolset[Any] = FunctionToolset()
     sets: list[AbstractToolset[Any]] = [functions]
     typescript: list[TypeScriptTool] = []
@@ -61,12 +69,8 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
         elif isinstance(tool, VectorstoreTool | HierarchicalDocumentTool):
             searches.append(tool)
     if typescript:  # one Node process serves all of them
-        from holodeck.tools.typescript import typescript_toolset
-
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
-        from holodeck.tools.search import SearchToolset
-
         sets.append(SearchToolset(searches, spec, options))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
@@ -76,8 +80,6 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
     outbound = options.for_agent(spec).outbound if options.uploaded else None
     if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
-        from holodeck.tools.mcp import mcp_toolset
-
         sets.append(
             mcp_toolset(
                 shared,
@@ -90,19 +92,14 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
             )
         )
     if spec.subagents:
-        from holodeck.runtime._subagents import subagent_toolset
-
-        sets.append(subagent_toolset(spec, options))
+        sets.append(subagent_toolset(spec, options, make_agent))
     if spec.builtins:
-        from holodeck.tools.builtins import builtin_toolset
-
         sets.append(builtin_toolset(spec, options))
     instructions = None
     if spec.skills:
         sets.append(skills_toolset(spec.skills))
         instructions = skills_prompt(spec.skills)
     middleware = Middleware.load(list(spec.middleware))
-    from pydantic_ai.toolsets import CombinedToolset
 
     timeouts = {
         t.name: t.timeout
@@ -121,8 +118,6 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions) -> AgentTools:
     if own:
 
         def per_session() -> list[AbstractToolset[Any]]:
-            from holodeck.tools.mcp import mcp_toolset
-
             servers = mcp_toolset(
                 own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
             )
@@ -140,10 +135,6 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions) -> Any:
     cache: dict[int, Any] = {}
 
     async def ask(prompt: str, own: Any, ctx: RunContext[Any]) -> str:
-        from pydantic_ai import Agent as PydanticAgent
-
-        from holodeck.runtime._models import choose_model
-
         key = id(own)
         if key not in cache:
             built = choose_model(own or spec.model, options, spec.execution)
