@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
 from holodeck.errors import ConfigurationError
-from holodeck.observability._telemetry import Telemetry, shared_telemetry
-from holodeck.observability._tree import render
+from holodeck.observability._telemetry import Telemetry as Telemetry
+from holodeck.observability._telemetry import shared_telemetry
+from holodeck.observability._tree import render as render
 from holodeck.spec.observability_settings import ObservabilitySettings
 
 if TYPE_CHECKING:
@@ -30,13 +31,21 @@ if TYPE_CHECKING:
     from holodeck.spec.agent_spec import AgentSpec
 
 _EXPORTS = {
-    "Telemetry": "holodeck.observability._telemetry",
     "shutdown_shared": "holodeck.observability._telemetry",
     "SpanNode": "holodeck.observability._tree",
-    "render": "holodeck.observability._tree",
 }
 
-__all__ = sorted([*_EXPORTS, "service_name", "telemetry_for", "traced_in_terminal", "tree_printer"])
+__all__ = sorted(
+    [
+        *_EXPORTS,
+        "Telemetry",
+        "render",
+        "service_name",
+        "telemetry_for",
+        "traced_in_terminal",
+        "tree_printer",
+    ]
+)
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
