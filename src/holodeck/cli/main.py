@@ -11,7 +11,6 @@ error, 130 interrupted). Tracebacks only with `--debug`.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 import traceback
@@ -66,6 +65,8 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib  # only for a mistyped command: not on every start
+
             close = difflib.get_close_matches(name, list(COMMANDS), n=1)
             hint = f" Did you mean `{close[0]}`?" if close else ""
             ctx.fail(f"No such command `{name}`.{hint} See `holodeck --help`.")
