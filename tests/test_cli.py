@@ -106,12 +106,12 @@ def test_validate_strict_and_no_env(write: Write) -> None:
 def test_unexpected_errors_print_one_line_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], write: Write
 ) -> None:
-    import holodeck.config.loader
+    import holodeck.cli.validate
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(holodeck.config.loader, "load_agent", explode)
+    monkeypatch.setattr(holodeck.cli.validate, "load_agent", explode)
     with pytest.raises(SystemExit) as exited:
         main(["validate", str(write({"agent.yaml": MINIMAL_AGENT}))])
     assert exited.value.code == 3

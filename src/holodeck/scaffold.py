@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -254,7 +255,6 @@ def _check_target(root: Path, target: Path) -> None:
 
 def _plan(template: str, fmt: str) -> Iterator[tuple[PurePosixPath, Traversable]]:
     """(path in the new project, template file) for every file to write."""
-    from importlib.resources import files
 
     base = files("holodeck").joinpath("templates")
     source = base.joinpath(template)

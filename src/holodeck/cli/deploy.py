@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import click
 
 from holodeck.cli.run_options import model_option
+from holodeck.config.loader import load_agent
 from holodeck.errors import ConfigurationError
+from holodeck.runtime import Agent, RunOptions
+from holodeck.server import ServeOptions, serve
 
 
 @click.command()
@@ -53,9 +57,6 @@ def deploy(
       holodeck deploy support.tar.gz billing/agent.yaml --port 9000
       curl -s localhost:8000/v1/chat -d '{"message": "Hi"}' -H 'Content-Type: application/json'
     """
-    from holodeck.config.loader import load_agent
-    from holodeck.runtime import Agent, RunOptions
-    from holodeck.server import ServeOptions, serve
 
     targets = paths or (Path(),)
     specs = [load_agent(path) for path in targets]  # every problem before anything starts
@@ -101,7 +102,6 @@ def deploy(
 def _check_address(host: str, port: int) -> None:
     """Refuse a taken or foreign address now, before the agents and their servers start
     (uvicorn would find out only after)."""
-    import socket
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family) as probe:

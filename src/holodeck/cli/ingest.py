@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from holodeck.cli.ingest_progress import IngestBar
 from holodeck.cli.run_options import model_option
+from holodeck.config.loader import load_agent
+from holodeck.errors import ConfigurationError
+from holodeck.runtime import Hosting, RunOptions, tool_context
+from holodeck.search.tool_index import search_index
+from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 if TYPE_CHECKING:
     from holodeck.llm.tool_context import ToolContext
@@ -34,11 +40,6 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
       holodeck ingest
       holodeck ingest examples/research --tool search_papers
     """
-    from holodeck.cli.ingest_progress import IngestBar
-    from holodeck.config.loader import load_agent
-    from holodeck.errors import ConfigurationError
-    from holodeck.runtime import Hosting, RunOptions, tool_context
-    from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
     spec = load_agent(path)
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
@@ -60,7 +61,6 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
 
 
 async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: ToolContext) -> None:
-    from holodeck.search.tool_index import search_index
 
     for tool in tools:
         index, missing = search_index(tool, spec, options)

@@ -7,13 +7,17 @@ from pathlib import Path
 
 import click
 
+from holodeck.errors import ExecutionError
 from holodeck.scaffold import (
     DEFAULT_FORMAT,
     DEFAULT_PROVIDER,
     DEFAULT_TEMPLATE,
     FORMATS,
+    PROVIDER_DEFAULTS,
     PROVIDERS,
     TEMPLATES,
+    check_name,
+    create_project,
 )
 
 
@@ -72,8 +76,6 @@ def init(name: str, template: str, provider: str, fmt: str, force: bool, parent:
       holodeck init researcher --template research --format image
       holodeck init my-agent --dir ~/agents --force
     """
-    from holodeck.errors import ExecutionError
-    from holodeck.scaffold import PROVIDER_DEFAULTS, check_name, create_project
 
     check_name(name)
     root = parent / name

@@ -69,7 +69,7 @@ class LazyGroup(click.Group):
         if earlier is not None:
             ctx.fail(earlier)
         if name and name not in COMMANDS and not name.startswith("-"):
-            import difflib
+            import difflib  # only for a mistyped command: not on every start
 
             close = difflib.get_close_matches(name, list(COMMANDS), n=1)
             hint = f" Did you mean `{close[0]}`?" if close else ""

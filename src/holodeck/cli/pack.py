@@ -6,6 +6,10 @@ from pathlib import Path
 
 import click
 
+from holodeck.errors import ExecutionError
+from holodeck.spec.archives.pack import pack_image
+from holodeck.spec.archives.unpack import human_size
+
 
 @click.command(
     "pack",
@@ -34,9 +38,6 @@ def pack(directory: Path, output: Path | None) -> None:
       holodeck pack my-image -o dist/my-image.tar.gz
     """
     # Imported here so `holodeck --help` stays fast.
-    from holodeck.errors import ExecutionError
-    from holodeck.spec.archives.pack import pack_image
-    from holodeck.spec.archives.unpack import human_size
 
     target = output if output is not None else _default_output(directory)
     try:

@@ -8,14 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
+from holodeck.errors import ConfigurationError
+from holodeck.llm.providers import override_settings
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return value
-    from holodeck.errors import ConfigurationError
-    from holodeck.llm.providers import override_settings
 
     try:
         override_settings(value)

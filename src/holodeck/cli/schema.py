@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from holodeck.spec.json_schema import agent_yaml_schema
+
 
 @click.command()
 @click.option(
@@ -20,7 +22,6 @@ def schema(output: Path | None) -> None:
 
     Point your editor at it for completion and inline errors, e.g. with the YAML
     language server, put this first line in agent.yaml:
-
     \b
       # yaml-language-server: $schema=./agent.schema.json
 
@@ -29,7 +30,6 @@ def schema(output: Path | None) -> None:
       holodeck schema -o agent.schema.json
       holodeck schema | jq '.properties | keys'
     """
-    from holodeck.spec.json_schema import agent_yaml_schema
 
     text = json.dumps(agent_yaml_schema(), indent=2) + "\n"
     if output is None:

@@ -9,15 +9,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.console import Console
 
+import holodeck.testing.metrics
+import holodeck.testing.progress  # noqa: F401
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_options import run_options
+from holodeck.config.loader import load_agent
 from holodeck.errors import (
     EXIT_EXECUTION,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TEST_FAILED,
     ConfigurationError,
+)
+from holodeck.llm.cassette import Cassette
+from holodeck.llm.rate_limit import RateLimiter
+from holodeck.observability import traced_in_terminal, tree_printer
+from holodeck.runtime import Hosting, Run, RunOptions
+from holodeck.testing.comparison import compare_runs
+from holodeck.testing.phases import Phases
+from holodeck.testing.progress import live_progress
+from holodeck.testing.reports import render_console, write_report
+from holodeck.testing.reports.comparison import render_comparison
+from holodeck.testing.run_store import load_run, save_run
+from holodeck.testing.runner import (
+    TestOptions,
+    agent_for_tests,
+    run_tests,
+    select_cases,
 )
 
 if TYPE_CHECKING:
@@ -125,33 +145,20 @@ def test(
       holodeck test . --replay cassettes/ci.yaml -o junit.xml
       holodeck test --compare previous latest
     """
-    from rich.console import Console
 
     console = Console(stderr=False, highlight=False)
     if compare is not None:
         raise SystemExit(_compare(compare, console))
     if record is not None and replay is not None:
         raise click.UsageError("give --record or --replay, not both")
-    from holodeck.testing.phases import Phases
 
     phases = Phases()
     with phases.phase("import"):
         # what the run imports on first use otherwise, so that its first cases wait for
-        # nothing the rest do not: the metrics, and anyio's asyncio backend (pydantic-ai
+        # nothing the rest do not: anyio's asyncio backend (pydantic-ai
         # runs every turn in anyio task groups); bench/test_scale.py's run/ideal shows it
         import anyio._backends._asyncio  # noqa: F401
 
-        import holodeck.testing.metrics
-        import holodeck.testing.progress  # noqa: F401
-        from holodeck.config.loader import load_agent
-        from holodeck.llm.cassette import Cassette
-        from holodeck.llm.rate_limit import RateLimiter
-        from holodeck.runtime import Hosting, RunOptions
-        from holodeck.testing.runner import (
-            TestOptions,
-            agent_for_tests,
-            select_cases,
-        )
     with phases.phase("load"):
         spec = load_agent(path, strict=strict)
     for warning in spec.warnings:
@@ -212,9 +219,6 @@ async def _test(
 
     Ctrl+C cancels the cases: the run so far is saved and reported at once (exit 130),
     before the servers are stopped; a second Ctrl+C stops waiting for them."""
-    from holodeck.runtime import Run
-    from holodeck.testing.progress import live_progress
-    from holodeck.testing.runner import run_tests
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -263,7 +267,6 @@ def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> A
     observed = spec.observability is not None and spec.observability.enabled
     if not trace and not (verbose and observed):
         return None
-    from holodeck.observability import traced_in_terminal, tree_printer
 
     telemetry = traced_in_terminal(spec)
     telemetry.watch_traces(tree_printer(lambda text: console.print(text, markup=False)))
@@ -286,8 +289,6 @@ class _Report:
 
     def write(self, run: TestRun) -> int:
         """Save and report `run`; returns the exit code."""
-        from holodeck.testing.reports import render_console, write_report
-        from holodeck.testing.run_store import save_run
 
         with self.phases.phase("save"):
             saved = save_run(run, RUNS_DIR)
@@ -314,9 +315,6 @@ class _Report:
 
 
 def _compare(refs: tuple[str, str], console: Console) -> int:
-    from holodeck.testing.comparison import compare_runs
-    from holodeck.testing.reports.comparison import render_comparison
-    from holodeck.testing.run_store import load_run
 
     first, second = (load_run(ref, RUNS_DIR) for ref in refs)
     comparison = compare_runs(first, second)

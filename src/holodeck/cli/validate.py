@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
+from holodeck.runtime import RunOptions, tool_context
+from holodeck.spec import SpecError
+from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 if TYPE_CHECKING:
     from holodeck.llm.tool_context import ToolContext
@@ -37,16 +41,13 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
       holodeck validate examples/*/ --strict
       holodeck validate my-image.tar.gz --json
     """
-    from holodeck.config.loader import load_agent
-    from holodeck.search.checks import check_search_sources, embedders_of
-    from holodeck.spec import SpecError
 
     results = []
     failed = False
     for path in paths or (Path(),):
         try:
             spec = load_agent(
-                path, strict=strict, expand_env=not no_env, source_check=check_search_sources
+                path, strict=strict, expand_env=not no_env, source_check=_check_search_sources
             )
         except SpecError as exc:
             failed = True
@@ -57,7 +58,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.skills)} skills, {len(spec.subagents)} sub-agents, "
             f"{len(spec.test_cases)} test cases"
         )
-        searches, errors = embedders_of(spec, partial(_tool_context, spec))
+        searches, errors = _embedders_of(spec)
         failed = failed or bool(errors)
         results.append(
             {
@@ -119,6 +120,21 @@ def _as_json(result: dict[str, object]) -> dict[str, object]:
 
 
 def _tool_context(spec: AgentSpec) -> ToolContext:
-    from holodeck.runtime import RunOptions, tool_context
 
     return tool_context(spec, RunOptions())
+
+
+# The search checks load the search pipeline and numpy (about 0.2 s): only a definition
+# with a search tool pays for them.
+def _check_search_sources(tool: Any, root: Path) -> list[tuple[tuple[str | int, ...], str]]:
+    from holodeck.search.checks import check_search_sources
+
+    return check_search_sources(tool, root)
+
+
+def _embedders_of(spec: AgentSpec) -> tuple[dict[str, str], list[str]]:
+    if not any(isinstance(t, VectorstoreTool | HierarchicalDocumentTool) for t in spec.tools):
+        return {}, []
+    from holodeck.search.checks import embedders_of
+
+    return embedders_of(spec, partial(_tool_context, spec))

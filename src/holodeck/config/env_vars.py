@@ -7,13 +7,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from dotenv import dotenv_values
+
 
 def read_dotenv(directory: Path) -> dict[str, str]:
     """Variables from `directory/.env`, or nothing when there is no such file."""
     path = directory / ".env"
     if not path.is_file():
         return {}
-    from dotenv import dotenv_values
 
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 

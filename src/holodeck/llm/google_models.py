@@ -8,6 +8,7 @@ Google model is built, and never at CLI start.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 from holodeck.llm.errors import ProviderError
@@ -77,7 +78,6 @@ def vertex_model(
 
 def _require_sdk(provider: str, name: str) -> None:
     """A HoloDeck installed without its dependencies says how to get the SDK back."""
-    from importlib.util import find_spec
 
     try:
         found = find_spec("google.genai") is not None

@@ -57,7 +57,7 @@ def hosted_model(
     (through `http_client` when given)."""
     from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 
-    from holodeck.llm.openai_requests import lean_chat_model
+    from holodeck.llm.openai_requests import lean_chat_model  # deferred: openai
 
     provider = OpenAICompatibleProvider(
         kind.value,

@@ -172,7 +172,6 @@ def _call(
 def _readable(part: ToolReturnPart) -> str:
     """A tool result as plain words (`city Paris, temperature 21 °C`), so text metrics
     compare it with a ground truth the way they would compare a model's sentence."""
-    import json
 
     try:
         data = json.loads(part.model_response_str())

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
 from holodeck.errors import ConfigurationError
 from holodeck.llm.errors import ProviderError, key_variable_for
+from holodeck.llm.google_models import gemini_model, vertex_model
+from holodeck.llm.hosted import hosted_model, is_hosted
 from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     ModelSettings,
@@ -74,7 +76,7 @@ def build_model(
     kind = resolved.provider
     http_client = None
     if outbound is not None and resolved.sources.get("endpoint") == "agent":
-        from holodeck.net import checked_client
+        from holodeck.net import checked_client  # deferred: loads httpx2
 
         # the SDKs time each request themselves; some (Google's) take the client's
         http_client = checked_client(outbound, timeout=timeout or MODEL_TIMEOUT_S)
@@ -106,17 +108,13 @@ def _instance(
             "server's operator to lend this provider to uploads",
         )
     if kind is ProviderType.TEST:
-        from holodeck.llm.offline_model import offline_test_model
+        from holodeck.llm.offline_model import offline_test_model  # deferred: pydantic_ai
 
         return offline_test_model()
     if kind is ProviderType.GOOGLE:
-        from holodeck.llm.google_models import gemini_model
-
         key = _require_key(key, resolved)
         return gemini_model(resolved.settings.provider, name, key, resolved.endpoint, http_client)
     if kind is ProviderType.VERTEX_AI:
-        from holodeck.llm.google_models import vertex_model
-
         return vertex_model(resolved.settings.provider, name, key, resolved.endpoint, env)
     if kind is ProviderType.ANTHROPIC:
         from pydantic_ai.models.anthropic import AnthropicModel
@@ -130,8 +128,7 @@ def _instance(
             ),
         )
 
-    from holodeck.llm.hosted import hosted_model, is_hosted
-    from holodeck.llm.openai_requests import lean_chat_model as chat_model
+    from holodeck.llm.openai_requests import lean_chat_model as chat_model  # deferred: openai
 
     if is_hosted(kind):
         key = _require_key(key, resolved)

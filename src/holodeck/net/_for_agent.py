@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from holodeck.config.settings import load_settings
 from holodeck.net._policy import OutboundPolicy
 from holodeck.spec.models.agent_spec import AgentSpec
 
@@ -14,7 +15,5 @@ def policy_for(spec: AgentSpec, *, uploaded: bool, allow_loopback: bool = False)
     not the operator's: it gets only the server's global config.yaml `network` block."""
     settings = spec.network
     if uploaded:
-        from holodeck.config.settings import load_settings
-
         settings = load_settings(None, os.environ).settings.network
     return OutboundPolicy.from_settings(settings, allow_loopback=allow_loopback)

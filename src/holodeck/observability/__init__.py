@@ -19,9 +19,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
+from holodeck.errors import ConfigurationError
+from holodeck.observability._telemetry import Telemetry as Telemetry
+from holodeck.observability._telemetry import shared_telemetry
+from holodeck.observability._tree import render as render
+from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 if TYPE_CHECKING:
-    from holodeck.observability._telemetry import Telemetry as Telemetry
     from holodeck.observability._telemetry import shutdown_shared as shutdown_shared
     from holodeck.observability._tree import SpanNode as SpanNode
     from holodeck.observability._tree import render as render
@@ -29,13 +33,21 @@ if TYPE_CHECKING:
     from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 _EXPORTS = {
-    "Telemetry": "holodeck.observability._telemetry",
     "shutdown_shared": "holodeck.observability._telemetry",
     "SpanNode": "holodeck.observability._tree",
-    "render": "holodeck.observability._tree",
 }
 
-__all__ = sorted([*_EXPORTS, "service_name", "telemetry_for", "traced_in_terminal", "tree_printer"])
+__all__ = sorted(
+    [
+        *_EXPORTS,
+        "Telemetry",
+        "render",
+        "service_name",
+        "telemetry_for",
+        "traced_in_terminal",
+        "tree_printer",
+    ]
+)
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
@@ -53,15 +65,11 @@ def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Tele
     try:
         import opentelemetry.sdk  # noqa: F401
     except ImportError:
-        from holodeck.errors import ConfigurationError
-
         raise ConfigurationError(
             f"{spec.source}: `observability.enabled` is true but the OpenTelemetry SDK "
             "is not installed",
             hint="pip install 'holodeck[otel]', or set `observability.enabled: false`",
         ) from None
-    from holodeck.observability._telemetry import shared_telemetry
-
     return shared_telemetry(settings, service_name(spec.name, settings, env), env)
 
 
@@ -76,8 +84,6 @@ def traced_in_terminal(spec: AgentSpec, env: Mapping[str, str] | None = None) ->
     found = telemetry_for(spec, env)
     if found is not None:
         return found
-    from holodeck.observability._telemetry import Telemetry
-    from holodeck.spec.models.observability_settings import ObservabilitySettings
 
     settings = ObservabilitySettings(enabled=True)
     name = service_name(spec.name, settings, os.environ if env is None else env)
@@ -88,8 +94,6 @@ def tree_printer(write: Callable[[str], None]) -> Callable[[list[SpanNode]], Non
     """A `Telemetry.watch_traces` callback writing each trace as an indented tree."""
 
     def show(roots: list[SpanNode]) -> None:
-        from holodeck.observability._tree import render
-
         write("\n".join(render(roots)))
 
     return show

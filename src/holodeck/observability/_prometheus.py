@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from holodeck.errors import ConfigurationError
 from holodeck.spec.models.observability_settings import PrometheusExporter
 
 
@@ -34,8 +35,6 @@ def prometheus_reader(settings: PrometheusExporter) -> tuple[Any, Callable[[], N
     try:
         server: WSGIServer = make_server(settings.host, settings.port, app, handler_class=_Quiet)
     except OSError as exc:
-        from holodeck.errors import ConfigurationError
-
         raise ConfigurationError(
             f"observability.exporters.prometheus: cannot listen on "
             f"{settings.host}:{settings.port}: {exc.strerror or exc}",

@@ -18,6 +18,7 @@ from typing import Any
 
 from holodeck._version import __version__
 from holodeck.observability import _exporters as exporters
+from holodeck.observability._prometheus import prometheus_reader
 from holodeck.observability._redact import Redactor, redacting_exporter, redacting_log_processor
 from holodeck.observability._sampling import record_all_sampler
 from holodeck.observability._span_metrics import span_metrics_processor
@@ -120,8 +121,6 @@ class Telemetry:
             )
         prometheus = self.settings.exporters.prometheus
         if prometheus is not None and prometheus.enabled:
-            from holodeck.observability._prometheus import prometheus_reader
-
             reader, stop = prometheus_reader(prometheus)
             readers.append(reader)
             self._closers.append(stop)

@@ -12,13 +12,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import mimetypes
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import UsageLimits
+from pydantic_ai import ModelRetry, StructuredDict, UsageLimits
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -32,7 +34,11 @@ from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
+from holodeck.llm.cassette import Cassette
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.llm.first_request import SignallingModel
+from holodeck.net import check_named_endpoints
+from holodeck.observability import telemetry_for
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
@@ -40,9 +46,11 @@ from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._scope import SessionScope
+from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
 
 if TYPE_CHECKING:
@@ -68,8 +76,6 @@ class Attachment:
 
     @classmethod
     def from_path(cls, path: Path) -> Attachment:
-        import mimetypes
-
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return cls(path.read_bytes(), media_type, path.name)
 
@@ -100,7 +106,6 @@ class Agent:
         """`telemetry` traces the agent's turns; by default the agent's `observability:`
         block decides (off: None, and no OpenTelemetry SDK is loaded). `hosting` is what
         the surface running the agent wires in (HoloDeck's CLI and server set it)."""
-        from holodeck.observability import telemetry_for
 
         self.spec = spec
         self.hosting = (hosting or Hosting()).for_agent(spec)
@@ -117,27 +122,21 @@ class Agent:
         execution = spec.execution
         native: list[Any] = []
         if spec.builtins:
-            from holodeck.tools.builtins import builtin_capabilities
-
             native = list(
                 builtin_capabilities(spec, tool_context(spec, self.options, self.hosting))
             )
         self.model = choose_model(
             spec.model, self.options, execution, responses_api=bool(native), hosting=self.hosting
         )
-        tools = agent_toolsets(spec, self.options, self.hosting)
+        tools = agent_toolsets(spec, self.options, self.hosting, type(self))
         self._toolsets = tools.toolsets
         self._per_session = tools.per_session
         instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
         output_type: Any = str
         if spec.response_format is not None:
-            from pydantic_ai import StructuredDict
-
             output_type = StructuredDict(spec.response_format, name="answer")
         model = self.model.model
         if self.hosting.signals_first_request:
-            from holodeck.llm.first_request import SignallingModel
-
             model = SignallingModel(model)
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
             model,
@@ -166,8 +165,6 @@ class Agent:
         An uploaded definition's own endpoints must pass the outbound policy first."""
         self.lifecycle.claim()
         if self.hosting.uploaded and self.hosting.outbound is not None:
-            from holodeck.net import check_named_endpoints
-
             await check_named_endpoints(self.spec, self.hosting.outbound)
         starters: list[Any] = []
         for toolset in self._toolsets:
@@ -222,7 +219,6 @@ class Agent:
     def session(self, session_id: str | None = None, *, max_messages: int | None = None) -> Session:
         """A new conversation with this agent; `max_messages` defaults to the agent's
         `memory.max_messages`."""
-        from holodeck.runtime._session import Session
 
         return Session(self, session_id, max_messages=max_messages)
 
@@ -398,8 +394,6 @@ class Agent:
         return parts
 
     def _user_error(self, exc: BaseException) -> BaseException:
-        from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-
         if isinstance(exc, ProviderError | ModelOutputError | asyncio.CancelledError):
             return exc
         explained = explain(exc, self.model.provider, self.model.name)
@@ -420,9 +414,6 @@ def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
     `execution.record` / `execution.replay` ask for."""
     if options.cassette is not None:
         return options
-    from dataclasses import replace
-
-    from holodeck.llm.cassette import Cassette
 
     cassette = Cassette.from_settings(spec.execution, spec.root, options.env)
     return options if cassette is None else replace(options, cassette=cassette)
@@ -431,7 +422,6 @@ def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
 def _schema_check(schema: dict[str, Any]) -> Any:
     """An output validator: an answer that does not fit `schema` goes back to the model."""
     import jsonschema
-    from pydantic_ai import ModelRetry
 
     validator = jsonschema.validators.validator_for(schema)(schema)
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import BuiltModel, build_model, effective_settings
+from holodeck.llm.rate_limit import RateLimitedModel
 from holodeck.runtime._hosting import Hosting
 from holodeck.runtime._options import RunOptions
 from holodeck.spec.models.model_settings import ModelSettings
@@ -47,8 +50,5 @@ def choose_model(
     )
     if options.rate_limit is None:
         return built
-    from dataclasses import replace
-
-    from holodeck.llm.rate_limit import RateLimitedModel
 
     return replace(built, model=RateLimitedModel(built.model, options.rate_limit))

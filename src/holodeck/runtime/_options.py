@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from holodeck.config.env_vars import environment_for
+from holodeck.config.settings import load_settings
 from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,8 +43,6 @@ class RunOptions:
         the server's settings or credentials."""
         if self.env is not None and self.settings is not None:
             return self
-        from holodeck.config.env_vars import environment_for
-        from holodeck.config.settings import load_settings
 
         env = self.env
         if env is None:

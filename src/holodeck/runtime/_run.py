@@ -34,6 +34,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from holodeck.observability import shutdown_shared
 from holodeck.runtime._lifecycle import Lifecycle
 
 if TYPE_CHECKING:
@@ -121,8 +122,6 @@ class Run:
             kept = [_call(resource.aclose, "closing a store") for resource in self._kept]
             await asyncio.gather(*kept)
             if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                from holodeck.observability import shutdown_shared
-
                 # each process (every server worker too) flushes and stops its exporters
                 await _call(shutdown_shared, "stopping telemetry")
         finally:  # cancelled meanwhile (a second Ctrl+C): what is left stops with the loop

@@ -5,6 +5,7 @@ the parent's session."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
@@ -17,6 +18,10 @@ from holodeck.spec.models.tools import AgentTool
 
 if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent
+
+# builds a sub-agent: `Agent(spec, options, telemetry=...)`, passed in by the `Agent` that
+# owns these tools, so that this module does not import the module that imports it
+AgentFactory = Callable[..., "Agent"]
 
 
 class SubagentToolset(FunctionToolset[Any]):
@@ -31,15 +36,23 @@ class SubagentToolset(FunctionToolset[Any]):
             await agent.aclose()
 
 
-def subagent_toolset(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> SubagentToolset:
+def subagent_toolset(
+    spec: AgentSpec, options: RunOptions, hosting: Hosting, make_agent: AgentFactory
+) -> SubagentToolset:
     """`options` and `hosting` as the parent has them: sub-agents keep its environment,
-    settings and outbound policy."""
+    settings and outbound policy. `make_agent` builds each sub-agent (the parent's class)."""
     described = {t.name: t.description for t in spec.tools if isinstance(t, AgentTool)}
     toolset = SubagentToolset()
     for name, sub in spec.subagents.items():
         toolset.add_tool(
             _tool(
-                name, sub, described.get(name) or sub.description, options, hosting, toolset.built
+                name,
+                sub,
+                described.get(name) or sub.description,
+                options,
+                hosting,
+                toolset.built,
+                make_agent,
             )
         )
     return toolset
@@ -52,16 +65,15 @@ def _tool(
     options: RunOptions,
     hosting: Hosting,
     registry: list[Agent],
+    make_agent: AgentFactory,
 ) -> Tool[Any]:
     built: list[Agent] = []  # the sub-agent, built on first call
 
     async def delegate(ctx: RunContext[Any], task: str) -> str:
-        from holodeck.runtime._agent import Agent
-
         parent = CURRENT_TURN.get()
         if not built:  # traced into the caller's telemetry: one trace for the whole turn
             telemetry = parent.telemetry if parent else None
-            built.append(Agent(sub, options, telemetry=telemetry, hosting=hosting))
+            built.append(make_agent(sub, options, telemetry=telemetry, hosting=hosting))
             registry.append(built[0])
         turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)

@@ -9,13 +9,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import FunctionToolset, RunContext
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
+from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import RunOptions
+from holodeck.runtime._subagents import AgentFactory, subagent_toolset
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
+from holodeck.search.toolset import SearchToolset
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import (
     AgentTool,
@@ -27,11 +31,14 @@ from holodeck.spec.models.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
+from holodeck.tools.builtins import builtin_toolset
 from holodeck.tools.function import function_tool
+from holodeck.tools.mcp import mcp_toolset
 from holodeck.tools.middleware import Middleware
 from holodeck.tools.observed import ObservedToolset
 from holodeck.tools.prompt import prompt_tool
 from holodeck.tools.skills import skills_prompt, skills_toolset
+from holodeck.tools.typescript import typescript_toolset
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,9 @@ class AgentTools:
     per_session: Callable[[], list[AbstractToolset[Any]]] | None  # a conversation's own
 
 
-def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> AgentTools:
+def agent_toolsets(
+    spec: AgentSpec, options: RunOptions, hosting: Hosting, make_agent: AgentFactory
+) -> AgentTools:
     """The agent's toolsets, the instructions they add, and its per-session toolsets.
     `options` and `hosting` completed for `spec` (`for_agent`)."""
     context = tool_context(spec, options, hosting)
@@ -64,12 +73,8 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Ag
         elif isinstance(tool, VectorstoreTool | HierarchicalDocumentTool):
             searches.append(tool)
     if typescript:  # one Node process serves all of them
-        from holodeck.tools.typescript import typescript_toolset
-
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
-        from holodeck.search.toolset import SearchToolset
-
         sets.append(SearchToolset(searches, spec, context))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
@@ -79,8 +84,6 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Ag
     # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
     outbound = context.outbound if context.uploaded else None
     if shared:  # servers start on Agent.start() or first use, and stay up until aclose()
-        from holodeck.tools.mcp import mcp_toolset
-
         sets.append(
             mcp_toolset(
                 shared,
@@ -93,19 +96,14 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Ag
             )
         )
     if spec.subagents:
-        from holodeck.runtime._subagents import subagent_toolset
-
-        sets.append(subagent_toolset(spec, options, hosting))
+        sets.append(subagent_toolset(spec, options, hosting, make_agent))
     if spec.builtins:
-        from holodeck.tools.builtins import builtin_toolset
-
         sets.append(builtin_toolset(spec, context))
     instructions = None
     if spec.skills:
         sets.append(skills_toolset(spec.skills))
         instructions = skills_prompt(spec.skills)
     middleware = Middleware.load(list(spec.middleware))
-    from pydantic_ai.toolsets import CombinedToolset
 
     timeouts = {
         t.name: t.timeout
@@ -124,8 +122,6 @@ def agent_toolsets(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Ag
     if own:
 
         def per_session() -> list[AbstractToolset[Any]]:
-            from holodeck.tools.mcp import mcp_toolset
-
             servers = mcp_toolset(
                 own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
             )
@@ -143,10 +139,6 @@ def _prompt_runner(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> An
     cache: dict[int, Any] = {}
 
     async def ask(prompt: str, own: Any, ctx: RunContext[Any]) -> str:
-        from pydantic_ai import Agent as PydanticAgent
-
-        from holodeck.runtime._models import choose_model
-
         key = id(own)
         if key not in cache:
             built = choose_model(own or spec.model, options, spec.execution, hosting=hosting)

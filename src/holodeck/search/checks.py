@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from holodeck.errors import HoloDeckError
+from holodeck.search.embeddings import describe_default
+from holodeck.search.ingest import IngestError
+from holodeck.search.mapping import check_mapping
+from holodeck.search.tool_index import choose_tool_embedder, ingest_options
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
@@ -23,12 +27,6 @@ def check_search_sources(tool: Any, root: Path) -> list[tuple[tuple[str | int, .
     each at the field of the tool that names what is wrong."""
     if not isinstance(tool, VectorstoreTool):
         return []
-    # imported here: `holodeck validate` of an agent with no search tool loads none of
-    # ingestion, stores or numpy (about a second)
-    from holodeck.search.ingest import IngestError
-    from holodeck.search.mapping import check_mapping
-    from holodeck.search.tool_index import ingest_options
-
     try:
         problems = check_mapping(ingest_options(tool, root))
     except IngestError as exc:  # a source with no file to read: said at `source:`
@@ -60,8 +58,6 @@ def embedders_of(
     tools = [t for t in spec.tools if isinstance(t, VectorstoreTool | HierarchicalDocumentTool)]
     if not tools:
         return {}, []
-    from holodeck.search.embeddings import describe_default
-    from holodeck.search.tool_index import choose_tool_embedder
 
     options = context()
     said: dict[str, str] = {}

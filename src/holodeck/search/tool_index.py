@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from holodeck.llm.providers import effective_settings
 from holodeck.llm.tool_context import ToolContext
+from holodeck.search.embeddings import NoEmbedder, choose_embedder
 from holodeck.search.index import SearchIndex, SearchSettings
 from holodeck.search.ingest import IngestOptions
 from holodeck.search.retrieval_models import contextualizer, reranker
 from holodeck.search.stores._protocol import StoreLocation
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.tools import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
@@ -125,7 +127,6 @@ def choose_tool_embedder(
 ) -> tuple[Embedder | None, str | None]:
     """(embedder, None) or (None, why there is none). An offline run (`--model test`)
     embeds only with a local model: it never reaches a provider."""
-    from holodeck.search.embeddings import NoEmbedder, choose_embedder
 
     assert options.settings is not None and options.env is not None
     model = effective_settings(spec.model, options.model)
@@ -137,8 +138,6 @@ def choose_tool_embedder(
         # agent.yaml's `embedding_provider`: a model block with its own credentials
         model, wanted = spec.embedding_provider, spec.embedding_provider.name
     if model is None:
-        from holodeck.spec.models.model_settings import ModelSettings
-
         model = ModelSettings(provider="test")
     choice = choose_embedder(
         wanted,

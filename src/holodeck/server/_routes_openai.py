@@ -22,7 +22,15 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Attachment, Event, Session, TextDelta, ToolCallFinished, Usage
+from holodeck.runtime import (
+    Attachment,
+    Event,
+    Session,
+    TextDelta,
+    ToolCallFinished,
+    Usage,
+    messages_from,
+)
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
@@ -302,7 +310,6 @@ def _data_url(url: str, index: int) -> Attachment:
 
 
 def _history_messages(history: list[ChatMessage]) -> list[Any]:
-    from holodeck.runtime import messages_from
 
     # `tool` messages answer tool calls the client made; an agent's own calls are not sent
     turns = [(message.role, _content(message, index)[0]) for index, message in enumerate(history)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from holodeck.runtime import Session
+from holodeck.runtime import Session, entries_of
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, state_of
 from holodeck.server._turns import jsonable, session_key, unknown_session, usage_json
@@ -56,7 +56,6 @@ async def delete_session(
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
-    from holodeck.runtime import entries_of
 
     messages: list[dict[str, Any]] = []
     for entry in entries_of(session.messages):

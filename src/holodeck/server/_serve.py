@@ -16,12 +16,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+import uvicorn
 from fastapi import FastAPI
+from uvicorn.supervisors import Multiprocess
 
 from holodeck.config.child_env import child_environment
 from holodeck.config.own_process import quiet_program
 from holodeck.server._app import create_app
 from holodeck.server._options import ServeOptions
+from holodeck.server._tcp import TcpConfig
 from holodeck.spec.models.agent_spec import AgentSpec
 
 OPTIONS_FILE_VAR = "HOLODECK_SERVE_OPTIONS_FILE"
@@ -64,7 +67,6 @@ def serve(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
     """Serve until stopped. SIGTERM is a normal stop (exit 0 once drained); Ctrl+C too.
     `specs` (the paths already loaded) spare one process reading them again; worker
     processes read their own."""
-    import uvicorn
 
     # uvicorn re-raises the signal that stopped it once it has drained: make SIGTERM's
     # end a clean exit rather than death by signal
@@ -79,10 +81,6 @@ def serve(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> None:
         "proxy_headers": False,
     }
     if options.workers > 1:
-        from uvicorn.supervisors import Multiprocess
-
-        from holodeck.server._tcp import TcpConfig
-
         config = TcpConfig(
             "holodeck.server._serve:app_from_environment",
             factory=True,

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from holodeck.sessions import SessionStore
+from holodeck.sessions import (
+    MemorySessionStore,
+    PostgresSessionStore,
+    RedisSessionStore,
+    SessionStore,
+    SqliteSessionStore,
+)
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.settings import MemorySettings
 
@@ -28,17 +34,10 @@ def store_identity(memory: MemorySettings, spec: AgentSpec, state_dir: Path) -> 
 def open_store(identity: StoreIdentity) -> SessionStore:
     kind, where, ttl = identity
     if kind == "sqlite":
-        from holodeck.sessions import SqliteSessionStore
-
         return SqliteSessionStore(Path(where), ttl_s=ttl)
     if kind == "redis":
-        from holodeck.sessions import RedisSessionStore
-
         return RedisSessionStore(where, ttl_s=ttl)
     if kind == "postgres":
-        from holodeck.sessions import PostgresSessionStore
-
         return PostgresSessionStore(where, ttl_s=ttl)
-    from holodeck.sessions import MemorySessionStore
 
     return MemorySessionStore(ttl_s=ttl)

@@ -31,6 +31,7 @@ from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, state_of
+from holodeck.server._trace import traced_stream
 from holodeck.server._wire import AttachmentIn
 
 
@@ -284,7 +285,6 @@ async def _turn_events(
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
-    from holodeck.server._trace import traced_stream
 
     attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
     events = traced_stream(

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from holodeck.atomic_write import write_atomically
 from holodeck.errors import InputError
-from holodeck.net import OutboundBlocked, OutboundPolicy, policy_for
+from holodeck.net import DownloadError, OutboundBlocked, OutboundPolicy, download, policy_for
 from holodeck.runtime import Attachment
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.cases import FileInput
@@ -105,7 +105,6 @@ class CaseFiles:
             raise InputError(f"cannot read the case's file {path}: {exc.strerror or exc}") from None
 
     async def _download(self, file: FileInput) -> bytes:
-        from holodeck.net import DownloadError, download
 
         url = file.url or ""
         keep = file.cache if file.cache is not None else self.cache_enabled

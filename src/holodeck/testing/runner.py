@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from holodeck.errors import InputError, ModelError
 from holodeck.llm.first_request import on_first_request
 from holodeck.llm.offline_model import ExpectedCall, expecting
@@ -28,6 +30,7 @@ from holodeck.runtime import (
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Turn
 from holodeck.testing.case_files import CaseFiles
+from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
@@ -98,7 +101,6 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     if agent is None:
         async with agent_for_tests(spec, options) as own:
             return await run_tests(spec, options, own)
-    from holodeck.testing.metrics import JudgeFactory
 
     run_options = agent.options
     offline = offline_run(spec, run_options)
@@ -395,7 +397,6 @@ def _model_label(spec: AgentSpec, options: RunOptions) -> str:
 
 def _jsonable(value: Any) -> Any:
     """Tool results as JSON-compatible data, for reports."""
-    from pydantic_core import to_jsonable_python
 
     try:
         return to_jsonable_python(value, fallback=str)

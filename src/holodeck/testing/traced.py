@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from holodeck.observability import names
+from holodeck.testing.metrics import evaluate, evaluate_one
 
 if TYPE_CHECKING:
     from holodeck.observability import Telemetry
@@ -38,7 +39,6 @@ async def traced_metrics(
     metrics: Sequence[Metric], sample: Sample, judges: JudgeFactory
 ) -> list[MetricResult]:
     """`evaluate(metrics, sample, judges)`, each metric in a span of its own."""
-    from holodeck.testing.metrics import evaluate, evaluate_one
 
     telemetry = judges.telemetry
     if telemetry is None:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from holodeck.cli.chat.commands import banner_rows
+from holodeck.cli.chat.conversation import Conversation
+from holodeck.cli.chat.loop import KEYS_HINT, interactive
+from holodeck.cli.chat.view import ChatView
+from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_options import run_options
+from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK, ConfigurationError
+from holodeck.llm.cassette import Cassette
+from holodeck.observability import traced_in_terminal, tree_printer
+from holodeck.runtime import Agent, Hosting, Run, RunOptions
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -81,9 +93,6 @@ def chat(
       holodeck chat my-image --allow-loopback   # web_fetch may read http://127.0.0.1:3000
       echo "What's the weather in Oslo?" | holodeck chat examples/weather --model test
     """
-    from holodeck.cli.chat.commands import banner_rows
-    from holodeck.cli.chat.loop import KEYS_HINT, interactive
-    from holodeck.cli.chat.view import ChatView
 
     debug = bool(ctx.obj and ctx.obj.get("debug"))
     conversation = _conversation(
@@ -139,13 +148,6 @@ def _conversation(
     allow_loopback: bool = False,
 ) -> Conversation:
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
-    from dataclasses import replace
-
-    from holodeck.cli.chat.conversation import Conversation
-    from holodeck.cli.ingest_progress import IngestBar
-    from holodeck.config.loader import load_agent
-    from holodeck.llm.cassette import Cassette
-    from holodeck.runtime import Agent, Hosting, RunOptions
 
     spec = load_agent(path)
     options = RunOptions(model=model).for_agent(spec)
@@ -155,8 +157,6 @@ def _conversation(
     )
     telemetry = None
     if trace:
-        from holodeck.observability import traced_in_terminal, tree_printer
-
         telemetry = traced_in_terminal(spec, options.env)
         telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
     agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry, hosting=hosting)
@@ -175,10 +175,6 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
     the agent's servers (MCP), telemetry, and saves the cassette. SIGTERM or SIGHUP (the
     terminal closed) stop it the same way; the command then exits 128 + the signal's
     number."""
-    import asyncio
-    import signal
-
-    from holodeck.runtime import Run
 
     async def runner() -> Any:
         loop = asyncio.get_running_loop()
@@ -218,7 +214,6 @@ def _run(conversation: Conversation, main: Coroutine[Any, Any, Any]) -> Any:
 
 async def _ingest(conversation: Conversation) -> None:
     """Search tools read and embed their sources before the first question, under a bar."""
-    from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 
     bar = conversation.agent.hosting.progress
     if isinstance(bar, IngestBar) and has_search_tools(conversation.agent.spec):

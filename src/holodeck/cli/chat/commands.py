@@ -18,6 +18,8 @@ from holodeck.spec.models.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
+from holodeck.tools.errors import ToolLoadError
+from holodeck.tools.python_modules import load_module
 
 HELP = """\
 Commands:
@@ -82,8 +84,6 @@ def tool_rows(spec: AgentSpec) -> list[tuple[str, str, str]]:
 def _docstring(spec: AgentSpec, tool: FunctionTool | TypeScriptTool) -> str:
     if not isinstance(tool, FunctionTool):
         return ""
-    from holodeck.tools.errors import ToolLoadError
-    from holodeck.tools.python_modules import load_module
 
     try:  # already imported when the agent was built
         function = getattr(load_module(spec.root / tool.file), tool.function, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -72,8 +73,6 @@ async def interactive(conversation: Conversation, view: ChatView, output: Any = 
 def _typing_ahead() -> Iterator[None]:
     """While an answer is written, what the user types is kept for the next prompt rather
     than echoed into the answer; Ctrl+C still interrupts (the terminal sends SIGINT)."""
-    import sys
-
     try:
         import termios
     except ImportError:  # not a POSIX terminal

@@ -14,9 +14,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pydantic_core import to_jsonable_python
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
 from rich.markup import escape
-from rich.segment import Segment
+from rich.segment import Segment, Segments
 
 from holodeck.runtime import (
     Event,
@@ -234,8 +237,6 @@ class _MarkdownAnswer:
             self._print_upto(cut)
         first = self.live is None
         if self.live is None:
-            from rich.live import Live
-
             self.live = Live(
                 console=self.console,
                 transient=True,
@@ -263,8 +264,6 @@ class _MarkdownAnswer:
             segments.extend(line)
             segments.append(Segment.line())
         if segments:
-            from rich.segment import Segments
-
             self.console.print(Segments(segments))
         self.printed = len(lines)
         self.done = cut
@@ -285,7 +284,6 @@ class _Tail:
 
 
 def _markdown(text: str) -> Any:
-    from rich.markdown import Markdown
 
     return Markdown(_hard_breaks(text))
 
@@ -349,6 +347,5 @@ def as_text(result: Any) -> str:
     """A tool's result as text: strings as they are, anything else as JSON."""
     if isinstance(result, str):
         return result
-    from pydantic_core import to_jsonable_python
 
     return json.dumps(to_jsonable_python(result, fallback=str), ensure_ascii=False)

@@ -1,7 +1,7 @@
 """Code graders written for the shipped HoloDeck import their types from here:
 `from holodeck.lib.test_runner.code_grader import GraderContext, GraderResult` works
-unchanged. New graders may import them from `holodeck.testing.code_graders`."""
+unchanged. New graders may import them from `holodeck.testing.metrics.code_graders`."""
 
-from holodeck.testing.code_graders import GraderContext, GraderResult
+from holodeck.testing.metrics.code_graders import GraderContext, GraderResult
 
 __all__ = ["GraderContext", "GraderResult"]

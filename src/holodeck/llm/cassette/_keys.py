@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
+from pydantic_core import to_jsonable_python
 
 # Settings that change how a request travels, not what the model answers.
 _TRANSPORT_SETTINGS = frozenset(
@@ -137,6 +138,5 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
-    from pydantic_core import to_jsonable_python
 
     return to_jsonable_python(value, fallback=repr)

@@ -26,7 +26,8 @@ from pydantic_ai.tools import RunContext
 
 from holodeck.llm.cassette._errors import CassetteError
 from holodeck.llm.cassette._keys import request_key, request_summary
-from holodeck.llm.providers import BuiltModel
+from holodeck.llm.providers import BuiltModel, _sampling
+from holodeck.spec.models.model_settings import ProviderType
 
 if TYPE_CHECKING:
     from holodeck.llm.cassette import Cassette
@@ -137,9 +138,6 @@ def _stand_in(
 ) -> BuiltModel:
     """A model for replays whose real model cannot be built; it refuses to be called."""
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    from holodeck.llm.providers import _sampling
-    from holodeck.spec.models.model_settings import ProviderType
 
     name = f"{model.provider}/{model.name}" if model.name else model.provider
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from holodeck.errors import ConfigurationError
 from holodeck.search.embeddings._cache import CachedEmbedder
+from holodeck.search.embeddings._clients import google_model, openai_model
 from holodeck.search.embeddings._local import LocalEmbedder, check_local_dimensions
 from holodeck.search.embeddings._plan import NoEmbedder, Plan, describe_plan, plan_embedder
 from holodeck.search.embeddings._protocol import Embedder
@@ -147,13 +148,12 @@ def _model(
     """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying. An
     endpoint an uploaded definition names (`outbound` given) is reached through a client
     that checks every connection."""
-    from holodeck.search.embeddings._clients import google_model, openai_model
 
     if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
         return google_model(resolved, name, retries, timeout, env)
     http_client = None
     if outbound is not None and resolved.sources.get("endpoint") == "agent":
-        from holodeck.net import checked_client
+        from holodeck.net import checked_client  # deferred: loads httpx2
 
         http_client = checked_client(outbound, timeout=timeout)
     return openai_model(resolved, name, retries, timeout, http_client)

@@ -4,7 +4,12 @@ store is opened, so an extra not installed costs nothing until it is needed."""
 from __future__ import annotations
 
 from holodeck.errors import ConfigurationError
+from holodeck.search.stores._chroma import ChromaStore
+from holodeck.search.stores._embedded import EmbeddedStore
+from holodeck.search.stores._postgres import PostgresStore
 from holodeck.search.stores._protocol import StoreLocation, VectorStore
+from holodeck.search.stores._qdrant import QdrantStore
+from holodeck.search.stores._redis import RedisStore
 
 
 def open_store(location: StoreLocation, collection: str, dimensions: int | None) -> VectorStore:
@@ -20,24 +25,14 @@ def open_store(location: StoreLocation, collection: str, dimensions: int | None)
         raise ConfigurationError(f"vector dimensions must be positive, not {dimensions}")
     provider = location.provider
     if provider == "embedded":
-        from holodeck.search.stores._embedded import EmbeddedStore
-
         return EmbeddedStore(location.path, collection, dimensions)
     if provider == "postgres":
-        from holodeck.search.stores._postgres import PostgresStore
-
         return PostgresStore(_url(location), collection, dimensions)
     if provider == "redis":
-        from holodeck.search.stores._redis import RedisStore
-
         return RedisStore(_url(location), collection, dimensions)
     if provider == "chromadb":
-        from holodeck.search.stores._chroma import ChromaStore
-
         return ChromaStore(location, collection, dimensions)
     if provider == "qdrant":
-        from holodeck.search.stores._qdrant import QdrantStore
-
         return QdrantStore(location, collection, dimensions)
     raise ConfigurationError(
         f"unknown vector store provider {provider!r}",

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.evaluations import EvaluationConfig
@@ -79,6 +80,5 @@ class AgentFile(Strict):
     @model_validator(mode="before")
     @classmethod
     def _backend_blocks(cls, data: Any) -> Any:
-        from holodeck.spec.compat.model import translate_backend_blocks
 
         return translate_backend_blocks(data)

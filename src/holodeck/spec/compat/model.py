@@ -8,9 +8,10 @@ a "did you mean" guess."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from holodeck.spec.models.settings import Settings
+if TYPE_CHECKING:  # a type only: settings.py uses this module's translations
+    from holodeck.spec.models.settings import Settings
 
 # Fields a config.yaml provider entry lends to the models that name it.
 MODEL_DEFAULTS = ("name", "temperature", "max_tokens", "top_p")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
+from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
 
 
@@ -116,7 +117,6 @@ class ModelSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
-        from holodeck.spec.compat.model import drop_auth_provider
 
         return drop_auth_provider(data)
 

@@ -16,6 +16,9 @@ from pydantic import (
     model_validator,
 )
 
+from holodeck.spec.compat.deployment import refuse_container_deployment
+from holodeck.spec.compat.execution import translate_execution
+from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -230,7 +233,6 @@ class DeploymentSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _not_a_container_form(cls, data: Any) -> Any:
-        from holodeck.spec.compat.deployment import refuse_container_deployment
 
         return refuse_container_deployment(data)
 
@@ -282,7 +284,6 @@ class ExecutionSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat.execution import translate_execution
 
         return translate_execution(data)
 
@@ -312,7 +313,6 @@ class ProviderEntry(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
-        from holodeck.spec.compat.model import drop_auth_provider
 
         return drop_auth_provider(data)
 

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
+from holodeck.spec.compat.execution import translate_mcp
+from holodeck.spec.compat.retrieval import reranker_settings
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.vector_databases import DatabaseConnection
@@ -271,7 +273,6 @@ class HierarchicalDocumentTool(Strict):
     @field_validator("reranker_model", mode="before")
     @classmethod
     def _reranker_string(cls, value: Any) -> Any:
-        from holodeck.spec.compat.retrieval import reranker_settings
 
         return reranker_settings(value) if isinstance(value, str) else value
 
@@ -338,7 +339,6 @@ class McpTool(Strict):
     @model_validator(mode="before")
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
-        from holodeck.spec.compat.execution import translate_mcp
 
         return translate_mcp(data)
 

@@ -24,7 +24,12 @@ from holodeck.spec.models.evaluations import (
     RagMetric,
     StandardMetric,
 )
-from holodeck.testing.metrics.judge import JudgeFactory
+from holodeck.testing.metrics.code import evaluate_code
+from holodeck.testing.metrics.code_graders import evaluate_grader
+from holodeck.testing.metrics.geval import evaluate_geval
+from holodeck.testing.metrics.judge import JudgeFactory, evaluate_ai
+from holodeck.testing.metrics.nlp import evaluate_nlp
+from holodeck.testing.metrics.rag import evaluate_rag
 from holodeck.testing.metrics.response_path import project
 from holodeck.testing.metrics.sample import Kind, MetricError, Outcome, Sample
 from holodeck.testing.results import MetricResult
@@ -50,26 +55,15 @@ async def evaluate_one(metric: Metric, sample: Sample, judges: JudgeFactory) -> 
                 outcome = Outcome(metric.metric, kind, metric.threshold, metric.fail_on_error)
                 return outcome.error(str(exc))
         if metric.metric in AI_METRICS:
-            from holodeck.testing.metrics.judge import evaluate_ai
-
             return await evaluate_ai(metric, sample, judges)
-        from holodeck.testing.metrics.nlp import evaluate_nlp
 
         return evaluate_nlp(metric, sample)
     if isinstance(metric, GEvalMetric):
-        from holodeck.testing.metrics.geval import evaluate_geval
-
         return await evaluate_geval(metric, sample, judges)
     if isinstance(metric, RagMetric):
-        from holodeck.testing.metrics.rag import evaluate_rag
-
         return await evaluate_rag(metric, sample, judges)
     if isinstance(metric, CodeMetric) and metric.grader is not None:
-        from holodeck.testing.code_graders import evaluate_grader
-
         return await evaluate_grader(metric, sample, judges.root)
     if isinstance(metric, CodeMetric):
-        from holodeck.testing.metrics.code import evaluate_code
-
         return await evaluate_code(metric, sample, judges.root)
     raise TypeError(f"not a metric: {metric!r}")

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from holodeck.errors import ConfigurationError
 from holodeck.testing.reports.console import render_case, render_console, render_summary
+from holodeck.testing.reports.html import render_html
+from holodeck.testing.reports.junit import render_junit
+from holodeck.testing.reports.markdown import render_markdown
 from holodeck.testing.results import TestRun
 
 __all__ = [
@@ -75,13 +78,8 @@ def _renderer(fmt: str) -> Callable[[TestRun], str]:
     if fmt == "json":
         return lambda run: run.model_dump_json(indent=2) + "\n"
     if fmt == "markdown":
-        from holodeck.testing.reports.markdown import render_markdown
-
         return render_markdown
     if fmt == "junit":
-        from holodeck.testing.reports.junit import render_junit
-
         return render_junit
-    from holodeck.testing.reports.html import render_html
 
     return render_html

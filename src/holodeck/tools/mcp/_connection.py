@@ -18,6 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
+from holodeck._version import __version__
+from holodeck.net import OutboundBlocked, checked_client
 from holodeck.spec.models.tools import McpTool, RetryPolicy
 from holodeck.tools.mcp._errors import (
     McpServerError,
@@ -157,8 +159,6 @@ class _Server:
                 from mcp import Client
                 from mcp_types import Implementation
 
-                from holodeck._version import __version__
-
                 client = await stack.enter_async_context(
                     Client(
                         transport, client_info=Implementation(name="holodeck", version=__version__)
@@ -206,7 +206,6 @@ class _Server:
                 cwd=launch.cwd,
             )
             return _watched(stdio_client(params, errlog=cast(TextIO, self._stderr)), stop)
-        import httpx2
 
         headers = dict(launch.headers)
         timeout = httpx2.Timeout(self.startup_timeout, read=max(CALL_TIMEOUT_S, self.call_timeout))
@@ -230,12 +229,10 @@ class _Server:
         """How this server's HTTP client is made: as usual for the operator's `url`; for
         an uploaded definition's, one that reaches only what its outbound policy allows
         (checked here first, so a refused `url` fails at once, without retries)."""
-        import httpx2
 
         policy = self.launch.outbound
         if policy is None:
             return httpx2.AsyncClient
-        from holodeck.net import OutboundBlocked, checked_client
 
         url = httpx2.URL(self.launch.url)
         try:

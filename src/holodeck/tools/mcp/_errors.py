@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+import anyio
+import httpx2
+
 from holodeck.errors import ToolError
 
 
@@ -38,8 +41,6 @@ def _is_cancel_group(exc: BaseException) -> bool:
 def _is_connection_failure(exc: BaseException) -> bool:
     """The connection broke (process gone, pipe or socket closed, HTTP failed): a new
     connection may succeed where this one cannot."""
-    import anyio
-    import httpx2
 
     broken = (
         _Lost,

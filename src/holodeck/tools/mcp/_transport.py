@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+
 
 @asynccontextmanager
 async def _watched(transport: Any, stop: asyncio.Event) -> AsyncIterator[Any]:
@@ -20,8 +22,6 @@ class _EndAware:
         self._stream, self._on_end = stream, on_end
 
     async def receive(self) -> Any:
-        import anyio
-
         try:
             return await self._stream.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from importlib.resources import files
 from pathlib import Path
 
+from holodeck.config.settings import holodeck_home
 from holodeck.tools.errors import ToolLoadError
 
 log = logging.getLogger("holodeck.tools.typescript")
@@ -73,7 +74,6 @@ def typescript_package(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _cache_prefix(env: Mapping[str, str]) -> Path:
-    from holodeck.config.settings import holodeck_home
 
     return holodeck_home(env) / "node"
 

@@ -1,0 +1,136 @@
+"""Dependencies in plain sight: HoloDeck's own modules are imported at the top of the
+module that uses them (where readers and import-linter see them), and deferring stays
+for heavy third-party libraries, so that `holodeck validate` loads no model SDK."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "src" / "holodeck"
+
+# (module file below src/holodeck, imported module) -> why the import stays in a function
+DEFERRED = {
+    ("llm/providers.py", "holodeck.net"): (
+        "`checked_client` loads httpx2; build_model is reached from `holodeck validate`"
+    ),
+    ("llm/providers.py", "holodeck.llm.offline_model"): (
+        "the offline model subclasses pydantic_ai's; loaded only for the `test` provider"
+    ),
+    ("llm/providers.py", "holodeck.llm.openai_requests"): (
+        "it subclasses the openai SDK's client; loaded only for OpenAI-style providers"
+    ),
+    ("llm/hosted.py", "holodeck.llm.openai_requests"): (
+        "it subclasses the openai SDK's client; loaded only when a hosted model is built"
+    ),
+    ("search/retrieval_models.py", "holodeck.llm.rate_limit"): (
+        "it subclasses pydantic_ai's model; search.tool_index is imported by `holodeck validate`"
+    ),
+    ("cli/validate.py", "holodeck.search.checks"): (
+        "the search pipeline and numpy (about 0.2 s): only a definition with a search tool "
+        "needs them"
+    ),
+    ("search/embeddings/_build.py", "holodeck.net"): (
+        "`checked_client` loads httpx2; search.embeddings is imported by `holodeck validate`"
+    ),
+}
+
+# what `holodeck validate` must not load: model SDKs, servers, tracing, stores, terminal UI
+HEAVY = {
+    "pydantic_ai",
+    "openai",
+    "anthropic",
+    "google",
+    "mcp",
+    "torch",
+    "sentence_transformers",
+    "chromadb",
+    "qdrant_client",
+    "redis",
+    "psycopg",
+    "opentelemetry",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "httpx",
+    "httpx2",
+    "rich",
+    "prompt_toolkit",
+    "jinja2",
+    "sacrebleu",
+    "rouge_score",
+}
+
+
+def _own_imports_in_functions() -> dict[tuple[str, str], list[int]]:
+    """(file, module) -> lines, for every import of a HoloDeck module inside a function."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC).as_posix()
+        package = "holodeck." + ".".join(path.relative_to(SRC).parent.parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level:  # relative: resolve it
+                    base = package.rstrip(".").split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    modules = [".".join([*base, *([node.module] if node.module else [])])]
+                elif isinstance(node, ast.ImportFrom):
+                    modules = [node.module or ""]
+                else:
+                    continue
+                for module in modules:
+                    if module == "holodeck" or module.startswith("holodeck."):
+                        found.setdefault((relative, module), []).append(node.lineno)
+    return found
+
+
+def test_holodeck_modules_are_imported_at_the_module_top() -> None:
+    found = _own_imports_in_functions()
+    hidden = [
+        f"src/holodeck/{file}:{line}: `{module}` imported inside a function"
+        for (file, module), lines in sorted(found.items())
+        if (file, module) not in DEFERRED
+        for line in lines
+    ]
+    assert not hidden, (
+        "import these at the module top (if the module loads a heavy library, defer that "
+        "library inside it instead), or add an entry with its reason to DEFERRED:\n"
+        + "\n".join(hidden)
+    )
+
+
+def test_every_deferred_import_still_exists() -> None:
+    stale = sorted(set(DEFERRED) - set(_own_imports_in_functions()))
+    assert not stale, f"remove these from DEFERRED, they are imported at the top now: {stale}"
+
+
+def test_validate_loads_no_model_sdk_server_or_terminal_library() -> None:
+    code = (
+        "import sys\n"
+        "from holodeck.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        f"loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r}))\n"
+        "print('STATUS', status, 'LOADED', loaded, file=sys.stderr)\n"
+    )
+    examples = [str(REPO / "examples" / name) for name in ("weather", "research", "support-image")]
+    done = subprocess.run(
+        [sys.executable, "-c", code, "validate", *examples],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    report = done.stderr.strip().splitlines()[-1]
+    assert report.startswith("STATUS 0 LOADED "), done.stdout + done.stderr
+    assert report == "STATUS 0 LOADED []", f"`holodeck validate` loaded: {report[16:]}"
