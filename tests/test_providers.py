@@ -197,11 +197,15 @@ def test_conversation_history_is_sent_on_the_next_turn(
     write: Write, openai_server: OpenAIServer
 ) -> None:
     model = {"provider": "openai", "name": "gpt-4o-mini", "endpoint": openai_server.url}
-    session = build(write({"agent.yaml": agent_yaml(model)})).session()
+    agent = build(write({"agent.yaml": agent_yaml(model)}))
     openai_server.script(text("Lisbon is sunny."), text("Yes, take sunglasses."))
 
-    turn(session, "Weather in Lisbon?")
-    turn(session, "Do I need sunglasses?")
+    async def two_turns() -> None:
+        async with agent, agent.session() as session:
+            for prompt in ("Weather in Lisbon?", "Do I need sunglasses?"):
+                [_ async for _ in session.run(prompt)]
+
+    asyncio.run(two_turns())
 
     messages = openai_server.requests[1].body["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]

@@ -18,6 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
+import httpx2  # loaded with the MCP client already (`_errors`)
+
 from holodeck._version import __version__
 from holodeck.net import OutboundBlocked, checked_client
 from holodeck.spec.models.tools import McpTool, RetryPolicy
@@ -35,7 +37,6 @@ from holodeck.tools.mcp._launch import _Launch
 from holodeck.tools.mcp._transport import _watched
 
 if TYPE_CHECKING:
-    import httpx2
     from mcp import Client
     from mcp_types import CallToolResult, Tool
 
