@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
+import holodeck.runtime as runtime  # these two load their names on use: `deploy --help`
+import holodeck.server as server  # loads no model SDK or server framework
 from holodeck.cli.run_options import model_option
 from holodeck.config.loader import load_agent
 from holodeck.errors import ConfigurationError
-from holodeck.runtime import Agent, RunOptions
-from holodeck.server import ServeOptions, serve
 
 
 @click.command()
@@ -68,7 +68,7 @@ def deploy(
             hint="each served agent answers by its `name`: give them different names",
         )
     for spec in specs:
-        Agent(spec, RunOptions(model=model))  # credentials and models, checked now
+        runtime.Agent(spec, runtime.RunOptions(model=model))  # credentials and models, checked now
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:
@@ -76,7 +76,7 @@ def deploy(
                 f"{spec.name} and {specs[0].name} have different `deployment:` blocks",
                 hint="serve them with one `deployment:` block (a config.yaml beside them)",
             )
-    options = ServeOptions.from_settings(
+    options = server.ServeOptions.from_settings(
         tuple(str(p) for p in targets),
         deployment,
         host=host,
@@ -96,7 +96,7 @@ def deploy(
     _check_address(options.host, options.port)
     url = f"http://{options.host}:{options.port}"
     click.echo(f"holodeck: serving {', '.join(names)} at {url} (chat page {url}/, API {url}/docs)")
-    serve(options, specs)
+    server.serve(options, specs)
 
 
 def _check_address(host: str, port: int) -> None:

@@ -1,0 +1,238 @@
+"""`holodeck test`'s run: load the agent, run the cases, save and report them. Imported
+by the command (`cli/test.py`) once its options are read, so that `holodeck test --help`
+loads none of pydantic-ai or the metrics, and `--timings` counts them as the import phase."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+
+import holodeck.testing.metrics
+import holodeck.testing.progress  # noqa: F401
+from holodeck.cli.ingest_progress import IngestBar, has_search_tools
+from holodeck.config.loader import load_agent
+from holodeck.errors import (
+    EXIT_EXECUTION,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TEST_FAILED,
+    ConfigurationError,
+)
+from holodeck.llm.cassette import Cassette
+from holodeck.llm.rate_limit import RateLimiter
+from holodeck.observability import traced_in_terminal, tree_printer
+from holodeck.runtime import Hosting, Run, RunOptions
+from holodeck.testing.comparison import compare_runs
+from holodeck.testing.phases import Phases
+from holodeck.testing.progress import live_progress
+from holodeck.testing.reports import render_console, write_report
+from holodeck.testing.reports.comparison import render_comparison
+from holodeck.testing.run_store import load_run, save_run
+from holodeck.testing.runner import (
+    TestOptions,
+    agent_for_tests,
+    run_tests,
+    select_cases,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from holodeck.runtime import Agent
+    from holodeck.spec.models.agent_spec import AgentSpec
+    from holodeck.testing.phases import Phases
+    from holodeck.testing.results import TestRun
+    from holodeck.testing.runner import TestOptions
+
+RUNS_DIR = Path(".holodeck") / "runs"
+
+
+def run(
+    path: Path,
+    names: tuple[str, ...],
+    keyword: str | None,
+    concurrency: int | None,
+    rate_limit: int | None,
+    repeat: int,
+    model: str | None,
+    record: Path | None,
+    replay: Path | None,
+    output: Path | None,
+    fmt: str | None,
+    verbose: bool,
+    trace: bool,
+    strict: bool,
+    timings: bool,
+    console: Console,
+    phases: Phases,
+) -> int:
+    """`holodeck test`'s run, after the command has read its options: load, run, save,
+    report; returns the exit code."""
+
+    with phases.phase("load"):
+        spec = load_agent(path, strict=strict)
+    for warning in spec.warnings:
+        click.echo(warning.render(), err=True)
+    verbose = verbose or bool(spec.execution.verbose)  # `execution.verbose: true` is -v
+    if not spec.test_cases:
+        raise ConfigurationError(
+            f"{path}: no test cases",
+            hint="add `test_cases:` to agent.yaml, or tests/*.yaml to an image",
+        )
+    cassette = Cassette.from_settings(
+        spec.execution, spec.root, None, record_path=record, replay_path=replay
+    )
+    bar = IngestBar()
+    options = TestOptions(
+        run=RunOptions(
+            model=model,
+            cassette=cassette,
+            rate_limit=RateLimiter(rate_limit) if rate_limit else None,
+        ),
+        hosting=Hosting(progress=bar),
+        names=names,
+        keyword=keyword,
+        concurrency=concurrency,
+        repeat=repeat,
+    )
+
+    selected = select_cases(spec, options)
+    if not selected:
+        names_hint = ", ".join(n for n, _ in select_cases(spec, TestOptions())[:10])
+        raise ConfigurationError(
+            "no test case matches --case/-k", hint=f"the cases are: {names_hint}"
+        )
+    report = _Report(console, output, fmt, verbose, phases)
+    with phases.phase("load"):  # the model and tools: building the agent
+        agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
+    # the definition, the agent and every imported module live as long as the run: kept
+    # out of the collector's way, they are not scanned again and again as cases come and go
+    # (bench/test_scale.py measures the run with and without it)
+    gc.freeze()
+    try:
+        code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))
+    finally:
+        if timings:
+            click.echo(phases.line(), err=True)
+    return code
+
+
+async def _test(
+    spec: AgentSpec,
+    options: TestOptions,
+    agent: Agent,
+    report: _Report,
+    total: int,
+    bar: IngestBar,
+) -> int:
+    """Run the cases, save and report what ran, then stop the agent's servers.
+
+    Ctrl+C cancels the cases: the run so far is saved and reported at once (exit 130),
+    before the servers are stopped; a second Ctrl+C stops waiting for them."""
+
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    code: int | None = None
+    interrupts = False
+    try:
+        # the run stops the agent's servers (MCP: bounded by the SDK's stdin, TERM, KILL),
+        # stops telemetry and saves the cassette, after the report
+        async with Run(agent):
+            if has_search_tools(spec):  # ingest now, under a bar of its own, not in a case
+                with bar.shown(), report.phases.phase("ingest"):
+                    await agent.start()
+            cases = asyncio.create_task(run_tests(spec, options, agent))
+
+            def interrupt() -> None:
+                (main if cases.done() else cases).cancel()
+
+            loop.add_signal_handler(signal.SIGINT, interrupt)
+            interrupts = True
+            with live_progress(report.console, total, verbose=report.verbose) as on_case:
+                options.on_case = on_case
+                try:
+                    with report.phases.phase("run"):
+                        run = await cases  # when interrupted: the cases that finished
+                except asyncio.CancelledError:
+                    if main.cancelling():
+                        raise
+                    click.echo("Interrupted before any case ran.", err=True)
+                    code = EXIT_INTERRUPTED
+            if code is None:
+                code = report.write(run)
+    except asyncio.CancelledError:
+        if code is None:
+            raise
+        # a second Ctrl+C while the servers stop: what is left stops as the loop ends
+    finally:
+        if interrupts:
+            loop.remove_signal_handler(signal.SIGINT)
+    return code
+
+
+def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> Any:
+    """With --trace, or -v when observability is on: telemetry printing each case's
+    span tree as it ends. None otherwise (the agent's own block decides)."""
+    observed = spec.observability is not None and spec.observability.enabled
+    if not trace and not (verbose and observed):
+        return None
+
+    telemetry = traced_in_terminal(spec)
+    telemetry.watch_traces(tree_printer(lambda text: console.print(text, markup=False)))
+    return telemetry
+
+
+class _Report:
+    """Where a finished (or interrupted) run goes: the console, .holodeck/runs, -o."""
+
+    def __init__(
+        self,
+        console: Console,
+        output: Path | None,
+        fmt: str | None,
+        verbose: bool,
+        phases: Phases,
+    ) -> None:
+        self.console, self.output, self.fmt, self.verbose = console, output, fmt, verbose
+        self.phases = phases
+
+    def write(self, run: TestRun) -> int:
+        """Save and report `run`; returns the exit code."""
+
+        with self.phases.phase("save"):
+            saved = save_run(run, RUNS_DIR)
+        if run.interrupted:
+            click.echo("Interrupted: reporting the cases that finished.", err=True)
+        with self.phases.phase("report"):
+            render_console(run, self.console, verbose=self.verbose)
+        self.console.print(f"[dim]saved {saved}[/dim]")
+        if self.output is not None:
+            try:
+                with self.phases.phase("report"):
+                    written = write_report(run, self.output, self.fmt)
+            except OSError as exc:  # the run itself is saved above; only the report is missing
+                raise ConfigurationError(
+                    f"cannot write the report {self.output}: {exc.strerror or exc}",
+                    hint=f"the run is saved as {saved}; choose another -o path",
+                ) from exc
+            self.console.print(f"report: {written}")
+        if run.interrupted:
+            return EXIT_INTERRUPTED
+        if run.summary.errors:
+            return EXIT_EXECUTION
+        return EXIT_TEST_FAILED if run.summary.failed else EXIT_OK
+
+
+def compare(refs: tuple[str, str], console: Console) -> int:
+
+    first, second = (load_run(ref, RUNS_DIR) for ref in refs)
+    comparison = compare_runs(first, second)
+    render_comparison(comparison, console)
+    return EXIT_TEST_FAILED if comparison.regressions else EXIT_OK
