@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -68,22 +69,10 @@ from holodeck.testing.phases import Phases
     help="Say how long importing, loading, running, saving and reporting took (on stderr).",
 )
 def test(
-    path: Path,
-    names: tuple[str, ...],
-    keyword: str | None,
-    concurrency: int | None,
-    rate_limit: int | None,
-    repeat: int,
-    model: str | None,
+    compare: tuple[str, str] | None,
     record: Path | None,
     replay: Path | None,
-    output: Path | None,
-    fmt: str | None,
-    compare: tuple[str, str] | None,
-    verbose: bool,
-    trace: bool,
-    strict: bool,
-    timings: bool,
+    **options: Any,
 ) -> None:
     """Run the test cases of an agent (agent.yaml, image directory or .tar.gz).
 
@@ -123,23 +112,5 @@ def test(
     if compare is not None:
         raise SystemExit(run_tests.compare(compare, console))
     raise SystemExit(
-        run_tests.run(
-            path,
-            names,
-            keyword,
-            concurrency,
-            rate_limit,
-            repeat,
-            model,
-            record,
-            replay,
-            output,
-            fmt,
-            verbose,
-            trace,
-            strict,
-            timings,
-            console,
-            phases,
-        )
+        run_tests.run(record=record, replay=replay, console=console, phases=phases, **options)
     )

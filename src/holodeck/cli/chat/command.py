@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -41,19 +42,7 @@ from holodeck.cli.run_options import run_options
     "localhost), for agents under development; other private addresses stay refused.",
 )
 @click.pass_context
-def chat(
-    ctx: click.Context,
-    path: Path,
-    model: str | None,
-    max_messages: int | None,
-    session: Path | None,
-    adopt_session: bool,
-    record: Path | None,
-    replay: Path | None,
-    verbose: bool,
-    trace: bool,
-    allow_loopback: bool,
-) -> None:
+def chat(ctx: click.Context, /, **options: Any) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
 
     Answers stream as they are written, with each tool call shown as it runs. Enter sends;
@@ -77,16 +66,4 @@ def chat(
     # that `holodeck chat --help` needs none of them
     from holodeck.cli.chat import run_chat
 
-    run_chat.run(
-        ctx,
-        path,
-        model,
-        max_messages,
-        session,
-        adopt_session,
-        record,
-        replay,
-        verbose,
-        trace,
-        allow_loopback,
-    )
+    run_chat.run(ctx, **options)
