@@ -12,6 +12,7 @@ error, 130 interrupted). Tracebacks only with `--debug`.
 from __future__ import annotations
 
 import importlib
+import os.path  # not pathlib: loaded with every command, `--version` too
 import sys
 import traceback
 from typing import Any, NoReturn
@@ -23,7 +24,9 @@ from holodeck.cli.earlier_commands import instead
 from holodeck.config.own_process import quiet_program
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, HoloDeckError
 
-# name -> (module, attribute, one-line help shown by `holodeck --help`)
+# name -> (module, attribute, one-line help shown by `holodeck --help`). A two-word name
+# (`test view`) is a subcommand of the first word's command, which otherwise reads the
+# second word as a path: the subcommand wins unless a file or directory has that name.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("holodeck.cli.init", "init", "Create a new agent project or agent image."),
     "validate": ("holodeck.cli.validate", "validate", "Check agent definitions for errors."),
@@ -65,6 +68,9 @@ class LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
+        pair = " ".join(args[:2])
+        if len(args) > 1 and pair in COMMANDS and not os.path.exists(args[1]):  # noqa: PTH110
+            return pair, self.get_command(ctx, pair), args[2:]
         earlier = instead(args)
         if earlier is not None:
             ctx.fail(earlier)
