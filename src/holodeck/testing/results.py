@@ -124,6 +124,13 @@ class RunSummary(_Record):
     output_tokens: int = 0
 
 
+class GitState(_Record):
+    """The repository the agent was tested in: its commit, and whether files had changed."""
+
+    commit: str
+    dirty: bool = False
+
+
 class TestRun(_Record):
     """A whole `holodeck test` run."""
 
@@ -142,5 +149,13 @@ class TestRun(_Record):
     interrupted: bool = False  # Ctrl+C: a partial report
     # the answers came from the offline `test` model: answer metrics were not judged
     offline: bool = False
+    tags: list[str] = Field(default_factory=list)  # `--tag` labels, for filtering runs
+    # role -> provider/name of every model the run used: "agent", "judge", "user", ...
+    models: dict[str, str] = Field(default_factory=dict)
+    # the definition as it was tested (secrets redacted), so runs can be told apart later
+    settings: dict[str, Any] = Field(default_factory=dict)
+    git: GitState | None = None  # None outside a git repository
+    shard: str | None = None  # "I/N" when this run is one slice of a suite (`--shard`)
+    merged_from: list[str] = Field(default_factory=list)  # run ids `test merge` combined
     cases: list[CaseResult]
     summary: RunSummary
