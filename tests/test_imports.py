@@ -26,8 +26,9 @@ DEFERRED = {
     ("llm/hosted.py", "holodeck.llm.openai_requests"): (
         "it subclasses the openai SDK's client; loaded only when a hosted model is built"
     ),
-    ("search/retrieval_models.py", "holodeck.llm.rate_limit"): (
-        "it subclasses pydantic_ai's model; search.tool_index is imported by `holodeck validate`"
+    ("llm/run_model.py", "holodeck.llm.rate_limit"): (
+        "it subclasses pydantic_ai's model; search.tool_index, which builds its models with "
+        "run_model, is imported by `holodeck validate`"
     ),
     ("cli/test.py", "holodeck.cli"): (
         "the run (cli/run_tests.py) loads pydantic-ai and the metrics: `holodeck test --help` "

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from holodeck.llm.providers import build_model, effective_settings
+from holodeck.llm.providers import effective_settings
+from holodeck.llm.run_model import run_model
 from holodeck.llm.tool_context import ToolContext
 from holodeck.search.contextual import (
     Contextualizer,
@@ -88,26 +89,18 @@ def _agent(
 ) -> Any:
     from pydantic_ai import Agent
 
-    if options.model is not None and not isinstance(options.model, str):
-        model: Any = options.model  # a model object given for the whole run
-        settings: dict[str, Any] = {}
-    else:
-        assert chosen is not None and options.settings is not None and options.env is not None
-        build = options.cassette.build if options.cassette is not None else build_model
-        built = build(
-            chosen,
-            options.settings,
-            options.env,
-            timeout=spec.execution.model_timeout,
-            max_retries=spec.execution.max_retries,
-            lent=options.lent,
-            outbound=options.outbound if options.uploaded else None,
-        )
-        model, settings = built.model, dict(built.settings)
-        if options.rate_limit is not None:
-            from holodeck.llm.rate_limit import RateLimitedModel
-
-            model = RateLimitedModel(model, options.rate_limit)
+    built = run_model(
+        chosen,
+        options.model,
+        env=options.env,
+        settings=options.settings,
+        execution=spec.execution,
+        cassette=options.cassette,
+        rate_limit=options.rate_limit,
+        lent=options.lent,
+        outbound=options.outbound if options.uploaded else None,
+    )
+    settings = dict(built.settings)
     if max_tokens is not None:
         settings["max_tokens"] = max_tokens
-    return Agent(model, model_settings=settings or None)  # type: ignore[arg-type]
+    return Agent(built.model, model_settings=settings or None)  # type: ignore[arg-type]
