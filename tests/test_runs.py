@@ -445,3 +445,12 @@ def test_a_run_in_a_git_repository_records_its_commit_and_changes(
     assert changed.exit_code == 0, changed.output
     run = latest(root)
     assert run.git is not None and (run.git.commit, run.git.dirty) == (commit, True)
+
+
+def test_test_help_names_its_merge_subcommand(tmp_path: Path) -> None:
+    shown = holodeck("test", "--help", cwd=tmp_path)
+    assert shown.exit_code == 0
+    assert "holodeck test merge RUN..." in shown.output and "--shard I/N" in shown.output
+    merge_help = holodeck("test", "merge", "--help", cwd=tmp_path)
+    assert merge_help.exit_code == 0
+    assert "Combine the runs of a sharded suite" in merge_help.output

@@ -56,7 +56,7 @@ def merge(
     Examples:
       holodeck test merge shard-runs/ -o report.html
       holodeck test merge 'artifacts/*/*.json' -o junit.xml
-      holodeck test merge 20250601-0900-a1b2c3 20250601-0900-d4e5f6
+      holodeck test merge 20250601-090000-a1b2c3 20250601-090412-d4e5f6
     """
     runs = _unique(run for ref in refs for run in _runs(ref))
     merged, warnings = merge_runs(runs, force=force)
