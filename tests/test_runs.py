@@ -385,6 +385,8 @@ def test_a_run_records_its_models_and_prompt_version_for_both_formats(
         assert run.prompt_version and run.prompt_version.startswith("auto-")
         assert run.models == {"agent": "test", "judge": "test"}
         assert run.settings["name"] == run.agent
+    # an instructions file's text is not copied: the prompt version names it
+    assert "Answer briefly" not in json.dumps(saved(tmp_path)[0].settings)
 
 
 def test_judges_are_named_by_metric_when_their_models_differ(write: Write) -> None:
