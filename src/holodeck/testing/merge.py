@@ -80,7 +80,7 @@ def _mismatches(runs: Sequence[TestRun]) -> list[str]:
     for field, label in (("agent", "agents"), ("prompt_version", "prompt versions")):
         values: dict[str, list[str]] = {}
         for run in runs:
-            values.setdefault(str(getattr(run, field)), []).append(run.run_id)
+            values.setdefault(str(getattr(run, field) or "(none)"), []).append(run.run_id)
         if len(values) > 1:
             listed = ", ".join(f"{v} ({', '.join(ids)})" for v, ids in values.items())
             problems.append(f"different {label}: {listed}")
