@@ -115,3 +115,87 @@ def test_the_compatibility_pages_shipped_sample_examples_load_as_written(
             for name, entry in written.items():
                 if entry.get("provider") == "chromadb" and "connection_string" in entry:
                     assert stores[name].url == entry["connection_string"]
+
+
+def test_the_testing_guides_shard_and_merge_example_runs(tmp_path: Path) -> None:
+    """The shell example of docs/testing.md's "Sharded suites" runs as written (offline,
+    on examples/weather): the shards' runs merge into one run of every case."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    text = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
+    blocks = [
+        b
+        for b in re.findall(r"^```bash\n(.*?)^```$", text, flags=re.M | re.S)
+        if "holodeck test merge shard-runs/" in b
+    ]
+    assert len(blocks) == 1
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH", "")) if p
+        ),
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", blocks[0]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    shards = [json.loads(p.read_text()) for p in sorted((tmp_path / "shard-runs").glob("*.json"))]
+    assert [s["shard"] for s in shards] == ["1/2", "2/2"]
+    assert (tmp_path / "report.html").is_file()
+    (merged,) = [
+        json.loads(p.read_text())
+        for p in (tmp_path / ".holodeck" / "runs").glob("*.json")
+        if json.loads(p.read_text())["merged_from"]
+    ]
+    assert merged["merged_from"] == [s["run_id"] for s in shards]
+    assert sorted(c["name"] for c in merged["cases"]) == sorted(
+        c["name"] for s in shards for c in s["cases"]
+    )
+    assert merged["summary"]["total"] == 4 and merged["tags"] == ["ci"]
+
+
+def test_the_testing_guides_ci_examples_split_the_suite_they_say(tmp_path: Path) -> None:
+    """The GitHub Actions matrix and the Indexed Job of "Sharded suites" load as YAML, and
+    their shard counts match their matrix and completions; the pod's shell line expands
+    to shard 1/8 for index 0 under a POSIX shell."""
+    import subprocess
+
+    import yaml
+
+    text = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
+    section = text.split("## Sharded suites", 1)[1]
+    workflow, job = (
+        yaml.safe_load(b)
+        for b in re.findall(r"^```yaml file=\S+\n(.*?)^```$", section, flags=re.M | re.S)
+    )
+    matrix = workflow["jobs"]["test"]["strategy"]["matrix"]["shard"]
+    (command,) = [
+        s["run"] for s in workflow["jobs"]["test"]["steps"] if "--shard" in s.get("run", "")
+    ]
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(matrix)}" in command
+    assert "holodeck test merge" in workflow["jobs"]["report"]["steps"][-1]["run"]
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed"
+    (line,) = spec["template"]["spec"]["containers"][0]["args"]
+    assert f"--shard $((JOB_COMPLETION_INDEX+1))/{spec['completions']}" in line
+    shard = re.search(r"--shard (\S+)", line)
+    assert shard is not None
+    done = subprocess.run(
+        ["sh", "-c", f"echo {shard[1]}"],
+        env={"JOB_COMPLETION_INDEX": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    assert done.stdout.strip() == f"1/{spec['completions']}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,14 +17,9 @@ from rich.console import Console
 import holodeck.testing.metrics
 import holodeck.testing.progress  # noqa: F401
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
+from holodeck.cli.run_report import RUNS_DIR, RunReport
 from holodeck.config.loader import load_agent
-from holodeck.errors import (
-    EXIT_EXECUTION,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_TEST_FAILED,
-    ConfigurationError,
-)
+from holodeck.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TEST_FAILED, ConfigurationError
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.rate_limit import RateLimiter
 from holodeck.observability import traced_in_terminal, tree_printer
@@ -31,9 +27,9 @@ from holodeck.runtime import Hosting, Run, RunOptions
 from holodeck.testing.comparison import compare_runs
 from holodeck.testing.phases import Phases
 from holodeck.testing.progress import live_progress
-from holodeck.testing.reports import render_console, write_report
 from holodeck.testing.reports.comparison import render_comparison
-from holodeck.testing.run_store import load_run, save_run
+from holodeck.testing.run_details import RunDetails, describe
+from holodeck.testing.run_store import load_run
 from holodeck.testing.runner import (
     TestOptions,
     agent_for_tests,
@@ -47,10 +43,8 @@ if TYPE_CHECKING:
     from holodeck.runtime import Agent
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.testing.phases import Phases
-    from holodeck.testing.results import TestRun
     from holodeck.testing.runner import TestOptions
-
-RUNS_DIR = Path(".holodeck") / "runs"
+    from holodeck.testing.shards import Shard
 
 
 def run(
@@ -60,6 +54,8 @@ def run(
     concurrency: int | None,
     rate_limit: int | None,
     repeat: int,
+    shard: Shard | None,
+    tags: tuple[str, ...],
     model: str | None,
     record: Path | None,
     replay: Path | None,
@@ -100,23 +96,34 @@ def run(
         keyword=keyword,
         concurrency=concurrency,
         repeat=repeat,
+        shard=shard,
     )
 
     selected = select_cases(spec, options)
     if not selected:
-        names_hint = ", ".join(n for n, _ in select_cases(spec, TestOptions())[:10])
-        raise ConfigurationError(
-            "no test case matches --case/-k", hint=f"the cases are: {names_hint}"
+        whole = select_cases(spec, replace(options, shard=None))
+        if not whole:
+            names_hint = ", ".join(n for n, _ in select_cases(spec, TestOptions())[:10])
+            raise ConfigurationError(
+                "no test case matches --case/-k", hint=f"the cases are: {names_hint}"
+            )
+        # more shards than cases: this one has none, and passes (the split stays whole)
+        click.echo(
+            f"shard {shard} has no cases: {len(whole)} case{'s' if len(whole) != 1 else ''} "
+            f"are split {shard.count if shard else 1} ways",
+            err=True,
         )
-    report = _Report(console, output, fmt, verbose, phases)
+    report = RunReport(console, output, fmt, verbose, phases)
     with phases.phase("load"):  # the model and tools: building the agent
         agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
+        # the commit and definition tested, read before any case runs
+        details = describe(spec, agent.options, tags)
     # the definition, the agent and every imported module live as long as the run: kept
     # out of the collector's way, they are not scanned again and again as cases come and go
     # (bench/test_scale.py measures the run with and without it)
     gc.freeze()
     try:
-        code = asyncio.run(_test(spec, options, agent, report, len(selected), bar))
+        code = asyncio.run(_test(spec, options, agent, report, len(selected), bar, details))
     finally:
         if timings:
             click.echo(phases.line(), err=True)
@@ -127,9 +134,10 @@ async def _test(
     spec: AgentSpec,
     options: TestOptions,
     agent: Agent,
-    report: _Report,
+    report: RunReport,
     total: int,
     bar: IngestBar,
+    details: RunDetails,
 ) -> int:
     """Run the cases, save and report what ran, then stop the agent's servers.
 
@@ -166,7 +174,7 @@ async def _test(
                     click.echo("Interrupted before any case ran.", err=True)
                     code = EXIT_INTERRUPTED
             if code is None:
-                code = report.write(run)
+                code = report.write(details.apply(run))
     except asyncio.CancelledError:
         if code is None:
             raise
@@ -187,47 +195,6 @@ def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> A
     telemetry = traced_in_terminal(spec)
     telemetry.watch_traces(tree_printer(lambda text: console.print(text, markup=False)))
     return telemetry
-
-
-class _Report:
-    """Where a finished (or interrupted) run goes: the console, .holodeck/runs, -o."""
-
-    def __init__(
-        self,
-        console: Console,
-        output: Path | None,
-        fmt: str | None,
-        verbose: bool,
-        phases: Phases,
-    ) -> None:
-        self.console, self.output, self.fmt, self.verbose = console, output, fmt, verbose
-        self.phases = phases
-
-    def write(self, run: TestRun) -> int:
-        """Save and report `run`; returns the exit code."""
-
-        with self.phases.phase("save"):
-            saved = save_run(run, RUNS_DIR)
-        if run.interrupted:
-            click.echo("Interrupted: reporting the cases that finished.", err=True)
-        with self.phases.phase("report"):
-            render_console(run, self.console, verbose=self.verbose)
-        self.console.print(f"[dim]saved {saved}[/dim]")
-        if self.output is not None:
-            try:
-                with self.phases.phase("report"):
-                    written = write_report(run, self.output, self.fmt)
-            except OSError as exc:  # the run itself is saved above; only the report is missing
-                raise ConfigurationError(
-                    f"cannot write the report {self.output}: {exc.strerror or exc}",
-                    hint=f"the run is saved as {saved}; choose another -o path",
-                ) from exc
-            self.console.print(f"report: {written}")
-        if run.interrupted:
-            return EXIT_INTERRUPTED
-        if run.summary.errors:
-            return EXIT_EXECUTION
-        return EXIT_TEST_FAILED if run.summary.failed else EXIT_OK
 
 
 def compare(refs: tuple[str, str], console: Console) -> int:

@@ -10,6 +10,16 @@ from rich.console import Console
 
 from holodeck.cli.run_options import run_options
 from holodeck.testing.phases import Phases
+from holodeck.testing.shards import Shard
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
+    if value is None:
+        return None
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command()
@@ -34,6 +44,20 @@ from holodeck.testing.phases import Phases
     default=1,
     show_default=True,
     help="Run each case N times; report pass rate and flag flaky cases.",
+)
+@click.option(
+    "--shard",
+    callback=_shard,
+    metavar="I/N",
+    help="Run slice I of N (1 <= I <= N) of the selected cases; merge the runs with "
+    "`holodeck test merge`.",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="TEXT",
+    help="Label the saved run (repeatable), e.g. --tag nightly --tag pr-123.",
 )
 @run_options
 @click.option(
@@ -80,6 +104,9 @@ def test(
     `expected_tools` and its answer is scored by the configured metrics. Every run
     is saved under .holodeck/runs/ for `--compare`.
 
+    Subcommands: `holodeck test merge RUN...` combines the runs of a sharded suite
+    (--shard I/N on several machines) into one run and report.
+
     Exit codes: 0 all passed, 1 a test failed (or `--compare` found a regression),
     2 invalid definition or options, 3 execution error (e.g. the model could not be
     reached), 130 interrupted (a partial report is still written).
@@ -92,6 +119,8 @@ def test(
       holodeck test . --record cassettes/ci.yaml      # then, in CI:
       holodeck test . --replay cassettes/ci.yaml -o junit.xml
       holodeck test --compare previous latest
+      holodeck test . --model test --shard 2/4 --tag ci   # one slice of four, then:
+      holodeck test merge shard-runs/ -o report.html
     """
 
     if record is not None and replay is not None:

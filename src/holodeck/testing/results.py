@@ -123,6 +123,20 @@ class RunSummary(_Record):
     input_tokens: int = 0
     output_tokens: int = 0
 
+    @classmethod
+    def of(cls, cases: list[CaseResult], duration_ms: float) -> RunSummary:
+        """The totals of `cases` (a run's, or several shards' merged)."""
+        return cls(
+            total=len(cases),
+            passed=sum(c.status == "pass" for c in cases),
+            failed=sum(c.status == "fail" for c in cases),
+            errors=sum(c.status == "error" for c in cases),
+            flaky=sum(c.flaky for c in cases),
+            duration_ms=duration_ms,
+            input_tokens=sum(r.input_tokens for c in cases for r in c.runs),
+            output_tokens=sum(r.output_tokens for c in cases for r in c.runs),
+        )
+
 
 class GitState(_Record):
     """The repository the agent was tested in: its commit, and whether files had changed."""

@@ -41,6 +41,7 @@ from holodeck.testing.results import (
     ToolCheck,
     TurnRecord,
 )
+from holodeck.testing.shards import Shard
 from holodeck.testing.tool_check import check_tools
 from holodeck.testing.traced import traced_case
 from holodeck.testing.turn_scoring import score_case
@@ -62,6 +63,7 @@ class TestOptions:
     # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
     concurrency: int | None = None
     repeat: int = 1
+    shard: Shard | None = None  # --shard: this slice of the selected cases
     on_case: Callable[[CaseResult], None] | None = None  # called as each case finishes
 
 
@@ -75,7 +77,7 @@ def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestC
         if options.keyword and options.keyword.casefold() not in text:
             continue
         chosen.append((name, case))
-    return chosen
+    return options.shard.take(chosen) if options.shard else chosen
 
 
 def concurrency_for(spec: AgentSpec, options: TestOptions) -> int:
@@ -158,8 +160,9 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         repeat=options.repeat,
         interrupted=interrupted,
         offline=offline,
+        shard=str(options.shard) if options.shard else None,
         cases=ordered,
-        summary=_totals(ordered, (time.perf_counter() - clock) * 1000),
+        summary=RunSummary.of(ordered, (time.perf_counter() - clock) * 1000),
     )
 
 
@@ -369,19 +372,6 @@ def _summarise(name: str, case: TestCase, runs: list[CaseRun]) -> CaseResult:
         pass_rate=passed / len(runs),
         flaky=len(statuses) > 1,
         score_spread=spread,
-    )
-
-
-def _totals(cases: list[CaseResult], duration_ms: float) -> RunSummary:
-    return RunSummary(
-        total=len(cases),
-        passed=sum(c.status == "pass" for c in cases),
-        failed=sum(c.status == "fail" for c in cases),
-        errors=sum(c.status == "error" for c in cases),
-        flaky=sum(c.flaky for c in cases),
-        duration_ms=duration_ms,
-        input_tokens=sum(r.input_tokens for c in cases for r in c.runs),
-        output_tokens=sum(r.output_tokens for c in cases for r in c.runs),
     )
 
 
