@@ -492,3 +492,82 @@ def test_definition_errors_name_their_line(
     assert result.exit_code != 0
     assert line in result.output and message in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_an_images_tests_folder_and_a_test_cases_file_take_simulated_users(
+    write: Write,
+) -> None:
+    sim = {
+        "name": "refund",
+        "simulate": {"persona": PERSONA, "goal": GOAL, "plan": ["Refund order 42", "Thanks"]},
+        "expected_tools": ["lookup"],
+    }
+    image = write(
+        {
+            "config.yaml": "spec_version: 1\nname: helper\nllm:\n  model: openai/gpt-4o\n",
+            "AGENTS.md": "Help customers.\n",
+            "tools/python/lookup.py": "def lookup(q: str) -> str:\n    return 'found ' + q\n",
+            "tests/sim.yaml": dump({"test_cases": [sim]}),
+        }
+    )
+    agent_yaml = write(
+        {
+            "agent.yaml": dump(
+                {
+                    "name": "shop",
+                    "model": {"provider": "test"},
+                    "instructions": {"inline": "Help customers."},
+                    "tools": [
+                        {"type": "function", "name": "lookup", "file": "t.py", "function": "lookup"}
+                    ],
+                    "test_cases_file": "cases.yaml",
+                }
+            ),
+            "t.py": "def lookup(q: str) -> str:\n    return 'found ' + q\n",
+            "cases.yaml": dump([sim]),
+        }
+    )
+    for root in (image, agent_yaml):
+        result, report = run(root, "--model", "test")
+        assert result.exit_code == 0, result.output
+        run_ = first_run(report)
+        assert [t["input"] for t in run_["turns"]] == ["Refund order 42", "Thanks"]
+        assert run_["simulation"]["stopped"] == "goal_met"
+
+
+def test_an_unknown_user_model_provider_is_an_error_at_its_line(write: Write) -> None:
+    text_ = (
+        "name: shop\nmodel: {provider: test}\ninstructions: {inline: Help.}\n"
+        "evaluations:\n  user_model: {provider: opnai, name: x}\n  metrics: [bleu]\n"
+    )
+    result = CliRunner().invoke(cli, ["validate", str(write({"agent.yaml": text_}))])
+    assert result.exit_code != 0
+    assert "agent.yaml:5:" in result.output and "unknown provider `opnai`" in result.output
+
+
+def test_conversation_metrics_judge_a_scripted_multi_turn_case_too(
+    write: Write, agent_server: OpenAIServer, judge_server: OpenAIServer
+) -> None:
+    agent_server.script(text("Noted, your name is Ada."), text("Sorry, what is your name?"))
+    judge_server.script(verdict(0.2, "It forgot the user's name."), verdict(1, "In role."))
+    case = {
+        "turns": [{"input": "My name is Ada."}, {"input": "What is my name?"}],
+        "evaluations": [
+            {"metric": "knowledge_retention", "threshold": 0.5},
+            {"metric": "role_adherence", "threshold": 0.5},
+        ],
+    }
+    root = project(write, agent_server, case, judge=judge_server)
+
+    result, report = run(root, "--concurrency", "1")
+
+    by_name = {m["name"]: m for m in first_run(report)["metrics"]}
+    # both judges saw both turns; role_adherence also the agent's instructions
+    bodies = [said(r.body) for r in judge_server.requests]
+    assert all("[turn 2]" in b and "What is my name?" in b for b in bodies)
+    (role,) = [b for b in bodies if "<role>" in b]
+    assert "You are Sam, the shop's refund assistant." in role
+    scores = {m["name"]: m["score"] for m in by_name.values()}
+    assert sorted(scores.values()) == [0.2, 1.0] and result.exit_code == 1
+    failed = [m for m in by_name.values() if m["status"] == "fail"]
+    assert [m["reason"] for m in failed] == ["It forgot the user's name."]
