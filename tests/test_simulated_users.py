@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -571,3 +572,34 @@ def test_conversation_metrics_judge_a_scripted_multi_turn_case_too(
     assert sorted(scores.values()) == [0.2, 1.0] and result.exit_code == 1
     failed = [m for m in by_name.values() if m["status"] == "fail"]
     assert [m["reason"] for m in failed] == ["It forgot the user's name."]
+
+
+def test_the_testing_guides_simulated_user_example_runs_offline(write: Write) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "testing.md").read_text("utf-8")
+    section = page.split("### Simulated users", 1)[1]
+    example = re.search(r"```yml\n(.*?)```", section, flags=re.S)
+    assert example is not None
+    head = dump(
+        {
+            "name": "shop",
+            "model": {"provider": "openai", "name": "gpt-4o"},
+            "instructions": {"inline": "Help customers with their orders."},
+            "tools": [
+                {"type": "function", "name": n, "file": "tools.py", "function": n}
+                for n in ("check_order_status", "issue_refund")
+            ],
+        }
+    )
+    root = write({"agent.yaml": head + example.group(1), "tools.py": TOOLS})
+
+    result, report = run(root, "--model", "test", "-v")
+
+    assert result.exit_code == 0, result.output
+    run_ = first_run(report)
+    assert [t["input"] for t in run_["turns"]] == [
+        "My order was late and I want my money back.",
+        "It is order 42",
+        "Thanks",
+    ]
+    assert run_["simulation"]["stopped"] == "goal_met" and run_["tool_check"]["passed"]
+    assert "Simulation: ✓ the user's goal was met after 3 turns" in flat(result.output)
