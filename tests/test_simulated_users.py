@@ -68,7 +68,8 @@ def project(
     user: OpenAIServer | None = None,
     judge: OpenAIServer | None = None,
 ) -> Path:
-    evaluations: dict[str, Any] = {"metrics": [{"metric": "bleu"}]}  # metrics: min 1
+    # `metrics` needs one: a disabled one, so only the case's own metrics run
+    evaluations: dict[str, Any] = {"metrics": [{"metric": "bleu", "enabled": False}]}
     if user is not None:
         evaluations["user_model"] = {**model(user, "user-model"), "temperature": 0.9}
     if judge is not None:
@@ -82,7 +83,7 @@ def project(
             for n in ("check_order_status", "issue_refund")
         ],
         "evaluations": evaluations,
-        "test_cases": [{"name": "late order", "evaluations": [], **case}],
+        "test_cases": [{"name": "late order", **case}],
     }
     return write({"agent.yaml": dump(data), "tools.py": TOOLS})
 
@@ -603,3 +604,39 @@ def test_the_testing_guides_simulated_user_example_runs_offline(write: Write) ->
     ]
     assert run_["simulation"]["stopped"] == "goal_met" and run_["tool_check"]["passed"]
     assert "Simulation: ✓ the user's goal was met after 3 turns" in flat(result.output)
+
+
+@pytest.mark.slow
+def test_the_html_report_shows_the_simulation_in_headless_chromium(
+    write: Write, agent_server: OpenAIServer, user_server: OpenAIServer, tmp_path: Path
+) -> None:
+    from browser import chromium_page, playwright_api
+
+    agent_server.script(text("Which order is it?"), text("I cannot refund orders."))
+    user_server.script(say("Order 42"), stop("gave_up", "It will not refund."))
+    root = project(
+        write, agent_server, simulate(first_message="My order was late."), user=user_server
+    )
+    _, report = run(root)
+    path = tmp_path / "report.html"
+    path.write_text(render_report(TestRun.model_validate(report), "html"), encoding="utf-8")
+
+    sync_api = playwright_api()
+    with chromium_page(sync_api, lambda url: url.startswith("file:"), 1280, 900) as (
+        page,
+        problems,
+    ):
+        page.goto(path.as_uri())
+        case = page.locator("details.case", has_text="late order")
+        case.locator("> summary").click()
+        block = case.locator(".simulation")
+        sync_api.expect(block).to_be_visible()
+        sync_api.expect(block).to_contain_text("GAVE UP")
+        sync_api.expect(block).to_contain_text(
+            "the user gave up after 2 turns (It will not refund.)"
+        )
+        sync_api.expect(block).to_contain_text(PERSONA)
+        sync_api.expect(case.locator(".msg.user").nth(1)).to_contain_text("Order 42")
+        sync_api.expect(case.locator(".msg.agent").nth(1)).to_contain_text("cannot refund")
+        page.screenshot(path=str(tmp_path / "simulation.png"), full_page=True)
+        assert problems == []
