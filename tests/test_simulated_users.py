@@ -640,3 +640,41 @@ def test_the_html_report_shows_the_simulation_in_headless_chromium(
         sync_api.expect(case.locator(".msg.agent").nth(1)).to_contain_text("cannot refund")
         page.screenshot(path=str(tmp_path / "simulation.png"), full_page=True)
         assert problems == []
+
+
+def test_a_user_model_without_a_key_is_a_case_error_that_says_so(
+    write: Write, agent_server: OpenAIServer
+) -> None:
+    agent_server.script(text("Hello."))
+    case = {
+        **simulate(first_message="Hi"),
+        "evaluations": [{"metric": "goal_completion"}],
+    }
+    root = project(write, agent_server, case)
+    agent_yaml = root / "agent.yaml"
+    agent_yaml.write_text(
+        agent_yaml.read_text().replace(
+            "evaluations:\n", "evaluations:\n  user_model: {provider: anthropic, name: claude}\n", 1
+        )
+    )
+
+    result, report = run(root)
+
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    run_ = first_run(report)
+    assert run_["status"] == "error"
+    assert run_["error"].startswith("simulated user: ") and "ANTHROPIC_API_KEY" in run_["error"]
+    assert [t["input"] for t in run_["turns"]] == ["Hi"]  # the turn before it is kept
+
+
+def test_goal_completion_without_a_simulated_user_is_a_metric_error(
+    write: Write, agent_server: OpenAIServer
+) -> None:
+    agent_server.script(text("Hello."))
+    root = project(write, agent_server, {"input": "Hi", "evaluations": ["goal_completion"]})
+
+    result, report = run(root)
+
+    (metric,) = first_run(report)["metrics"]
+    assert metric["status"] == "error" and "needs a simulated user's goal" in metric["error"]
+    assert result.exit_code == 0  # an error that does not fail the case (no fail_on_error)
