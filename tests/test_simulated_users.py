@@ -678,3 +678,35 @@ def test_goal_completion_without_a_simulated_user_is_a_metric_error(
     (metric,) = first_run(report)["metrics"]
     assert metric["status"] == "error" and "needs a simulated user's goal" in metric["error"]
     assert result.exit_code == 0  # an error that does not fail the case (no fail_on_error)
+
+
+def test_offline_a_turn_expecting_no_tools_calls_none_and_k_finds_a_goal(write: Write) -> None:
+    cases = [
+        {
+            "name": "scripted",
+            "turns": [
+                {"input": "Where is order 42?", "expected_tools": ["check_order_status"]},
+                {"input": "Thanks", "expected_tools": []},
+            ],
+        },
+        {"name": "simulated", **simulate(plan=["Refund 42"])},
+    ]
+    data = {
+        "name": "shop",
+        "model": {"provider": "test"},
+        "instructions": {"inline": "Help."},
+        "tools": [
+            {"type": "function", "name": n, "file": "tools.py", "function": n}
+            for n in ("check_order_status", "issue_refund")
+        ],
+        "test_cases": cases,
+    }
+    root = write({"agent.yaml": dump(data), "tools.py": TOOLS})
+
+    result, report = run(root)
+    assert result.exit_code == 0, result.output
+    scripted = report["cases"][0]["runs"][0]["turns"]
+    assert [[c["name"] for c in t["tool_calls"]] for t in scripted] == [["check_order_status"], []]
+
+    _, picked = run(root, "-k", "refund for order 42")  # words of the simulated user's goal
+    assert [c["name"] for c in picked["cases"]] == ["simulated"]

@@ -59,7 +59,7 @@ class TestOptions:
     run: RunOptions = field(default_factory=RunOptions)
     hosting: Hosting = field(default_factory=Hosting)  # how the surface listens (progress)
     names: Sequence[str] = ()  # --case: exact names
-    keyword: str | None = None  # -k: a substring of the name or input
+    keyword: str | None = None  # -k: a substring of the name or input (a simulated goal)
     # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
     concurrency: int | None = None
     repeat: int = 1
@@ -72,7 +72,7 @@ def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestC
         name = case.name or f"case {index}"
         if options.names and name not in options.names:
             continue
-        text = f"{name} {case.input or ''}".casefold()
+        text = f"{name} {case.input or case_goal(case)}".casefold()
         if options.keyword and options.keyword.casefold() not in text:
             continue
         chosen.append((name, case))
