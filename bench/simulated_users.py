@@ -112,6 +112,9 @@ def main() -> None:
     assert turns == conversations * TURNS, turns
     assert run.summary.passed == conversations, run.summary
     calls = counts.user_calls + turns * 2
+    sims = [r.simulation for c in run.cases for r in c.runs if r.simulation is not None]
+    user_in = sum(s.input_tokens for s in sims)
+    user_out = sum(s.output_tokens for s in sims)
     per = 1 / conversations
     print(
         f"{conversations} simulated conversations of {TURNS} turns, {latency * 1000:.0f} ms a call"
@@ -122,10 +125,9 @@ def main() -> None:
         f"ideal {calls * per * latency * 1000:.0f} ms)"
     )
     print(
-        f"  agent tokens {run.summary.input_tokens / conversations:,.0f} in / "
-        f"{run.summary.output_tokens / conversations:,.0f} out (scripted model's estimate); "
-        f"user model sent {counts.user_chars / conversations:,.0f} characters "
-        f"(~{counts.user_chars / conversations / 4:,.0f} tokens)"
+        f"  tokens (the scripted model's estimates): agent {run.summary.input_tokens * per:,.0f}"
+        f" in / {run.summary.output_tokens * per:,.0f} out; user model {user_in * per:,.0f} in /"
+        f" {user_out * per:,.0f} out ({counts.user_chars * per:,.0f} characters of prompts)"
     )
 
     for simulated in (False, True):

@@ -169,6 +169,8 @@ def test_the_user_talks_until_it_says_its_goal_is_met(
         "turns": 2,
         "persona": PERSONA,
         "goal": GOAL,
+        "input_tokens": 22,  # two scripted replies of 11 in / 7 out each
+        "output_tokens": 14,
     }
     assert [t["input"] for t in run_["turns"]] == [
         "My order was late.",
@@ -203,6 +205,7 @@ def test_the_user_talks_until_it_says_its_goal_is_met(
     assert "user: My order was late." in out and "agent: Done: order 42 is refunded." in out
     assert "tool issue_refund" in out
     assert "Simulation: ✓ the user's goal was met after 2 turns (Refunded.)" in out
+    assert "user model tokens: 22 in / 14 out" in out
 
 
 def test_a_user_who_gives_up_fails_the_case_and_says_why(

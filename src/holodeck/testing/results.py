@@ -86,6 +86,9 @@ class SimulationRecord(_Record):
     turns: int = 0  # answers the agent gave
     persona: str = ""
     goal: str = ""
+    # what the user model used (the agent's tokens are on the turns)
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class CaseRun(_Record):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from holodeck.errors import ModelError
 from holodeck.llm.offline_user import USER_TOOL, scripted_user
+from holodeck.runtime import Spend
 from holodeck.spec.models.cases import ExpectedTool, SimulatedUser, TestCase
 from holodeck.testing.results import SimulationRecord, TurnRecord
 
@@ -70,18 +71,19 @@ async def simulate(
     sim = case.simulate
     assert sim is not None
     said = list(sim.plan or ([] if sim.first_message else [sim.goal]))
+    spend = Spend()
     with scripted_user(said):
         message = sim.first_message
         while True:
             if message is None:
-                move = await _ask(user, sim, records)
+                move = await _ask(user, sim, records, spend)
                 if move.action == "stop":
                     assert move.reason is not None
-                    return _record(sim, move.reason, move.explanation, records)
+                    return _record(sim, move.reason, move.explanation, records, spend)
                 message = (move.message or "").strip()
             if len(records) >= sim.max_turns:
                 note = f"the agent answered {sim.max_turns} times without the user's goal met"
-                return _record(sim, "max_turns", note, records)
+                return _record(sim, "max_turns", note, records, spend)
             records.append(await run_turn(message, _offline_calls(case, first=not records)))
             message = None
 
@@ -99,7 +101,11 @@ def _offline_calls(case: TestCase, *, first: bool) -> Sequence[str | ExpectedToo
 
 
 def _record(
-    sim: SimulatedUser, stopped: str, explanation: str | None, records: list[TurnRecord]
+    sim: SimulatedUser,
+    stopped: str,
+    explanation: str | None,
+    records: list[TurnRecord],
+    spend: Spend,
 ) -> SimulationRecord:
     return SimulationRecord.model_validate(
         {
@@ -108,12 +114,17 @@ def _record(
             "turns": len(records),
             "persona": sim.persona,
             "goal": sim.goal,
+            "input_tokens": spend.usage.input_tokens,
+            "output_tokens": spend.usage.output_tokens,
         }
     )
 
 
 async def _ask(
-    user: Callable[[], StructuredModel], sim: SimulatedUser, records: list[TurnRecord]
+    user: Callable[[], StructuredModel],
+    sim: SimulatedUser,
+    records: list[TurnRecord],
+    spend: Spend,
 ) -> UserMove:
     try:
         return await user().ask(
@@ -122,6 +133,7 @@ async def _ask(
             instructions=user_instructions(sim),
             tool=USER_TOOL,
             description="Your next move: a message to the agent, or stop with a reason.",
+            spend=spend,
         )
     except ModelError as exc:
         raise SimulatedUserError(f"simulated user: {exc}") from None

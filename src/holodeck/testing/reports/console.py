@@ -240,6 +240,8 @@ def _render_run(
         sim = run.simulation
         print_text(console, Text(f"simulated user: {sim.persona}", style="dim"), indent)
         print_text(console, Text(f"goal: {sim.goal}", style="dim"), indent + 2)
+        used = tokens(sim.input_tokens, sim.output_tokens)
+        print_text(console, Text(f"user model tokens: {used}", style="dim"), indent + 2)
     if verbose:
         _render_conversation(run, console, indent)
     if run.simulation is not None and (verbose or run.simulation.stopped != "goal_met"):

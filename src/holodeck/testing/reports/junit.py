@@ -164,7 +164,9 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     if run.error:
         lines.append(f"error: {run.error}")
     if run.simulation is not None:
-        lines.append(f"simulated user: {run.simulation.persona} (goal: {run.simulation.goal})")
+        sim = run.simulation
+        lines.append(f"simulated user: {sim.persona} (goal: {sim.goal})")
+        lines.append(f"user model tokens {tokens(sim.input_tokens, sim.output_tokens)}")
     for turn in run.turns:
         lines.append(f"user: {turn.input}")
         for call in turn.tool_calls:

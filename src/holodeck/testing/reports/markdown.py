@@ -147,6 +147,7 @@ def _run_section(run: CaseRun) -> list[str]:
             "",
             f"- Persona: {_inline(sim.persona)}",
             f"- Goal: {_inline(sim.goal)}",
+            f"- User model tokens: {tokens(sim.input_tokens, sim.output_tokens)}",
             "",
         ]
     if run.metrics:
