@@ -713,3 +713,38 @@ def test_offline_a_turn_expecting_no_tools_calls_none_and_k_finds_a_goal(write: 
 
     _, picked = run(root, "-k", "refund for order 42")  # words of the simulated user's goal
     assert [c["name"] for c in picked["cases"]] == ["simulated"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "task"),
+    [
+        ("goal_completion", "achieved the user's goal"),
+        ("knowledge_retention", "kept what the user told it earlier"),
+        ("role_adherence", "stays in the role its instructions"),
+        ("conversation_completeness", "addressed what the user asked for"),
+    ],
+)
+def test_each_conversation_metric_asks_its_own_question_about_the_whole_conversation(
+    write: Write,
+    agent_server: OpenAIServer,
+    user_server: OpenAIServer,
+    judge_server: OpenAIServer,
+    metric: str,
+    task: str,
+) -> None:
+    refund_conversation(agent_server)
+    user_server.script(say("Order 42"), stop("goal_met", "Refunded."))
+    judge_server.script(verdict(0.75, f"{metric} reason"))
+    case = {**simulate(first_message="My order was late."), "evaluations": [metric]}
+    root = project(write, agent_server, case, user=user_server, judge=judge_server)
+
+    result, report = run(root)
+
+    assert result.exit_code == 0, result.output
+    (scored,) = first_run(report)["metrics"]
+    assert (scored["name"], scored["score"], scored["reason"]) == (metric, 0.75, f"{metric} reason")
+    (request,) = judge_server.requests
+    shown = said(request.body)
+    assert task in shown and "[turn 1]" in shown and "[turn 2]" in shown
+    assert (GOAL in shown) == (metric == "goal_completion")
+    assert ("You are Sam" in shown) == (metric == "role_adherence")
