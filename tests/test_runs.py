@@ -410,6 +410,32 @@ def test_judges_are_named_by_metric_when_their_models_differ(write: Write) -> No
     }
 
 
+def test_a_simulated_user_and_conversation_judges_are_named(write: Write) -> None:
+    simulated = (
+        "  - name: refund\n    simulate: {persona: Curt., goal: A refund.}\n"
+        "    evaluations: [goal_completion]\n"
+    )
+    root = shop(
+        write,
+        1,
+        extra="evaluations:\n  model: {provider: anthropic, name: claude-sonnet-4-5}\n"
+        "  user_model: {provider: openai, name: gpt-4o-mini}\n  metrics: [{metric: bleu}]\n",
+    )
+    text = (root / "agent.yaml").read_text() + simulated
+    (root / "agent.yaml").write_text(text)
+    spec = load_agent(root, environ={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+    assert models_used(spec, RunOptions(), "openai/gpt-4o", offline=False) == {
+        "agent": "openai/gpt-4o",
+        "user": "openai/gpt-4o-mini",
+        "judge": "anthropic/claude-sonnet-4-5",
+    }
+    assert models_used(spec, RunOptions(model="test"), "test", offline=True) == {
+        "agent": "test",
+        "user": "test",
+        "judge": "test",
+    }
+
+
 def _git(*args: str, cwd: Path) -> str:
     done = subprocess.run(
         ["git", "-c", "user.email=t@localhost", "-c", "user.name=t", *args],

@@ -25,7 +25,11 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path), default=Path())
 @click.option("--case", "names", multiple=True, help="Run only this case (repeatable).")
-@click.option("-k", "keyword", help="Run only cases whose name or input contains this text.")
+@click.option(
+    "-k",
+    "keyword",
+    help="Run only cases whose name or input (or simulated user's goal) contains this text.",
+)
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 256),

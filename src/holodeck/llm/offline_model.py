@@ -30,6 +30,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 
+from holodeck.llm.offline_user import USER_TOOL, next_move
+
 MODEL_NAME = "holodeck-test"
 
 # A tool to call, by name, or by name with argument values to use (a test case's
@@ -109,6 +111,8 @@ def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | Too
         if chosen:
             prompt = _prompt(turn)
             return [_call(tool, n, values, prompt) for n, (tool, values) in enumerate(chosen)]
+    if info.output_tools and info.output_tools[0].name == USER_TOOL:  # a simulated user
+        return [ToolCallPart(USER_TOOL, next_move(), tool_call_id="test-user-0")]
     if info.output_tools:
         return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
     return [TextPart(_answer(turn))]

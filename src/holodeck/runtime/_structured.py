@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from holodeck.errors import ModelOutputError
 from holodeck.llm.errors import ProviderError, explain
+from holodeck.runtime._events import Usage
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import RunOptions
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings as SamplingSettings
 
     from holodeck.observability import Telemetry
+    from holodeck.runtime._spend import Spend
     from holodeck.spec.models.model_settings import ModelSettings
     from holodeck.spec.models.settings import ExecutionSettings
 
@@ -91,11 +93,13 @@ class StructuredModel:
         tool: str = "answer",
         description: str | None = None,
         retries: int = OUTPUT_RETRIES,
+        spend: Spend | None = None,
     ) -> T:
         """The model's answer to `prompt`, given through a tool named `tool` whose
         arguments are `shape`. An answer that does not validate goes back to the model,
         up to `retries` times; then `NoValidAnswer`. Provider failures are
-        `ProviderError`s (`rate_limited` says whether a later try may pass)."""
+        `ProviderError`s (`rate_limited` says whether a later try may pass). The tokens
+        the call used are added to `spend`, when given."""
         from pydantic_ai import ToolOutput
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
@@ -116,6 +120,12 @@ class StructuredModel:
             if isinstance(exc, UnexpectedModelBehavior):
                 raise NoValidAnswer(retries + 1, exc.message) from None
             raise
+        if spend is not None:
+            from pydantic_ai.messages import ModelResponse
+
+            used = result.usage
+            responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
+            spend.add(Usage(used.input_tokens, used.output_tokens, used.requests), responses)
         if self.options.cassette is not None:  # an interrupted run keeps its exchanges
             await self.options.cassette.asave()
         return result.output

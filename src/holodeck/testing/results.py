@@ -19,7 +19,7 @@ class MetricResult(_Record):
     """One metric on one run of a case. `status` is `error` when it could not be computed."""
 
     name: str  # e.g. groundedness, bleu, Professionalism (a G-Eval's name)
-    kind: Literal["ai", "nlp", "rag", "geval", "code"]
+    kind: Literal["ai", "nlp", "rag", "geval", "code", "conversation"]
     score: float | None = None
     threshold: float | None = None
     scale_max: float = 1.0  # 5.0 for AI-judged metrics, 1.0 for NLP
@@ -75,6 +75,22 @@ class TurnRecord(_Record):
     duration_ms: float = 0.0
 
 
+StopReason = Literal["goal_met", "gave_up", "off_track", "max_turns"]
+
+
+class SimulationRecord(_Record):
+    """How a simulated user's conversation ended (its turns are the run's `turns`)."""
+
+    stopped: StopReason
+    explanation: str | None = None  # the user's own words on why it stopped
+    turns: int = 0  # answers the agent gave
+    persona: str = ""
+    goal: str = ""
+    # what the user model used (the agent's tokens are on the turns)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 class CaseRun(_Record):
     """One execution of a case (`--repeat N` makes N of them)."""
 
@@ -85,6 +101,7 @@ class CaseRun(_Record):
     metrics: list[MetricResult] = Field(default_factory=list)
     retrieval_context: list[str] = Field(default_factory=list)
     error: str | None = None  # the agent could not answer (provider error, ...)
+    simulation: SimulationRecord | None = None  # a simulated user's case: how it ended
     duration_ms: float = 0.0
 
     @property

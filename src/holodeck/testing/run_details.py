@@ -12,7 +12,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from holodeck.spec.models.evaluations import AI_METRICS, GEvalMetric, RagMetric, StandardMetric
+from holodeck.spec.models.evaluations import (
+    AI_METRICS,
+    ConversationMetric,
+    GEvalMetric,
+    RagMetric,
+    StandardMetric,
+)
 from holodeck.spec.models.prompt_version import PromptVersion
 from holodeck.testing.git_state import git_state
 from holodeck.testing.offline import OFFLINE
@@ -73,19 +79,20 @@ def prompt_version(spec: AgentSpec) -> PromptVersion | None:
 def models_used(
     spec: AgentSpec, options: RunOptions, agent: str, *, offline: bool
 ) -> dict[str, str]:
-    """Role -> provider/name: `agent`, then `judge` (the judge most metrics share) and
-    `judge:<metric>` for each judged metric whose model differs from it."""
+    """Role -> provider/name: `agent`, then `judge` (the judge most metrics share),
+    `judge:<metric>` for each judged metric whose model differs from it, and `user` when a
+    case has a simulated user."""
     models = {"agent": agent}
+    evaluations = spec.evaluations
+    if any(case.simulate is not None for case in spec.test_cases):
+        user = (evaluations.user_model or evaluations.model) if evaluations else None
+        models["user"] = _run_label(user or spec.model, options, agent, offline=offline)
     judged = list(_judged(spec))
     if not judged:
         return models
-    if offline or isinstance(options.model, str):
-        models["judge"] = OFFLINE if offline else str(options.model)
+    if offline or options.model is not None:
+        models["judge"] = _run_label(None, options, agent, offline=offline)
         return models
-    if options.model is not None:  # a model object given by code judges too
-        models["judge"] = agent
-        return models
-    evaluations = spec.evaluations
     default = evaluations.model if evaluations and evaluations.model else spec.model
     shared = label(default)
     for name, metric in judged:
@@ -95,6 +102,18 @@ def models_used(
         else:
             models[f"judge:{name}"] = own
     return models
+
+
+def _run_label(own: ModelSettings | None, options: RunOptions, agent: str, *, offline: bool) -> str:
+    """What a model block becomes in this run: the offline model, the `--model` override
+    (a model object given by code plays every part, like the agent), or the block."""
+    if offline:
+        return OFFLINE
+    if isinstance(options.model, str):
+        return options.model
+    if options.model is not None:
+        return agent
+    return label(own)
 
 
 def label(settings: ModelSettings | None) -> str:
@@ -122,6 +141,8 @@ def _judged(spec: AgentSpec) -> Iterable[tuple[str, Metric]]:
             name = metric.name
         elif isinstance(metric, RagMetric):
             name = metric.metric_type
+        elif isinstance(metric, ConversationMetric):
+            name = metric.metric
         else:
             continue
         if name not in seen:

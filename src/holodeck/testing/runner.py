@@ -7,7 +7,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -42,6 +42,7 @@ from holodeck.testing.results import (
     TurnRecord,
 )
 from holodeck.testing.shards import Shard
+from holodeck.testing.simulation import case_goal, simulate
 from holodeck.testing.tool_check import check_tools
 from holodeck.testing.traced import traced_case
 from holodeck.testing.turn_scoring import score_case
@@ -59,7 +60,7 @@ class TestOptions:
     run: RunOptions = field(default_factory=RunOptions)
     hosting: Hosting = field(default_factory=Hosting)  # how the surface listens (progress)
     names: Sequence[str] = ()  # --case: exact names
-    keyword: str | None = None  # -k: a substring of the name or input
+    keyword: str | None = None  # -k: a substring of the name or input (a simulated goal)
     # None: the agent's `execution.parallel_test_cases`, else DEFAULT_CONCURRENCY
     concurrency: int | None = None
     repeat: int = 1
@@ -73,7 +74,7 @@ def select_cases(spec: AgentSpec, options: TestOptions) -> list[tuple[str, TestC
         name = case.name or f"case {index}"
         if options.names and name not in options.names:
             continue
-        text = f"{name} {case.input or ''}".casefold()
+        text = f"{name} {case.input or case_goal(case)}".casefold()
         if options.keyword and options.keyword.casefold() not in text:
             continue
         chosen.append((name, case))
@@ -177,17 +178,28 @@ async def _run_case(
 ) -> CaseRun:
     name, case = named
     clock = time.perf_counter()
-    turns = case.turns or [
-        Turn(
-            input=case.input or "",
-            ground_truth=case.ground_truth,
-            expected_tools=case.expected_tools,
-            files=case.files,
-        )
-    ]
+    turns = list(case.turns or [])  # a simulated user's turns are made as it talks
+    if case.input is not None:
+        turns = [
+            Turn(
+                input=case.input,
+                ground_truth=case.ground_truth,
+                expected_tools=case.expected_tools,
+                files=case.files,
+            )
+        ]
     records: list[TurnRecord] = []
     checks: list[ToolCheck] = []
+    simulation = None
     try:
+        if case.simulate is not None:  # a model plays the user: the turns are its messages
+
+            def run_turn(
+                said: str, expected: Sequence[str | ExpectedTool] | None
+            ) -> Awaitable[TurnRecord]:
+                return _run_turn(session, files, Turn(input=said, expected_tools=expected))
+
+            simulation = await simulate(case, judges.user, run_turn, records)
         for turn in turns:
             record = await _run_turn(session, files, turn)
             records.append(record)
@@ -199,15 +211,20 @@ async def _run_case(
             status="error",
             turns=records,
             error=str(exc),
+            simulation=simulation,
             duration_ms=(time.perf_counter() - clock) * 1000,
         )
+    if simulation is not None:
+        turns = [Turn(input=record.input) for record in records]
     if case.expected_tools is not None and (case.turns or not checks):
         all_calls = [c for r in records for c in _own(r)]
         checks.append(check_tools(case.expected_tools, all_calls, case.tool_order))
     tool_check = _merge(checks)
     given = case.retrieval_context
     context = list(given) if given is not None else _retrieved(records)
-    scored = await score_case(spec, (name, case), turns, records, context, judges)
+    scored = []
+    if records:  # a simulated user may stop before saying anything
+        scored = await score_case(spec, (name, case), turns, records, context, judges)
     if offline:  # canned answers: scores are shown, but say nothing about quality
         scored = [not_judged(m) for m in scored]
         for record in records:
@@ -215,6 +232,7 @@ async def _run_case(
     failed = (tool_check is not None and not tool_check.passed) or any(
         m.status != "pass" and m.fails_case for m in scored
     )
+    failed = failed or (simulation is not None and simulation.stopped != "goal_met")
     return CaseRun(
         attempt=attempt,
         status="fail" if failed else "pass",
@@ -222,13 +240,16 @@ async def _run_case(
         tool_check=tool_check,
         metrics=scored,
         retrieval_context=context,
+        simulation=simulation,
         duration_ms=(time.perf_counter() - clock) * 1000,
     )
 
 
 async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecord:
     clock = time.perf_counter()
-    expected = [_expected_call(e) for e in turn.expected_tools] if turn.expected_tools else None
+    expected = None
+    if turn.expected_tools is not None:  # `[]`: an offline turn calls no tool
+        expected = [_expected_call(e) for e in turn.expected_tools]
     attachments, added = await files.prepare(turn.files or [])
     prompt = turn.input + added
     order: dict[str, int] = {}  # call id -> when the model made the call
@@ -365,7 +386,7 @@ def _summarise(name: str, case: TestCase, runs: list[CaseRun]) -> CaseResult:
             spread[metric] = (min(scores), max(scores))
     return CaseResult(
         name=name,
-        input=case.input or (case.turns[0].input if case.turns else ""),
+        input=case.input or (case.turns[0].input if case.turns else case_goal(case)),
         ground_truth=case.ground_truth,
         runs=runs,
         status=status,

@@ -54,6 +54,8 @@ async def score_case(
             turn_index=last,
             case_name=name,
             turn_config=dict(turns[last].turn_config or {}),
+            conversation=tuple(records),
+            goal=case.simulate.goal if case.simulate is not None else None,
         )
         return await traced_metrics(default, sample, judges) if default else []
     if last not in own:
@@ -76,6 +78,7 @@ async def score_case(
             turn_index=index,
             case_name=name,
             turn_config=dict(turn.turn_config or {}),
+            conversation=tuple(records[: index + 1]),
         )
         record.metrics = await traced_metrics(metrics, sample, judges)
     return rolled_up(records)

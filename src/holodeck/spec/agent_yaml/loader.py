@@ -71,6 +71,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         checks.model(agent.embedding_provider, ("embedding_provider",))
     if agent.evaluations and agent.evaluations.model:
         checks.model(agent.evaluations.model, ("evaluations", "model"))
+    if agent.evaluations and agent.evaluations.user_model:
+        checks.model(agent.evaluations.user_model, ("evaluations", "user_model"))
     instructions, instructions_file, prompt_version = checks.instructions(agent)
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)

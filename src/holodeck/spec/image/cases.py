@@ -53,6 +53,8 @@ def load_image_tests(
             refs.metrics(parsed.evaluations.metrics, ("evaluations", "metrics"))
             if parsed.evaluations.model is not None:
                 refs.model(parsed.evaluations.model, ("evaluations", "model"))
+            if parsed.evaluations.user_model is not None:
+                refs.model(parsed.evaluations.user_model, ("evaluations", "user_model"))
         if parsed.evaluations is not None:
             if evaluations_from is not None:
                 ctx.collector.add(

@@ -162,6 +162,39 @@ class Turn(Strict):
     )
 
 
+DEFAULT_MAX_TURNS = 6
+
+
+class SimulatedUser(Strict):
+    """A model that plays the user: a persona with a goal, talking to the agent until the
+    goal is met, it gives up, or `max_turns` answers have been given."""
+
+    persona: NonEmpty = Field(description="Who the user is and how they talk.")
+    goal: NonEmpty = Field(description="What the user wants from the conversation.")
+    first_message: NonEmpty | None = Field(
+        default=None, description="The user's opening message; default: the user model's."
+    )
+    max_turns: Annotated[int, Field(ge=1)] = Field(
+        default=DEFAULT_MAX_TURNS, description="At most this many answers from the agent."
+    )
+    plan: list[NonEmpty] | None = Field(
+        default=None,
+        description="What the user says, in order, after `first_message` (if any): the user "
+        "model follows it in its own words; the offline `test` model says it verbatim and "
+        "stops with goal_met after the last line.",
+    )
+
+    @model_validator(mode="after")
+    def _plan_fits(self) -> SimulatedUser:
+        lines = len(self.plan or []) + (self.first_message is not None)
+        if lines > self.max_turns:
+            raise ValueError(
+                f"the user has {lines} messages to say (first_message and plan) but "
+                f"`max_turns` is {self.max_turns}: raise `max_turns` or shorten the plan"
+            )
+        return self
+
+
 class TestCase(Strict):
     """One scenario: an input (or several turns), what a good answer is, which tools."""
 
@@ -170,6 +203,10 @@ class TestCase(Strict):
     name: NonEmpty | None = None
     input: NonEmpty | None = None
     turns: Annotated[list[Turn], Field(min_length=1)] | None = None
+    simulate: SimulatedUser | None = Field(
+        default=None,
+        description="A simulated user talks to the agent instead of `input` or `turns`.",
+    )
     ground_truth: NonEmpty | None = None
     expected_tools: ExpectedTools | None = Field(
         default=None, description="Tools the agent must call: names, or name/args/count."
@@ -189,8 +226,16 @@ class TestCase(Strict):
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> TestCase:
-        if (self.input is None) == (self.turns is None):
-            raise ValueError("give either `input` or `turns`")
+        given = [k for k in ("input", "turns", "simulate") if getattr(self, k) is not None]
+        if len(given) != 1:
+            if not given:
+                raise ValueError("give either `input` or `turns`, or a simulated user (`simulate`)")
+            listed = " and ".join(f"`{k}`" for k in given)
+            raise ValueError(f"give one of `input`, `turns` or `simulate`, not {listed}")
+        if self.simulate is not None and self.files is not None:
+            raise ValueError(
+                "a simulated user sends no files: remove `files:` or write the case as `turns`"
+            )
         if self.turns is not None and self.files is not None:
             raise ValueError(
                 "a case with `turns` sends files with a turn: move `files:` under the turn "

@@ -40,6 +40,14 @@ RAG_METRICS = (
     "contextual_recall",
     "contextual_relevancy",
 )
+# judged over a whole conversation (a simulated user's, or a case's turns), scored 0-1
+CONVERSATION_METRICS = (
+    "goal_completion",
+    "knowledge_retention",
+    "role_adherence",
+    "conversation_completeness",
+    "turn_relevancy",
+)
 METRIC_ALIASES = {"f1": "f1_score", "rouge_l": "rougeL", "rouge_1": "rouge1", "rouge_2": "rouge2"}
 STANDARD_METRICS = AI_METRICS + NLP_METRICS
 # scores are 0 or 1: without a threshold they pass only on 1
@@ -200,7 +208,7 @@ def standard_name(value: str) -> str:
 
 
 def _unknown(value: str) -> str:
-    known = STANDARD_METRICS + RAG_METRICS
+    known = STANDARD_METRICS + RAG_METRICS + CONVERSATION_METRICS
     hint = did_you_mean(value, known + tuple(METRIC_ALIASES))
     return (
         f"unknown metric `{value}`"
@@ -221,6 +229,27 @@ class GEvalMetric(_MetricBase):
         default_factory=lambda: ["actual_output"]
     )
     strict_mode: bool = False
+
+
+class ConversationMetric(_MetricBase):
+    """A model-judged score (0-1) of a whole conversation: whether the agent reached the
+    simulated user's goal (`goal_completion`), remembered what the user said
+    (`knowledge_retention`), stayed in the role its instructions give (`role_adherence`),
+    answered everything the user asked for (`conversation_completeness`), and how relevant
+    each answer was to its turn (`turn_relevancy`: the mean, and the worst turn)."""
+
+    type: Literal["conversation"] = "conversation"
+    metric: Literal[CONVERSATION_METRICS]  # type: ignore[valid-type]
+
+    @field_validator("threshold")
+    @classmethod
+    def _unit_threshold(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value <= 1:
+            raise ValueError(
+                f"threshold {value:g} is off the 0-1 scale of conversation metrics: write a "
+                "threshold from 0 to 1 (e.g. 0.7)"
+            )
+        return value
 
 
 class RagMetric(_MetricBase):
@@ -281,7 +310,9 @@ class CodeMetric(_MetricBase):
 
 def _metric_kind(value: Any) -> str | None:
     if isinstance(value, dict):
-        kind = value.get("type", "standard")
+        # `{metric: goal_completion, threshold: 0.7}`: a conversation metric without `type`
+        implied = "conversation" if value.get("metric") in CONVERSATION_METRICS else "standard"
+        kind = value.get("type", implied)
         return kind if isinstance(kind, str) else None
     return getattr(value, "type", None)
 
@@ -292,15 +323,20 @@ def _from_name(value: Any) -> Any:
         return value
     if value in RAG_METRICS:
         return {"type": "rag", "metric_type": value}
+    if value in CONVERSATION_METRICS:
+        return {"type": "conversation", "metric": value}
     return {"metric": standard_name(value)}
 
 
-MetricName = Literal[STANDARD_METRICS + RAG_METRICS + tuple(METRIC_ALIASES)]  # type: ignore[valid-type]
+MetricName = Literal[  # type: ignore[valid-type]
+    STANDARD_METRICS + RAG_METRICS + CONVERSATION_METRICS + tuple(METRIC_ALIASES)
+]
 _MetricForms = (
     Annotated[StandardMetric, Tag("standard")]
     | Annotated[GEvalMetric, Tag("geval")]
     | Annotated[RagMetric, Tag("rag")]
     | Annotated[CodeMetric, Tag("code")]
+    | Annotated[ConversationMetric, Tag("conversation")]
 )
 Metric = Annotated[
     _MetricForms,
@@ -312,5 +348,11 @@ Metric = Annotated[
 class EvaluationConfig(Strict):
     model: ModelSettings | None = Field(
         default=None, description="Default judge model; default: the agent's model."
+    )
+    user_model: ModelSettings | None = Field(
+        default=None,
+        description="The model that plays a test case's simulated user (`simulate:`); "
+        "default: `model` (the judge), else the agent's model. Its `temperature` varies "
+        "the user from one `--repeat` to the next.",
     )
     metrics: list[Metric] = Field(min_length=1)

@@ -8,7 +8,7 @@ fails the case only with `fail_on_error: true`. With a `threshold` a metric pass
 `score >= threshold`; without one it is informational (always `pass`).
 
 Modules: `nlp` (computed metrics), `judge` (judge models, prompts, the standard AI
-metrics), `rag`, `geval`, `code`.
+metrics), `rag`, `geval`, `code`, `conversation` (whole conversations).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from holodeck.spec.models.evaluations import (
     AI_METRICS,
     CodeMetric,
+    ConversationMetric,
     GEvalMetric,
     Metric,
     RagMetric,
@@ -26,6 +27,7 @@ from holodeck.spec.models.evaluations import (
 )
 from holodeck.testing.metrics.code import evaluate_code
 from holodeck.testing.metrics.code_graders import evaluate_grader
+from holodeck.testing.metrics.conversation import evaluate_conversation
 from holodeck.testing.metrics.geval import evaluate_geval
 from holodeck.testing.metrics.judge import JudgeFactory, evaluate_ai
 from holodeck.testing.metrics.nlp import evaluate_nlp
@@ -60,6 +62,8 @@ async def evaluate_one(metric: Metric, sample: Sample, judges: JudgeFactory) -> 
         return evaluate_nlp(metric, sample)
     if isinstance(metric, GEvalMetric):
         return await evaluate_geval(metric, sample, judges)
+    if isinstance(metric, ConversationMetric):
+        return await evaluate_conversation(metric, sample, judges)
     if isinstance(metric, RagMetric):
         return await evaluate_rag(metric, sample, judges)
     if isinstance(metric, CodeMetric) and metric.grader is not None:

@@ -91,6 +91,19 @@ class JudgeFactory:
             )
         return self._models[key]
 
+    def user(self) -> StructuredModel:
+        """The model that plays simulated users: `evaluations.user_model`, else the
+        judge's (`evaluations.model`), else the agent's; the run's `--model` replaces it."""
+        evaluations = self.evaluations
+        own = (evaluations.user_model or evaluations.model) if evaluations else None
+        own = own or self.spec.model
+        key = "user " + _settings_key(own)
+        if key not in self._models:
+            self._models[key] = StructuredModel(
+                own, self.options, self.spec.execution, name="user", telemetry=self.telemetry
+            )
+        return self._models[key]
+
     def offline(self, metric_model: ModelSettings | None = None) -> bool:
         """Whether the judge of a metric whose `model` is `metric_model` is the offline
         `test` model, whose verdicts say nothing."""

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from holodeck.errors import ExecutionError
-from holodeck.testing.results import MetricResult, ToolCallRecord
+from holodeck.testing.results import MetricResult, ToolCallRecord, TurnRecord
 
-Kind = Literal["ai", "nlp", "rag", "geval", "code"]
+Kind = Literal["ai", "nlp", "rag", "geval", "code", "conversation"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ class Sample:
     turn_index: int = 0
     case_name: str | None = None
     turn_config: dict[str, Any] = field(default_factory=dict)
+    # conversation metrics: every turn so far, and a simulated user's goal
+    conversation: tuple[TurnRecord, ...] = ()
+    goal: str | None = None
 
     @property
     def has_ground_truth(self) -> bool:

@@ -10,7 +10,14 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from holodeck.testing.results import CaseResult, CaseRun, MetricResult, TestRun, ToolCheck
+from holodeck.testing.results import (
+    CaseResult,
+    CaseRun,
+    MetricResult,
+    SimulationRecord,
+    TestRun,
+    ToolCheck,
+)
 
 PASS_MARK = "✓"
 FAIL_MARK = "✗"
@@ -134,6 +141,21 @@ def tool_check_lines(check: ToolCheck) -> list[str]:
     return lines
 
 
+_STOPS = {
+    "goal_met": "the user's goal was met",
+    "gave_up": "the user gave up",
+    "off_track": "the user stopped: the conversation went off track",
+    "max_turns": "stopped at max_turns",
+}
+
+
+def stop_text(simulation: SimulationRecord) -> str:
+    """`the user gave up after 3 turns (it never asked for the order number)`."""
+    turns = simulation.turns
+    text = f"{_STOPS[simulation.stopped]} after {turns} turn{'s' if turns != 1 else ''}"
+    return text + (f" ({simulation.explanation})" if simulation.explanation else "")
+
+
 def duration(ms: float) -> str:
     """`850ms`, `1.24s`, `2m 05s`."""
     if ms < 1000:
@@ -172,6 +194,8 @@ def passed_runs(case: CaseResult) -> int:
 def run_problems(run: CaseRun) -> list[str]:
     """Why a run did not pass, one line each (the error, failing metrics, tool mismatches)."""
     problems = [f"error: {run.error}"] if run.error else []
+    if run.simulation is not None and run.simulation.stopped != "goal_met":
+        problems.append(f"simulation: {stop_text(run.simulation)}")
     problems += [
         metric_line(m) for m in run.metrics if m.status != "pass" and (m.fails_case or m.error)
     ]

@@ -28,6 +28,7 @@ from holodeck.testing.reports._format import (
     score_parts,
     shown_run,
     spread_lines,
+    stop_text,
     summary_line,
     tokens,
     tool_check_lines,
@@ -235,8 +236,20 @@ def _attempt_line(run: CaseRun, total: int) -> Text:
 def _render_run(
     run: CaseRun, console: Console, *, verbose: bool, marks: tuple[str, str], indent: int
 ) -> None:
+    if verbose and run.simulation is not None:
+        sim = run.simulation
+        print_text(console, Text(f"simulated user: {sim.persona}", style="dim"), indent)
+        print_text(console, Text(f"goal: {sim.goal}", style="dim"), indent + 2)
+        used = tokens(sim.input_tokens, sim.output_tokens)
+        print_text(console, Text(f"user model tokens: {used}", style="dim"), indent + 2)
     if verbose:
         _render_conversation(run, console, indent)
+    if run.simulation is not None and (verbose or run.simulation.stopped != "goal_met"):
+        met = run.simulation.stopped == "goal_met"
+        text = Text("Simulation: ")
+        text.append(marks[0] if met else marks[1], style="green" if met else "red")
+        text.append(f" {stop_text(run.simulation)}", style="dim" if met else "red")
+        print_text(console, text, indent)
     if run.error:
         print_text(console, Text(f"error: {run.error}", style="yellow"), indent)
     for metric in run.metrics:

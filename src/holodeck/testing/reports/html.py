@@ -45,6 +45,7 @@ def render_html(run: TestRun) -> str:
         case_tokens=_format.case_tokens,
         shown_run=_format.shown_run,
         spread_lines=_format.spread_lines,
+        stop_text=_format.stop_text,
         bar=_bar,
         chips=_chips,
     )

@@ -19,6 +19,7 @@ from holodeck.testing.reports._format import (
     prompt_label,
     run_problems,
     spread_lines,
+    stop_text,
     tokens,
     tool_check_lines,
 )
@@ -162,6 +163,10 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     lines.append(f"time {duration(run.duration_ms)}, tokens {used}")
     if run.error:
         lines.append(f"error: {run.error}")
+    if run.simulation is not None:
+        sim = run.simulation
+        lines.append(f"simulated user: {sim.persona} (goal: {sim.goal})")
+        lines.append(f"user model tokens {tokens(sim.input_tokens, sim.output_tokens)}")
     for turn in run.turns:
         lines.append(f"user: {turn.input}")
         for call in turn.tool_calls:
@@ -169,6 +174,8 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
             took = duration(call.duration_ms)
             lines.append(f"tool {call.name}({as_json(call.args)}) -> {outcome} [{took}]")
         lines.append(f"agent: {turn.output}")
+    if run.simulation is not None:
+        lines.append(f"simulation: {stop_text(run.simulation)}")
     lines += [metric_line(m) for m in run.metrics]
     lines += [f"reason ({m.name}): {m.reason}" for m in run.metrics if m.reason]
     if run.tool_check is not None:

@@ -20,6 +20,7 @@ from holodeck.testing.reports._format import (
     score_parts,
     shown_run,
     spread_lines,
+    stop_text,
     tokens,
     tool_check_lines,
 )
@@ -138,6 +139,17 @@ def _run_section(run: CaseRun) -> list[str]:
     lines: list[str] = []
     if run.error:
         lines += ["**Error**", "", *_code(run.error)]
+    sim = run.simulation
+    if sim is not None:
+        mark = "✓" if sim.stopped == "goal_met" else "✗"
+        lines += [
+            f"**Simulated user**: {mark} {_inline(stop_text(sim))}",
+            "",
+            f"- Persona: {_inline(sim.persona)}",
+            f"- Goal: {_inline(sim.goal)}",
+            f"- User model tokens: {tokens(sim.input_tokens, sim.output_tokens)}",
+            "",
+        ]
     if run.metrics:
         lines += _metric_table(run.metrics)
     for number, turn in enumerate(run.turns, start=1):
