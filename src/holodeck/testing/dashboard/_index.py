@@ -1,0 +1,163 @@
+"""The runs saved in one directory, read lazily: a run's digest is computed once per
+version of its file, known by (name, mtime, size), and kept in memory and in a small
+index file beside the runs (`.dashboard-index`), so a dashboard over 1,000 large runs
+parses only the runs that are new or changed since it last looked.
+
+    index = RunIndex(Path(".holodeck/runs"))
+    digests, skipped = index.digests()
+    run = index.load(digests[-1].run_id)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from holodeck.atomic_write import write_atomically
+from holodeck.testing.dashboard._digest import RunDigest, digest
+from holodeck.testing.results import TestRun
+
+INDEX_NAME = ".dashboard-index"  # not *.json: run lookups (`latest`, prefixes) skip it
+_FORMAT = 1  # bump when RunDigest changes: an older index is rebuilt
+_RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # as run_store names files
+
+
+class UnknownRun(LookupError):
+    """No saved run has this id."""
+
+
+class DamagedRun(ValueError):
+    """The run's file is there but is not a saved test run."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Entry:
+    mtime_ns: int
+    size: int
+    digest: RunDigest | None
+    problem: str | None  # why the file is not a run (then `digest` is None)
+
+    def to_json(self) -> dict[str, Any]:
+        shown = self.digest.model_dump(mode="json") if self.digest else None
+        return {
+            "mtime_ns": self.mtime_ns,
+            "size": self.size,
+            "digest": shown,
+            "problem": self.problem,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Entry:
+        found = data["digest"]
+        return cls(
+            mtime_ns=int(data["mtime_ns"]),
+            size=int(data["size"]),
+            digest=RunDigest.model_validate(found) if found is not None else None,
+            problem=data["problem"],
+        )
+
+
+class RunIndex:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._entries: dict[str, _Entry] | None = None
+        self._lock = threading.Lock()  # requests are answered on several threads
+
+    def digests(self) -> tuple[list[RunDigest], list[Skipped]]:
+        """Every saved run's digest (oldest first) and the files that are not runs."""
+        entries = self._refresh()
+        found = [e.digest for e in entries.values() if e.digest is not None]
+        found.sort(key=lambda d: (d.started_at.timestamp(), d.run_id))
+        skipped = [
+            Skipped(name, e.problem or "") for name, e in entries.items() if e.digest is None
+        ]
+        return found, sorted(skipped, key=lambda s: s.file)
+
+    def load(self, run_id: str) -> TestRun:
+        """The whole run saved as `<run_id>.json` (its id is its file's name)."""
+        path = self.directory / f"{run_id}.json"
+        if not _RUN_ID.match(run_id) or not path.is_file():
+            raise UnknownRun(run_id)
+        run = _read(path)
+        return run.model_copy(update={"run_id": run_id})
+
+    def _refresh(self) -> dict[str, _Entry]:
+        with self._lock:
+            known = self._entries if self._entries is not None else self._read_index()
+            current: dict[str, _Entry] = {}
+            changed = False
+            for item in _run_files(self.directory):
+                stat = item.stat()
+                old = known.get(item.name)
+                if old is not None and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
+                    current[item.name] = old
+                    continue
+                current[item.name] = _summarize(Path(item.path), stat.st_mtime_ns, stat.st_size)
+                changed = True
+            if changed or current.keys() != known.keys():
+                self._write_index(current)
+            self._entries = current
+            return current
+
+    def _read_index(self) -> dict[str, _Entry]:
+        try:
+            data = json.loads((self.directory / INDEX_NAME).read_bytes())
+            if data.get("format") != _FORMAT:
+                return {}
+            return {name: _Entry.from_json(entry) for name, entry in data["files"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}  # no index yet, or a damaged one: the runs are read again
+
+    def _write_index(self, entries: dict[str, _Entry]) -> None:
+        body = {"format": _FORMAT, "files": {n: e.to_json() for n, e in entries.items()}}
+        # in a read-only directory the digests stay in memory, for this dashboard only
+        with contextlib.suppress(OSError):
+            write_atomically(self.directory / INDEX_NAME, json.dumps(body).encode())
+
+
+def _run_files(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as found:
+            return [
+                item
+                for item in found
+                if item.name.endswith(".json")
+                and _RUN_ID.match(item.name[: -len(".json")])
+                and item.is_file()
+            ]
+    except FileNotFoundError:
+        return []
+
+
+def _summarize(path: Path, mtime_ns: int, size: int) -> _Entry:
+    try:
+        run = _read(path)
+    except DamagedRun as exc:
+        return _Entry(mtime_ns, size, None, str(exc))
+    found = digest(run).model_copy(update={"run_id": path.name[: -len(".json")]})
+    return _Entry(mtime_ns, size, found, None)
+
+
+def _read(path: Path) -> TestRun:
+    try:
+        return TestRun.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise DamagedRun(f"cannot be read: {exc.strerror or exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise DamagedRun(f"not a saved test run ({where}: {first['msg']})") from exc
