@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
+import pytest
 
 from holodeck.testing.run_store import saved_runs
 from server_harness import WEATHER, free_port, until
@@ -66,6 +67,24 @@ def make_weather_runs(root: Path) -> WeatherRuns:
     runs = project / ".holodeck" / "runs"
     before, after = (path.stem for _, path in saved_runs(runs))
     return WeatherRuns(project, runs, before, after)
+
+
+_made: dict[str, WeatherRuns] = {}
+
+
+def weather_runs(factory: pytest.TempPathFactory) -> WeatherRuns:
+    """The two runs, made once per test process (shared by the dashboard's test modules)."""
+    if "runs" not in _made:
+        _made["runs"] = make_weather_runs(factory.mktemp("weather-runs"))
+    return _made["runs"]
+
+
+def copy_runs(weather: WeatherRuns, target: Path) -> Path:
+    """The runs in a directory of a test's own, to change freely."""
+    target.mkdir()
+    for path in weather.runs.glob("*.json"):
+        target.joinpath(path.name).write_bytes(path.read_bytes())
+    return target
 
 
 @contextmanager

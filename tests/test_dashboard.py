@@ -18,7 +18,7 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
 
-from dashboard_runs import HOSTILE_INPUT, WeatherRuns, dashboard, get, make_weather_runs
+from dashboard_runs import HOSTILE_INPUT, WeatherRuns, copy_runs, dashboard, get, weather_runs
 from holodeck.cli.main import cli
 from holodeck.testing.comparison import compare_runs
 from holodeck.testing.dashboard import RunIndex
@@ -26,19 +26,14 @@ from holodeck.testing.run_store import load_run, save_run
 from server_harness import REPO, free_port, until
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def weather(tmp_path_factory: pytest.TempPathFactory) -> WeatherRuns:
-    return make_weather_runs(tmp_path_factory.mktemp("weather-runs"))
+    return weather_runs(tmp_path_factory)
 
 
 @pytest.fixture
 def runs_copy(weather: WeatherRuns, tmp_path: Path) -> Path:
-    """The two runs in a directory of the test's own, to change freely."""
-    copy = tmp_path / "runs"
-    copy.mkdir()
-    for path in weather.runs.glob("*.json"):
-        copy.joinpath(path.name).write_bytes(path.read_bytes())
-    return copy
+    return copy_runs(weather, tmp_path / "runs")
 
 
 def test_the_runs_list_has_each_runs_summary_and_no_cases(

@@ -14,7 +14,7 @@ function el(tag, attrs, ...children) {
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : String(child));  // strings become text
   }
@@ -45,6 +45,11 @@ const status = (value) => el("span", { class: `status ${value || "none"}` }, val
 const json = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
 const score = (value, scale) =>
   value === null || value === undefined ? "–" : scale > 1 ? `${value.toFixed(2)}/${scale}` : value.toFixed(2);
+
+// a row of facts, each in its own box (adjacent text would run together)
+function meta(...items) {
+  return el("div", { class: "meta" }, items.filter(Boolean).map((item) => el("span", {}, item)));
+}
 
 function show(...children) {
   const view = document.getElementById("view");
@@ -179,7 +184,7 @@ function renderSummary() {
     const latest = own[own.length - 1];
     parts.push(el("section", { class: "agent", "data-agent": agent },
       el("h2", {}, agent),
-      el("div", { class: "meta muted" }, `${own.length} run(s)`, `latest: ${pct(passRate(latest))} passed`),
+      meta(`${own.length} run${own.length === 1 ? "" : "s"}`, `latest: ${pct(passRate(latest))} passed`),
       trendChart(own, metrics), runsTable(own, metrics)));
   }
   show(...parts);
@@ -252,10 +257,10 @@ async function renderRun(runId, caseIndex) {
   show(
     el("section", { class: "panel" },
       el("h2", {}, `Run ${run.run_id}`),
-      el("div", { class: "meta" }, `agent ${run.agent}`, `model ${run.model}`, `started ${when(run.started_at)}`,
+      meta(`agent ${run.agent}`, `model ${run.model}`, `started ${when(run.started_at)}`,
         `prompt ${run.prompt_version || "–"}`,
         `${run.summary.passed}/${run.summary.total} passed`, run.offline ? "offline (answers not judged)" : null,
-        run.tags.length ? el("span", {}, run.tags.map((t) => el("span", { class: "tag" }, t))) : null),
+        run.tags.length ? run.tags.map((t) => el("span", { class: "tag" }, t)) : null),
       el("table", { class: "cases" },
         el("thead", {}, el("tr", {}, ["Status", "Case", "Pass rate", "Input"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows))),
@@ -291,7 +296,7 @@ async function renderCompare(ids) {
   }
   show(el("section", { class: "panel" },
     el("h2", {}, `Comparing ${series.runs.length} runs`),
-    el("div", { class: "meta" }, series.runs.map((r, i) =>
+    meta(...series.runs.map((r, i) =>
       `${String.fromCharCode(65 + i)}: ${r.agent} · ${r.model} · ${when(r.started_at)} · ${r.passed}/${r.total} passed`)),
     notes.length ? el("ul", { class: "notice" }, notes.map((n) => el("li", {}, n))) : null,
     el("table", { class: "compare" }, el("thead", {}, head), el("tbody", {}, body))));
