@@ -11,6 +11,7 @@ Content-Security-Policy)."""
 
 from __future__ import annotations
 
+import json
 from importlib.resources import files
 from typing import Any
 
@@ -110,14 +111,23 @@ def create_dashboard(index: RunIndex) -> FastAPI:
     for path, (name, media_type) in _PAGES.items():
         app.add_api_route(path, page(name, media_type), methods=["GET", "HEAD"])
 
+    listed: dict[int, bytes] = {}  # the index's version -> its listing, made once
+
     @app.get("/api/runs")
-    def runs() -> dict[str, Any]:
-        digests, skipped = index.digests()
-        return {
-            "directory": str(index.directory),
-            "runs": [d.model_dump(mode="json") for d in digests],
-            "skipped": [{"file": s.file, "reason": s.reason} for s in skipped],
-        }
+    def runs() -> Response:
+        version, digests, skipped = index.listing()
+        body = listed.get(version)
+        if body is None:
+            body = json.dumps(
+                {
+                    "directory": str(index.directory),
+                    "runs": [d.model_dump(mode="json") for d in digests],
+                    "skipped": [{"file": s.file, "reason": s.reason} for s in skipped],
+                }
+            ).encode()
+            listed.clear()
+            listed[version] = body
+        return Response(body, media_type="application/json")
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> Response:

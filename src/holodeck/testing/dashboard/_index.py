@@ -75,17 +75,23 @@ class RunIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._entries: dict[str, _Entry] | None = None
+        self.version = 0  # changes whenever a run is added, changed or removed
         self._lock = threading.Lock()  # requests are answered on several threads
 
     def digests(self) -> tuple[list[RunDigest], list[Skipped]]:
         """Every saved run's digest (oldest first) and the files that are not runs."""
-        entries = self._refresh()
+        _, found, skipped = self.listing()
+        return found, skipped
+
+    def listing(self) -> tuple[int, list[RunDigest], list[Skipped]]:
+        """`digests()` with the version of the directory they are of (see `version`)."""
+        version, entries = self._refresh()
         found = [e.digest for e in entries.values() if e.digest is not None]
         found.sort(key=lambda d: (d.started_at.timestamp(), d.run_id))
         skipped = [
             Skipped(name, e.problem or "") for name, e in entries.items() if e.digest is None
         ]
-        return found, sorted(skipped, key=lambda s: s.file)
+        return version, found, sorted(skipped, key=lambda s: s.file)
 
     def load(self, run_id: str) -> TestRun:
         """The whole run saved as `<run_id>.json` (its id is its file's name)."""
@@ -95,7 +101,7 @@ class RunIndex:
         run = _read(path)
         return run.model_copy(update={"run_id": run_id})
 
-    def _refresh(self) -> dict[str, _Entry]:
+    def _refresh(self) -> tuple[int, dict[str, _Entry]]:
         with self._lock:
             known = self._entries if self._entries is not None else self._read_index()
             current: dict[str, _Entry] = {}
@@ -110,8 +116,10 @@ class RunIndex:
                 changed = True
             if changed or current.keys() != known.keys():
                 self._write_index(current)
+            if self._entries is None or changed or current.keys() != self._entries.keys():
+                self.version += 1
             self._entries = current
-            return current
+            return self.version, current
 
     def _read_index(self) -> dict[str, _Entry]:
         try:

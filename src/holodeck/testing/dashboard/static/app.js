@@ -4,7 +4,9 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const COLORS = ["#2f5bd3", "#c2185b", "#00897b", "#ef6c00", "#6a1b9a", "#558b2f", "#5d4037"];
-const state = { runs: null, skipped: [], selected: new Set(), filters: {} };
+const state = { runs: null, skipped: [], selected: new Set(), filters: {}, expanded: new Set() };
+const ROWS_SHOWN = 50;  // newest runs listed per agent until "show all" (a table of 1,000 is slow)
+const POINTS_MARKED = 60;  // beyond this many runs a trend is drawn as lines only
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -130,6 +132,7 @@ function trendChart(runs, metrics) {
       points: points.map(([i, v]) => `${x(i)},${y(v)}`).join(" "), fill: "none", stroke: color,
       "stroke-width": index === 0 ? 2.5 : 1.5, "data-series": name,
     }));
+    if (runs.length > POINTS_MARKED) return;
     for (const [i, v] of points) {
       chart.append(svg("circle", { cx: x(i), cy: y(v), r: 2.5, fill: color },
         svg("title", {}, `${runs[i].run_id}: ${name} ${pct(v)}`)));
@@ -141,11 +144,13 @@ function trendChart(runs, metrics) {
   return [legend, chart];
 }
 
-function runsTable(runs, metrics) {
+function runsTable(agent, runs, metrics) {
   const head = el("tr", {}, el("th", {}, ""), el("th", {}, "Started"), el("th", {}, "Run"),
     el("th", {}, "Model"), el("th", {}, "Prompt"), el("th", {}, "Tags"), el("th", {}, "Pass rate"),
     el("th", {}, "Cases"), metrics.map((m) => el("th", {}, m)));
-  const rows = [...runs].reverse().map((run) => el("tr", { "data-run": run.run_id },
+  const newest = [...runs].reverse();
+  const shown = state.expanded.has(agent) ? newest : newest.slice(0, ROWS_SHOWN);
+  const rows = shown.map((run) => el("tr", { "data-run": run.run_id },
     el("td", {}, el("input", {
       type: "checkbox", "aria-label": `select ${run.run_id}`, checked: state.selected.has(run.run_id),
       onchange: (event) => {
@@ -162,7 +167,11 @@ function runsTable(runs, metrics) {
     el("td", {}, `${run.passed}/${run.total}`, run.failed ? ` · ${run.failed} failed` : "",
       run.errors ? ` · ${run.errors} errors` : ""),
     metrics.map((m) => el("td", {}, run.metrics[m] ? score(run.metrics[m].mean, run.metrics[m].scale_max) : "–"))));
-  return el("table", { class: "runs" }, el("thead", {}, head), el("tbody", {}, rows));
+  const more = newest.length > shown.length
+    ? el("button", { type: "button", class: "more", "data-testid": "show-all",
+      onclick: () => { state.expanded.add(agent); renderSummary(); } }, `Show all ${newest.length} runs`)
+    : null;
+  return [el("table", { class: "runs" }, el("thead", {}, head), el("tbody", {}, rows)), more];
 }
 
 function renderSummary() {
@@ -185,7 +194,7 @@ function renderSummary() {
     parts.push(el("section", { class: "agent", "data-agent": agent },
       el("h2", {}, agent),
       meta(`${own.length} run${own.length === 1 ? "" : "s"}`, `latest: ${pct(passRate(latest))} passed`),
-      trendChart(own, metrics), runsTable(own, metrics)));
+      trendChart(own, metrics), runsTable(agent, own, metrics)));
   }
   show(...parts);
 }
