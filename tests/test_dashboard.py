@@ -100,12 +100,24 @@ def test_unknown_run_ids_and_paths_out_of_the_directory_are_404(
         RunIndex(runs_copy).load("../secret")
 
 
-def test_a_damaged_run_asked_for_by_id_is_a_422_saying_so(runs_copy: Path) -> None:
-    (runs_copy / "broken.json").write_text("{}", encoding="utf-8")
+def test_a_run_damaged_deep_inside_is_listed_and_its_cases_are_a_422_saying_so(
+    runs_copy: Path, weather: WeatherRuns
+) -> None:
+    # the summary reads counts and scores; a tool call's name is only read with the cases
+    path = runs_copy / f"{weather.after}.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    saved["cases"][0]["runs"][0]["turns"][0]["tool_calls"][0]["name"] = 5
+    path.write_text(json.dumps(saved), encoding="utf-8")
     with dashboard(runs_copy) as base:
-        response = get(f"{base}/api/runs/broken")
+        listed = [r["run_id"] for r in get(base + "/api/runs").json()["runs"]]
+        response = get(f"{base}/api/runs/{weather.after}")
+        compared = get(f"{base}/api/compare?run={weather.before}&run={weather.after}")
+    assert listed == [weather.before, weather.after]
     assert response.status_code == 422
-    assert "not a saved test run" in response.json()["error"]["message"]
+    error = response.json()["error"]
+    assert error["type"] == "damaged_run"
+    assert "not a saved test run (cases.0.runs.0.turns.0.tool_calls.0.name" in error["message"]
+    assert compared.status_code == 422
 
 
 def test_compare_lists_the_regression_first_and_reuses_the_two_run_comparison(

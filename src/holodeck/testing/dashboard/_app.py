@@ -11,18 +11,20 @@ Content-Security-Policy)."""
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
+from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 from holodeck._version import __version__
 from holodeck.testing.comparison import compare_series
-from holodeck.testing.dashboard._index import DamagedRun, RunIndex, UnknownRun
+from holodeck.testing.dashboard._digest import RunDigest
+from holodeck.testing.dashboard._index import DamagedRun, RunIndex, Skipped, UnknownRun
 
 _STATIC = files("holodeck.testing.dashboard").joinpath("static")
 _PAGES = {
@@ -41,6 +43,15 @@ _HEADERS = {
 }
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _MAX_COMPARED = 12
+
+
+class _Listing(TypedDict):
+    directory: str
+    runs: list[RunDigest]
+    skipped: list[Skipped]
+
+
+_LISTING = TypeAdapter(_Listing)  # 1,000 digests serialised in one call
 
 
 class DashboardError(Exception):
@@ -118,13 +129,9 @@ def create_dashboard(index: RunIndex) -> FastAPI:
         version, digests, skipped = index.listing()
         body = listed.get(version)
         if body is None:
-            body = json.dumps(
-                {
-                    "directory": str(index.directory),
-                    "runs": [d.model_dump(mode="json") for d in digests],
-                    "skipped": [{"file": s.file, "reason": s.reason} for s in skipped],
-                }
-            ).encode()
+            body = _LISTING.dump_json(
+                {"directory": str(index.directory), "runs": digests, "skipped": skipped}
+            )
             listed.clear()
             listed[version] = body
         return Response(body, media_type="application/json")

@@ -11,18 +11,16 @@ parses only the runs that are new or changed since it last looked.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from holodeck.atomic_write import write_atomically
-from holodeck.testing.dashboard._digest import RunDigest, digest
+from holodeck.testing.dashboard._digest import RunDigest, read_digest
 from holodeck.testing.results import TestRun
 
 INDEX_NAME = ".dashboard-index"  # not *.json: run lookups (`latest`, prefixes) skip it
@@ -44,31 +42,20 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
     mtime_ns: int
     size: int
     digest: RunDigest | None
-    problem: str | None  # why the file is not a run (then `digest` is None)
+    problem: str | None = None  # why the file is not a run (then `digest` is None)
 
-    def to_json(self) -> dict[str, Any]:
-        shown = self.digest.model_dump(mode="json") if self.digest else None
-        return {
-            "mtime_ns": self.mtime_ns,
-            "size": self.size,
-            "digest": shown,
-            "problem": self.problem,
-        }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _Entry:
-        found = data["digest"]
-        return cls(
-            mtime_ns=int(data["mtime_ns"]),
-            size=int(data["size"]),
-            digest=RunDigest.model_validate(found) if found is not None else None,
-            problem=data["problem"],
-        )
+class _IndexFile(BaseModel):
+    """`.dashboard-index`: parsed in one call (1,000 entries in milliseconds)."""
+
+    format: int
+    files: dict[str, _Entry]
 
 
 class RunIndex:
@@ -123,18 +110,16 @@ class RunIndex:
 
     def _read_index(self) -> dict[str, _Entry]:
         try:
-            data = json.loads((self.directory / INDEX_NAME).read_bytes())
-            if data.get("format") != _FORMAT:
-                return {}
-            return {name: _Entry.from_json(entry) for name, entry in data["files"].items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            found = _IndexFile.model_validate_json((self.directory / INDEX_NAME).read_bytes())
+        except (OSError, ValidationError):
             return {}  # no index yet, or a damaged one: the runs are read again
+        return found.files if found.format == _FORMAT else {}
 
     def _write_index(self, entries: dict[str, _Entry]) -> None:
-        body = {"format": _FORMAT, "files": {n: e.to_json() for n, e in entries.items()}}
+        body = _IndexFile(format=_FORMAT, files=entries).model_dump_json()
         # in a read-only directory the digests stay in memory, for this dashboard only
         with contextlib.suppress(OSError):
-            write_atomically(self.directory / INDEX_NAME, json.dumps(body).encode())
+            write_atomically(self.directory / INDEX_NAME, body.encode())
 
 
 def _run_files(directory: Path) -> list[os.DirEntry[str]]:
@@ -152,12 +137,16 @@ def _run_files(directory: Path) -> list[os.DirEntry[str]]:
 
 
 def _summarize(path: Path, mtime_ns: int, size: int) -> _Entry:
+    run_id = path.name[: -len(".json")]
     try:
-        run = _read(path)
-    except DamagedRun as exc:
-        return _Entry(mtime_ns, size, None, str(exc))
-    found = digest(run).model_copy(update={"run_id": path.name[: -len(".json")]})
-    return _Entry(mtime_ns, size, found, None)
+        found = read_digest(run_id, path.read_bytes())
+    except OSError as exc:
+        problem = f"cannot be read: {exc.strerror or exc}"
+    except ValidationError as exc:
+        problem = _not_a_run(exc)
+    else:
+        return _Entry(mtime_ns=mtime_ns, size=size, digest=found)
+    return _Entry(mtime_ns=mtime_ns, size=size, digest=None, problem=problem)
 
 
 def _read(path: Path) -> TestRun:
@@ -166,6 +155,10 @@ def _read(path: Path) -> TestRun:
     except OSError as exc:
         raise DamagedRun(f"cannot be read: {exc.strerror or exc}") from exc
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise DamagedRun(f"not a saved test run ({where}: {first['msg']})") from exc
+        raise DamagedRun(_not_a_run(exc)) from exc
+
+
+def _not_a_run(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "file"
+    return f"not a saved test run ({where}: {first['msg']})"
