@@ -203,23 +203,25 @@ def main() -> None:
         )
         try:
             with httpx.Client(base_url=base, timeout=120) as client:
-                while True:
+                while True:  # the page's file first: the listening socket takes
+                    # connections while the app is still starting
                     assert server.poll() is None, "holodeck test view exited"
                     try:
-                        first = time.perf_counter()
-                        response = client.get("/api/runs")
-                        first_api = time.perf_counter() - first
+                        client.head("/app.css")
                         break
                     except httpx.TransportError:
                         time.sleep(0.02)
                 ready = time.perf_counter() - started
+                first = time.perf_counter()
+                response = client.get("/api/runs")
+                first_api = time.perf_counter() - first
                 assert response.status_code == 200 and len(response.json()["runs"]) == runs
                 later = timed(lambda: client.get("/api/runs"), repeat=5)
                 one = timed(lambda: client.get("/api/runs/run-00010"), repeat=5)
                 two = timed(
                     lambda: client.get("/api/compare?run=run-00010&run=run-00011"), repeat=5
                 )
-            print(f"holodeck test view answering after {ready:.2f} s (process start, index read)")
+            print(f"holodeck test view answering after {ready:.2f} s (start, imports, index read)")
             print(
                 f"GET /api/runs, its first: {first_api * 1000:.0f} ms "
                 f"({len(response.content) / 1e6:.2f} MB); later: {later * 1000:.0f} ms"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,16 @@ def sync_api() -> Any:
 
 @pytest.fixture
 def runs(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> tuple[WeatherRuns, Path]:
-    """The two runs, the later one tagged `nightly`."""
+    """The two runs; the later one tagged `nightly`, of prompt version v2, judged by
+    another model."""
     weather = weather_runs(tmp_path_factory)
     copy = copy_runs(weather, tmp_path / "runs")
-    save_run(load_run(weather.after, copy).model_copy(update={"tags": ["nightly"]}), copy)
+    later = {
+        "tags": ["nightly"],
+        "prompt_version": "v2",
+        "models": {"agent": "test", "judge": "openai/gpt-4o"},
+    }
+    save_run(load_run(weather.after, copy).model_copy(update=later), copy)
     return weather, copy
 
 
@@ -84,6 +91,14 @@ def test_the_page_shows_filters_and_compares_runs(
         expect(rows).to_have_count(1)
         expect(rows.first).to_have_attribute("data-run", weather.after)
         page.get_by_test_id("filter-tag").select_option("")
+        for name, value in (("filter-version", "v2"), ("filter-model", "openai/gpt-4o")):
+            page.get_by_test_id(name).select_option(value)
+            expect(rows).to_have_count(1)
+            expect(rows.first).to_have_attribute("data-run", weather.after)
+            page.get_by_test_id(name).select_option("")
+        page.get_by_test_id("filter-model").select_option("test")  # both runs' own model
+        expect(rows).to_have_count(2)
+        page.get_by_test_id("filter-model").select_option("")
         page.get_by_test_id("filter-to").fill("2000-01-01")
         expect(page.get_by_test_id("no-runs")).to_be_visible()
         page.get_by_test_id("filter-to").fill("")
@@ -134,4 +149,30 @@ def test_a_case_opens_with_its_turns_tools_and_metrics_and_html_in_it_is_text(
         expect(cases.filter(has_text="hostile-input")).to_contain_text(HOSTILE_INPUT)
         assert page.locator("img").count() == 0  # shown as text, never made an element
         shot(page, tmp_path / "dashboard-hostile.png")
+    assert problems == []
+
+
+def test_a_long_history_lists_the_newest_runs_until_asked_for_all(
+    sync_api: Any, runs: tuple[WeatherRuns, Path]
+) -> None:
+    expect = sync_api.expect
+    weather, directory = runs
+    saved = load_run(weather.before, directory)
+    for number in range(58):  # 60 in all
+        earlier = saved.started_at - timedelta(days=number + 1)
+        save_run(
+            saved.model_copy(update={"run_id": f"old-{number:02d}", "started_at": earlier}),
+            directory,
+        )
+    with page_of(sync_api, directory) as (page, base, problems):
+        page.goto(base + "/")
+        rows = page.locator('section[data-agent="weather"] table.runs tbody tr')
+        expect(rows).to_have_count(50)
+        expect(rows.first).to_have_attribute("data-run", weather.after)
+        page.get_by_test_id("show-all").click()
+        expect(rows).to_have_count(60)
+        expect(rows.last).to_have_attribute("data-run", "old-57")
+        trend = page.get_by_test_id("trend")
+        points = trend.locator('polyline[data-series="pass rate"]').get_attribute("points")
+        assert len(points.split()) == 60
     assert problems == []
