@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from holodeck.errors import InputError
+from holodeck.testing import dashboard
 
 RUNS = Path(".holodeck") / "runs"
 
@@ -41,12 +42,10 @@ def view(path: Path, port: int, no_open: bool) -> None:
       holodeck test view
       holodeck test view examples/weather --port 9000 --no-open
     """
-    import uvicorn  # only when serving: `holodeck --help` stays fast
-
-    from holodeck.testing.dashboard import RunIndex, create_dashboard
+    import uvicorn  # only when serving: `holodeck test view --help` stays fast
 
     directory = runs_directory(path)
-    index = RunIndex(directory.resolve())
+    index = dashboard.RunIndex(directory.resolve())
     digests, skipped = index.digests()  # read now, so the first page is answered at once
     listener = _listen(port)
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
@@ -58,7 +57,7 @@ def view(path: Path, port: int, no_open: bool) -> None:
         import webbrowser
 
         webbrowser.open(url)
-    config = uvicorn.Config(create_dashboard(index), log_level="warning", log_config=None)
+    config = uvicorn.Config(dashboard.create_dashboard(index), log_level="warning", log_config=None)
     uvicorn.Server(config).run(sockets=[listener])
 
 
