@@ -5,7 +5,6 @@ runs compared. The page may reach nothing but its server."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -17,8 +16,6 @@ import pytest
 from browser import chromium_page, playwright_api
 from dashboard_runs import HOSTILE_INPUT, WeatherRuns, copy_runs, dashboard, weather_runs
 from holodeck.testing.run_store import load_run, save_run
-
-SHOTS = Path("/tmp/holodeck-dashboard-shots")  # a copy of each screenshot, to look at
 
 
 @pytest.fixture
@@ -59,8 +56,6 @@ def page_of(sync_api: Any, runs: Path) -> Iterator[tuple[Any, str, list[str]]]:
 
 def shot(page: Any, path: Path) -> None:
     page.screenshot(path=str(path), full_page=True)
-    SHOTS.mkdir(exist_ok=True)
-    shutil.copy(path, SHOTS / path.name)
 
 
 def test_the_page_shows_filters_and_compares_runs(
@@ -122,6 +117,11 @@ def test_a_case_opens_with_its_turns_tools_and_metrics_and_html_in_it_is_text(
 ) -> None:
     expect = sync_api.expect
     weather, directory = runs
+    # a tool that failed: its call keeps the error instead of a result
+    run = load_run(weather.after, directory)
+    call = run.cases[3].runs[0].turns[0].tool_calls[0]
+    call.result, call.error = None, "ValueError: the weather service refused <b>Atlantis</b>"
+    save_run(run, directory)
     with page_of(sync_api, directory) as (page, base, problems):
         page.goto(base + "/")
         page.get_by_role("link", name=weather.after).click()
@@ -143,6 +143,12 @@ def test_a_case_opens_with_its_turns_tools_and_metrics_and_html_in_it_is_text(
         for metric in ("f1_score", "relevance", "answers-the-question"):
             expect(detail.locator("table.metrics")).to_contain_text(metric)
         shot(page, tmp_path / "dashboard-case.png")
+
+        cases.filter(has_text="unknown-city").click()
+        failed = detail.get_by_test_id("tool-call").first
+        expect(failed).to_have_class("tool failed")
+        expect(failed).to_contain_text("the weather service refused <b>Atlantis</b>")
+        expect(failed).not_to_contain_text("result")
 
         cases.filter(has_text="hostile-input").click()
         expect(detail.get_by_test_id("case-input")).to_have_text(HOSTILE_INPUT)
