@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "schema": ("holodeck.cli.schema", "schema", "Write the JSON Schema of agent.yaml."),
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
     "test merge": ("holodeck.cli.test_merge", "merge", "Combine shard runs into one run."),
+    "test view": ("holodeck.cli.test_view", "view", "Browse saved test runs in a local page."),
     "chat": ("holodeck.cli.chat.command", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),

@@ -1,14 +1,19 @@
 """What changed between two test runs (`holodeck test --compare A B`): regressions,
-fixes, new and removed cases, pass rates and metric scores.
+fixes, new and removed cases, pass rates and metric scores; and, for several runs (the
+runs dashboard), every case across them, each run compared with the one before it.
 
     comparison = compare_runs(load_run("previous", runs), load_run("latest", runs))
     if comparison.has_regressions: ...
+    series = compare_series([first, second, third])  # oldest first
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -140,6 +145,100 @@ def compare_runs(a: TestRun, b: TestRun) -> Comparison:
         if not changed and not metric_changes:
             comparison.unchanged += 1
     return comparison
+
+
+Verdict = Literal["regression", "improvement", "new", "removed", "unchanged"]
+# the order the dashboard lists cases in: what got worse first
+VERDICTS: tuple[Verdict, ...] = ("regression", "improvement", "new", "removed", "unchanged")
+
+
+class CaseAcross(_Model):
+    """One case in each of several runs; None where a run does not have it."""
+
+    case: str
+    verdict: Verdict
+    statuses: list[Status | None]
+    pass_rates: list[float | None]
+    scores: dict[str, list[float | None]] = {}  # metric -> mean score over the case's runs
+    problems: list[str] = []  # why it does not pass in the last run that has it
+
+
+class Series(_Model):
+    runs: list[RunInfo]  # oldest first
+    steps: list[Comparison]  # each run compared with the one before it
+    cases: list[CaseAcross]  # regressions, improvements, new, removed, then unchanged
+
+
+def compare_series(runs: Sequence[TestRun]) -> Series:
+    """Every case across `runs` (at least two, in the order given: oldest first). Each run
+    is compared with the one before it by `compare_runs`; a case is a regression when it
+    got worse in any of those steps (its status stopped passing, its pass rate fell or a
+    judged score dropped or stopped passing), even if a later run recovered; else an
+    improvement when it got better in one; else new (not in the first run), removed (not
+    in the last) or unchanged. For two runs the steps are exactly `compare_runs(a, b)`."""
+    if len(runs) < 2:
+        raise ValueError("a comparison needs at least two runs")
+    steps = [compare_runs(a, b) for a, b in itertools.pairwise(runs)]
+    cases = [_by_name(run) for run in runs]
+    names = list(dict.fromkeys(name for by_name in cases for name in by_name))
+    worse: set[str] = set()
+    better: set[str] = set()
+    for step in steps:
+        worse.update(change.case for change in step.regressions)
+        better.update(change.case for change in step.fixes)
+        for rate in step.pass_rate_changes:
+            (worse if rate.delta < 0 else better).add(rate.case)
+        for metric in step.metric_changes:
+            if _got_worse(metric):
+                worse.add(metric.case)
+            elif _got_better(metric):
+                better.add(metric.case)
+    rows = []
+    for name in names:
+        present = [by_name.get(name) for by_name in cases]
+        verdict: Verdict = (
+            "regression"
+            if name in worse
+            else "improvement"
+            if name in better
+            else "new"
+            if present[0] is None
+            else "removed"
+            if present[-1] is None
+            else "unchanged"
+        )
+        scores: dict[str, list[float | None]] = {}
+        for index, case in enumerate(present):
+            for metric_name, (mean, _, _) in (_metric_view(case) if case else {}).items():
+                scores.setdefault(metric_name, [None] * len(runs))[index] = mean
+        last = next(case for case in reversed(present) if case is not None)
+        shown = shown_run(last) if last.status != "pass" else None
+        rows.append(
+            CaseAcross(
+                case=name,
+                verdict=verdict,
+                statuses=[case.status if case else None for case in present],
+                pass_rates=[case.pass_rate if case else None for case in present],
+                scores=scores,
+                problems=run_problems(shown) if shown else [],
+            )
+        )
+    rows.sort(key=lambda row: VERDICTS.index(row.verdict))  # stable: run order kept within
+    return Series(runs=[_info(run) for run in runs], steps=steps, cases=rows)
+
+
+def _got_worse(change: MetricChange) -> bool:
+    delta = change.delta
+    if delta is not None and delta < 0:
+        return True
+    return change.before_status == "pass" and change.after_status in ("fail", "error")
+
+
+def _got_better(change: MetricChange) -> bool:
+    delta = change.delta
+    if delta is not None and delta > 0:
+        return True
+    return change.before_status in ("fail", "error") and change.after_status == "pass"
 
 
 def _info(run: TestRun) -> RunInfo:
