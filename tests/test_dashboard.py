@@ -167,6 +167,22 @@ def test_summaries_are_read_once_per_file_version(runs_copy: Path, weather: Weat
     assert [d.tags for d in index.digests()[0]] == [["nightly"]]
 
 
+def test_a_saved_run_is_summarised_when_it_is_saved(
+    tmp_path: Path, runs_copy: Path, weather: WeatherRuns
+) -> None:
+    fresh = tmp_path / "fresh"
+    path = save_run(load_run(weather.after, runs_copy), fresh)
+    assert (fresh / ".dashboard-index").is_file()
+    # the file's bytes are no longer a run, but its version is the one saved: the first
+    # view answers from the summary written at save time, without parsing the file
+    stat = path.stat()
+    path.write_bytes(b" " * stat.st_size)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    found, skipped = RunIndex(fresh).digests()
+    assert [d.run_id for d in found] == [weather.after] and not skipped
+    assert found[0].total == load_run(weather.after, runs_copy).summary.total
+
+
 def test_a_request_for_another_host_is_refused(runs_copy: Path) -> None:
     with dashboard(runs_copy) as base:
         response = get(base + "/api/runs", Host="rebound.example")

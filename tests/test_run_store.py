@@ -18,7 +18,8 @@ def test_save_run_writes_run_id_json_that_loads_back(tmp_path: Path) -> None:
     path = save_run(run, runs)
     assert path == runs / "20250601-0900-abc123.json"
     assert json.loads(path.read_text("utf-8"))["run_id"] == "20250601-0900-abc123"
-    assert [p.name for p in runs.iterdir()] == [path.name]  # no partial file left behind
+    # no partial file left behind: the run and the dashboard's index of saved runs
+    assert sorted(p.name for p in runs.iterdir()) == [".dashboard-index", path.name]
     assert load_run("20250601-0900-abc123", runs) == run
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from holodeck.atomic_write import write_atomically
 from holodeck.errors import InputError
+from holodeck.testing.dashboard._index import record_saved
 from holodeck.testing.results import TestRun
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -38,7 +39,9 @@ def save_run(run: TestRun, directory: Path) -> Path:
             f"run id {run.run_id!r} cannot name a file: use letters, digits, '.', '_' and '-'"
         )
     path = directory / f"{run.run_id}.json"
-    write_atomically(path, (run.model_dump_json(indent=2) + "\n").encode())
+    data = (run.model_dump_json(indent=2) + "\n").encode()
+    write_atomically(path, data)
+    record_saved(path, data)  # the runs dashboard's first view then finds it summarised
     return path
 
 
