@@ -39,8 +39,6 @@ SUBCOMMANDS: dict[tuple[str, str], str] = {
     ("test", "view"): f"`holodeck test view` {_NOT_YET}: write a report with "
     "`holodeck test agent.yaml -o report.html` and open it, or compare saved runs with "
     "`holodeck test --compare previous latest`",
-    ("test", "optimize"): f"`holodeck test optimize` {_NOT_YET}: run `holodeck test` "
-    "after each change to the instructions and compare runs with `--compare`",
 }
 
 

@@ -32,6 +32,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("holodeck.cli.validate", "validate", "Check agent definitions for errors."),
     "schema": ("holodeck.cli.schema", "schema", "Write the JSON Schema of agent.yaml."),
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
+    "test optimize": (
+        "holodeck.cli.test_optimize",
+        "optimize",
+        "Improve an agent's settings and instructions against its test cases.",
+    ),
     "chat": ("holodeck.cli.chat.command", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),

@@ -110,6 +110,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         embedding_provider=agent.embedding_provider,
         observability=overlay_observability(ctx.settings.observability, agent.observability),
         network=combine_network(ctx.settings.network, agent.network),
+        optimizer=agent.optimizer,
         warnings=tuple(ctx.collector.warnings),
     )
 
