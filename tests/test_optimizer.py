@@ -105,8 +105,16 @@ def serve() -> Iterator[Callable[[Callable[[dict[str, Any]], Step]], PromptServe
         server.stop()
 
 
-def agent_yaml(url: str, optimizer: str, temperature: float | None = None) -> str:
-    sampling = f", temperature: {temperature}" if temperature is not None else ""
+def agent_yaml(
+    url: str,
+    optimizer: str,
+    temperature: float | None = None,
+    *,
+    sampling: str = "",
+    metrics: str = "[{metric: contains}]",
+) -> str:
+    if temperature is not None:
+        sampling += f", temperature: {temperature}"
     cases = "".join(
         f"  - {{name: q{i}, input: {json.dumps(q)}, ground_truth: {PHRASE}}}\n"
         for i, q in enumerate(QUESTIONS)
@@ -117,7 +125,7 @@ def agent_yaml(url: str, optimizer: str, temperature: float | None = None) -> st
         f"model: {{provider: openai, name: gpt-4o-mini, endpoint: {url}, api_key: sk-test"
         f"{sampling}}}\n"
         "instructions:\n  inline: You help customers.  # keep this comment\n"
-        "evaluations:\n  metrics: [{metric: contains}]\n"
+        f"evaluations:\n  metrics: {metrics}\n"
         "execution: {parallel_test_cases: 2}\n"
         f"test_cases:\n{cases}"
         f"optimizer:\n{optimizer}"
