@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from conftest import Write
 from holodeck import load_agent
 from holodeck.cli.main import cli
-from scripted_servers import Call, OpenAIServer, Reply, Step
+from scripted_servers import Call, OpenAIServer, Reply, Step, unauthorized
 
 PHRASE = "support@acme.test"
 QUESTIONS = (
@@ -315,3 +315,16 @@ def test_no_optimizer_block_or_a_zero_budget_option_is_refused(
     assert result.exit_code == 2 and "no `optimizer:` block" in result.output
     result = run(tmp_path, str(root / "agent.yaml"), "--budget-candidates", "0")
     assert result.exit_code == 2 and "--budget-candidates" in result.output
+
+
+def test_a_model_that_refuses_every_case_is_an_execution_error(
+    write: Write, tmp_path: Path, serve: Any
+) -> None:
+    server = serve(lambda body: unauthorized())
+    root = write({"agent.yaml": agent_yaml(server.url, TEXTUAL)})
+    result = run(tmp_path, str(root / "agent.yaml"))
+    assert result.exit_code == 3
+    assert "no case of the original agent could run" in result.output
+    assert "key was refused" in result.output
+    assert "Traceback" not in result.output
+    assert not (root / "agent.optimized.yaml").exists()
