@@ -10,12 +10,15 @@ from typing import Any
 
 import pytest
 
+import scripted_servers
 import test_optimizer
 from conftest import Write
 from holodeck import load_agent
+from scripted_servers import EmbeddingsServer
 from test_optimizer import GOOD, PHRASE, QUESTIONS, USELESS, Scripted, agent_yaml, events, run
 
 serve = test_optimizer.serve
+embeddings_server = scripted_servers.embeddings_server
 TEXTUAL = "  axes: {textual: [{path: instructions}]}\n  holdout: 0.34\n"
 
 
@@ -153,3 +156,50 @@ def test_a_bad_axis_after_a_dropped_one_is_reported_at_its_own_line(
     result = run(tmp_path, str(root / "agent.yaml"))
     assert result.exit_code == 2
     assert f"agent.yaml:{bad}:" in result.output and "min 0.9 > max 0.1" in result.output
+
+
+DOCS = {
+    f"data/docs/{name}.md": f"# {name}\n\nParcels, returns and refunds: see {name}.\n"
+    for name in ("shipping", "returns", "refunds", "invoices")
+}
+
+
+def test_a_search_tools_top_k_is_searched_and_written_back(
+    write: Write, tmp_path: Path, serve: Any, embeddings_server: EmbeddingsServer
+) -> None:
+    def answer(body: dict[str, Any]) -> Any:
+        """Calls the search tool, then answers well only with three results or more."""
+        last = body["messages"][-1]
+        if last["role"] != "tool":
+            _, user = test_optimizer.system_and_user(body)
+            return test_optimizer.Reply(calls=(test_optimizer.Call("docs", {"query": user}),))
+        found = json.loads(last["content"])
+        return test_optimizer.Reply(text=f"Write to {PHRASE}." if len(found) >= 3 else "Hmm.")
+
+    server = serve(answer)
+    optimizer = "  axes:\n    numeric: [{path: 'tools[name=docs].top_k', range: [1, 5]}]\n"
+    text = agent_yaml(server.url, optimizer).replace(
+        "evaluations:",
+        "embedding_provider: {provider: openai, name: text-embedding-3-small, "
+        f"endpoint: {embeddings_server.url}, api_key: sk-test}}\n"
+        "tools:\n"
+        "  - {type: vectorstore, name: docs, description: Help pages., source: data/docs,"
+        " top_k: 1}\n"
+        "evaluations:",
+    )
+    root = write({"agent.yaml": text, **DOCS})
+
+    result = run(tmp_path, str(root / "agent.yaml"), "--budget-candidates", "3")
+
+    assert result.exit_code == 0, result.output
+    (tool,) = load_agent(root / "agent.optimized.yaml").tools
+    assert getattr(tool, "top_k", None) == 5
+    assert "top_k: 1}" in (root / "agent.yaml").read_text()
+
+
+def test_a_tool_the_agent_does_not_have_is_refused(write: Write, tmp_path: Path) -> None:
+    optimizer = "  axes:\n    numeric: [{path: 'tools[name=kb].top_k', range: [1, 5]}]\n"
+    root = write({"agent.yaml": agent_yaml("http://127.0.0.1:9/v1", optimizer)})
+    result = run(tmp_path, str(root / "agent.yaml"))
+    assert result.exit_code == 2
+    assert "`tools[name=kb].top_k` names no search tool of this agent" in result.output
