@@ -111,6 +111,14 @@ class Search:
             first = baseline.run.cases[0].runs[-1].error if baseline.run.cases else None
             raise ExecutionError(f"no case of the original agent could run: {first}")
         check_objective(baseline.run, self.settings, str(self.spec.source))
+        if baseline.run.offline:
+            self.emit(
+                {
+                    "event": "warning",
+                    "message": "the offline `test` model gives canned answers and its metrics "
+                    "are not judged: no candidate can score better than another",
+                }
+            )
         if self.settings.budget.cost is not None and self.meter.unpriced:
             self.emit(
                 {
