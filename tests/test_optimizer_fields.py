@@ -236,3 +236,23 @@ def test_the_cost_budget_stops_the_search(write: Write, tmp_path: Path, serve: A
     assert done["cost"] is not None and done["cost"] > 0
     budget = next(e for e in got if e["event"] == "budget_reached")
     assert budget["budget"] == "cost"
+
+
+def test_a_proposer_answer_that_never_fits_is_a_refused_proposal(
+    write: Write, tmp_path: Path, serve: Any
+) -> None:
+    def answer(body: dict[str, Any]) -> Step:
+        if test_optimizer.is_proposer(body):
+            return Reply(text="I would rather chat.")  # never the tool call asked for
+        return never(body)
+
+    server = serve(answer)
+    optimizer = "  axes: {textual: [{path: instructions}]}\n"
+    optimizer += "  textual_phase: {max_trials: 2, patience: 2}\n"
+    root = write({"agent.yaml": agent_yaml(server.url, optimizer)})
+
+    got = optimize(tmp_path, root)
+
+    refused = [e for e in got if e["event"] == "rejected"]
+    assert len(refused) == 2 and all("no valid answer" in e["reason"] for e in refused)
+    assert got[-1]["candidates"] == 1 and got[-1]["stopped"] == "converged"

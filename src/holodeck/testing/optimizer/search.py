@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.errors import ExecutionError
+from holodeck.runtime import NoValidAnswer
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.testing.optimizer.coordinates import Coordinate
@@ -216,7 +217,15 @@ class Search:
             self._check_budget(extra_calls=1)
             if self._proposer is None:
                 self._proposer = Proposer(self.spec, self.settings, self.options.run)
-            proposal = await self._proposer.propose(self.best.instructions, failing, self._tried)
+            trials += 1
+            try:
+                proposal = await self._proposer.propose(
+                    self.best.instructions, failing, self._tried
+                )
+            except NoValidAnswer as exc:  # one bad answer ends nothing: it is a miss
+                misses += 1
+                self.emit({"event": "rejected", "candidate": None, "reason": str(exc)})
+                continue
             text = proposal.instructions.strip()
             self.emit(
                 {
@@ -227,7 +236,6 @@ class Search:
                     "failing": [c.name for c in failing],
                 }
             )
-            trials += 1
             problem = None
             if not text or text == self.best.instructions.strip():
                 problem = "the proposal changes nothing"
