@@ -193,6 +193,15 @@ def test_the_search_keeps_the_prompt_that_helps_unseen_cases(
     shown = " ".join(QUESTIONS[int(name[1:])] for name in start["train"])
     assert [p["instructions"] for p in proposals] == [memorising(shown), GOOD]
     assert sorted(proposals[0]["failing"]) == sorted(start["train"])
+    # what the proposer read: each failing case's input, answer, expected value and checks
+    asked = next(r.body for r in server.requests if is_proposer(r.body))
+    _, prompt = system_and_user(asked)
+    train_question = QUESTIONS[int(start["train"][0][1:])]
+    assert f"input: {train_question}" in prompt and "answer: I am not sure." in prompt
+    assert f"expected: {PHRASE}" in prompt and "metric contains: fail" in prompt
+    assert "the output does not contain the ground truth" in prompt  # the metric's reason
+    held_question = QUESTIONS[int(start["holdout"][0][1:])]
+    assert held_question not in prompt  # held-out cases are never shown
     assert finished[2]["scores"] == {"train": 1.0, "holdout": 1.0}
     assert any(e["event"] == "accepted" and e["candidate"] == 2 for e in got)
     assert done["before"] == {"train": 0.0, "holdout": 0.0}

@@ -256,3 +256,16 @@ def test_a_proposer_answer_that_never_fits_is_a_refused_proposal(
     refused = [e for e in got if e["event"] == "rejected"]
     assert len(refused) == 2 and all("no valid answer" in e["reason"] for e in refused)
     assert got[-1]["candidates"] == 1 and got[-1]["stopped"] == "converged"
+
+
+def test_holdout_and_seed_options_override_the_block(
+    write: Write, tmp_path: Path, serve: Any
+) -> None:
+    server = serve(never)
+    optimizer = "  axes: {textual: [{path: instructions}]}\n  holdout: 0.2\n  seed: 1\n"
+    root = write({"agent.yaml": agent_yaml(server.url, optimizer)})
+    block = optimize(tmp_path, root, "--budget-candidates", "1")[0]
+    given = optimize(tmp_path, root, "--budget-candidates", "1", "--holdout", "0.5", "--seed", "1")[
+        0
+    ]
+    assert len(block["holdout"]) == 1 and len(given["holdout"]) == 3
