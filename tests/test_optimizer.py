@@ -259,7 +259,7 @@ def test_a_budget_stops_the_search(
 
 
 def test_coordinate_descent_finds_a_temperature_that_passes(
-    write: Write, tmp_path: Path, serve: Any
+    write: Write, tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def answer(body: dict[str, Any]) -> Step:
         correct = body.get("temperature", 1.0) <= 0.3
@@ -267,7 +267,9 @@ def test_coordinate_descent_finds_a_temperature_that_passes(
 
     server = serve(answer)
     optimizer = "  axes:\n    numeric: [{path: temperature, range: [0.0, 1.0]}]\n"
-    root = write({"agent.yaml": agent_yaml(server.url, optimizer, temperature=0.9)})
+    text = agent_yaml(server.url, optimizer, temperature=0.9)
+    monkeypatch.setenv("HELPDESK_KEY", "sk-secret-value")
+    root = write({"agent.yaml": text.replace("api_key: sk-test", "api_key: '${HELPDESK_KEY}'")})
 
     result = run(tmp_path, str(root / "agent.yaml"), "--budget-candidates", "8")
 
@@ -276,6 +278,8 @@ def test_coordinate_descent_finds_a_temperature_that_passes(
     best = load_agent(root / "agent.optimized.yaml").model
     assert best is not None and best.temperature is not None and best.temperature <= 0.3
     assert "temperature: 0.9" in (root / "agent.yaml").read_text()
+    written = (root / "agent.optimized.yaml").read_text()
+    assert "${HELPDESK_KEY}" in written and "sk-secret-value" not in written
     assert "-model: {provider: openai" in result.stdout and "temperature: 0.9}" in result.stdout
     assert "before" in result.stdout and "after" in result.stdout
 
