@@ -34,6 +34,10 @@ DEFERRED = {
         "the run (cli/run_tests.py) loads pydantic-ai and the metrics: `holodeck test --help` "
         "needs neither, and --timings counts them as the import phase"
     ),
+    ("cli/test_optimize.py", "holodeck.cli"): (
+        "the search (cli/run_optimize.py) loads pydantic-ai and the metrics: "
+        "`holodeck test optimize --help` needs neither"
+    ),
     ("cli/chat/command.py", "holodeck.cli.chat"): (
         "the session (cli/chat/run_chat.py) loads the runtime and pydantic-ai: "
         "`holodeck chat --help` needs neither"

@@ -311,7 +311,6 @@ def test_deployment_protocol_rest_is_what_is_served_and_ag_ui_is_refused(write: 
     [
         (["serve", "agent.yaml"], "`holodeck serve` is `holodeck deploy` here"),
         (["deploy", "build", "."], "`holodeck deploy` builds none"),
-        (["test", "optimize"], "`holodeck test optimize` is not available in this HoloDeck yet"),
     ],
 )
 def test_earlier_commands_name_what_to_run_here(tmp_path: Path, args: list[str], says: str) -> None:

@@ -36,8 +36,6 @@ SUBCOMMANDS: dict[tuple[str, str], str] = {
     "GET /health and GET /ready",
     ("deploy", "destroy"): f"`holodeck deploy destroy` {_NOT_YET}: stop the `holodeck "
     "deploy` process (Ctrl+C or SIGTERM)",
-    ("test", "optimize"): f"`holodeck test optimize` {_NOT_YET}: run `holodeck test` "
-    "after each change to the instructions and compare runs with `--compare`",
 }
 
 

@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
     "test merge": ("holodeck.cli.test_merge", "merge", "Combine shard runs into one run."),
     "test view": ("holodeck.cli.test_view", "view", "Browse saved test runs in a local page."),
+    "test optimize": (
+        "holodeck.cli.test_optimize",
+        "optimize",
+        "Improve an agent's settings and instructions against its test cases.",
+    ),
     "chat": ("holodeck.cli.chat.command", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),

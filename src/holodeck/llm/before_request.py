@@ -1,5 +1,5 @@
 """A model wrapper that does something before each request it passes on (wait for a rate
-limit, tell the turn's starter that its request is leaving)."""
+limit, tell the turn's starter that its request is leaving), and with each answer."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ class BeforeRequestModel(WrapperModel):
     async def before_request(self) -> None:
         raise NotImplementedError
 
+    def after_response(self, response: ModelResponse) -> None:
+        """Told of each answer, streamed or not (nothing by default)."""
+
     async def request(
         self,
         messages: list[ModelMessage],
@@ -27,7 +30,9 @@ class BeforeRequestModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         await self.before_request()
-        return await super().request(messages, model_settings, model_request_parameters)
+        response = await super().request(messages, model_settings, model_request_parameters)
+        self.after_response(response)
+        return response
 
     @asynccontextmanager
     async def request_stream(
@@ -42,3 +47,4 @@ class BeforeRequestModel(WrapperModel):
             messages, model_settings, model_request_parameters, run_context
         ) as stream:
             yield stream
+        self.after_response(stream.get())

@@ -1,14 +1,18 @@
 """A global request rate limit shared by every model of a run (the agent's, its prompt
-tools', sub-agents' and metric judges'), so concurrent test cases stay under a quota."""
+tools', sub-agents' and metric judges'), so concurrent test cases stay under a quota. A
+subclass sees every request of the run too: `holodeck test optimize` counts them."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from holodeck.llm.before_request import BeforeRequestModel
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelResponse
 
 
 @dataclass
@@ -30,6 +34,9 @@ class RateLimiter:
                     return
                 await asyncio.sleep(60.0 - (now - self._starts[0]))
 
+    def answered(self, response: ModelResponse) -> None:
+        """Told of each answer to a request `acquire` let through (nothing here)."""
+
 
 class RateLimitedModel(BeforeRequestModel):
     def __init__(self, wrapped: Any, limiter: RateLimiter) -> None:
@@ -38,3 +45,6 @@ class RateLimitedModel(BeforeRequestModel):
 
     async def before_request(self) -> None:
         await self.limiter.acquire()
+
+    def after_response(self, response: ModelResponse) -> None:
+        self.limiter.answered(response)

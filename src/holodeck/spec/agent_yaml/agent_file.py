@@ -13,6 +13,7 @@ from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.settings import (
     DeploymentSettings,
     ExecutionSettings,
@@ -75,6 +76,9 @@ class AgentFile(Strict):
     network: NetworkSettings | None = Field(
         default=None,
         description="Where web_fetch and what the model steers may go; adds to config.yaml's.",
+    )
+    optimizer: OptimizerSettings | None = Field(
+        default=None, description="What `holodeck test optimize` searches, and its budget."
     )
 
     @model_validator(mode="before")

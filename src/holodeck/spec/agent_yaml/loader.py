@@ -13,6 +13,7 @@ from holodeck.spec.agent_yaml.function_parameters import check_parameters
 from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
+from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
@@ -60,6 +61,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
             ]
         )
     data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
+    data = read_optimizer(data, doc, ctx.collector, strict=ctx.strict)
     data = with_provider_defaults(data, ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector, strict=ctx.strict)
     if agent is None:
@@ -112,6 +114,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         embedding_provider=agent.embedding_provider,
         observability=overlay_observability(ctx.settings.observability, agent.observability),
         network=combine_network(ctx.settings.network, agent.network),
+        optimizer=agent.optimizer,
         warnings=tuple(ctx.collector.warnings),
     )
 

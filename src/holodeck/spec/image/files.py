@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.tools import RetryPolicy, check_http_url
 
 InputModality = Literal["text", "image", "audio", "video", "file"]
@@ -90,6 +91,9 @@ class ImageConfig(Strict):
     interaction: Interaction = Field(default_factory=Interaction)
     tools: ToolsBlock = Field(default_factory=ToolsBlock)
     params: dict[str, Any] = Field(default_factory=dict)
+    optimizer: OptimizerSettings | None = Field(
+        default=None, description="What `holodeck test optimize` searches (a HoloDeck extension)."
+    )
 
 
 class McpFile(Strict):

@@ -123,6 +123,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         deployment=ctx.settings.deployment,
         observability=ctx.settings.observability,
         network=ctx.settings.network,
+        optimizer=config.optimizer,
         warnings=tuple(ctx.collector.warnings),
     )
 

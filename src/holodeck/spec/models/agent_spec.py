@@ -14,6 +14,7 @@ from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.prompt_version import PromptVersion
 from holodeck.spec.models.settings import (
     DeploymentSettings,
@@ -109,6 +110,7 @@ class AgentSpec(_Frozen):
         default=None,
         description="The config files' `network` blocks and agent.yaml's, together.",
     )
+    optimizer: OptimizerSettings | None = None
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:

@@ -1,0 +1,13 @@
+"""`holodeck test optimize`: search the settings an agent's `optimizer:` block names,
+scoring each candidate by running the agent's own test cases, and write the best result
+beside the original.
+
+    search = Search(spec, spec.optimizer, TestOptions(), Path(".holodeck/runs"), print)
+    result = asyncio.run(search.run())
+    written = write_result(spec, result)
+"""
+
+from holodeck.testing.optimizer.result_files import Written, write_result
+from holodeck.testing.optimizer.search import Candidate, Search, SearchResult
+
+__all__ = ["Candidate", "Search", "SearchResult", "Written", "write_result"]
