@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -75,6 +76,14 @@ class AgentFile(Strict):
     network: NetworkSettings | None = Field(
         default=None,
         description="Where web_fetch and what the model steers may go; adds to config.yaml's.",
+    )
+    limits: Limits | None = Field(
+        default=None,
+        description="Spend caps per turn, per session and per API key per day; over "
+        "config.yaml's, cap by cap.",
+    )
+    tools_policy: ToolsPolicy | None = Field(
+        default=None, description="Which of the agent's tools the model is offered."
     )
 
     @model_validator(mode="before")
