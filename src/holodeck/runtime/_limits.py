@@ -39,6 +39,24 @@ class Used:
     requests: int = 0
     tool_calls: int = 0
 
+    def __add__(self, other: Used) -> Used:
+        cost = None if self.cost is None or other.cost is None else self.cost + other.cost
+        return Used(
+            cost,
+            self.tokens + other.tokens,
+            self.requests + other.requests,
+            self.tool_calls + other.tool_calls,
+        )
+
+    def __sub__(self, other: Used) -> Used:
+        cost = None if self.cost is None or other.cost is None else self.cost - other.cost
+        return Used(
+            cost,
+            self.tokens - other.tokens,
+            self.requests - other.requests,
+            self.tool_calls - other.tool_calls,
+        )
+
     def of(self, cap: str) -> Decimal | int | None:
         return {
             "max_cost_usd": self.cost,
