@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
 from holodeck.spec.diagnostics import Collector, FieldPath, Severity
+from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
+from holodeck.spec.models.tools import McpTool
 from holodeck.spec.yaml.document import YamlDocument
 
 
@@ -110,3 +112,17 @@ def _why_unpriced(model: ModelSettings, settings: Settings) -> str | None:
     except LookupError:
         return f"no price is known for `{model.provider}/{name}`"
     return None
+
+
+def effective_tools(spec: AgentSpec) -> tuple[list[str], list[str], list[str]]:
+    """The tools the model is offered and those `tools_policy` keeps from it (MCP
+    servers' tools aside), and the MCP servers whose tools are only known once they run."""
+    names = {t.name for t in spec.tools if not isinstance(t, McpTool)}
+    names |= set(spec.subagents) | {b.name for b in spec.builtins}
+    if spec.skills:
+        names.add("load_skill")
+    policy = spec.tools_policy
+    offered = sorted(n for n in names if policy is None or policy.allows(n))
+    denied = sorted(names - set(offered))
+    servers = sorted(t.name for t in spec.tools if isinstance(t, McpTool))
+    return offered, denied, servers
