@@ -12,7 +12,7 @@ from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import LimitReached, meaning_of
 from holodeck.runtime import Agent, FinalMessage
-from scripted_servers import Call, OpenAIServer, server_error, text, tool_calls
+from scripted_servers import Call, OpenAIServer, closed_port_url, server_error, text, tool_calls
 from yaml_dump import dump
 
 openai_server = scripted_servers.openai_server
@@ -133,3 +133,19 @@ def test_a_denied_tool_is_never_offered_to_the_model(
 
     offered = [t["function"]["name"] for t in openai_server.requests[0].body["tools"]]
     assert offered == ["lookup"]
+
+
+def test_a_fallback_answers_when_the_first_models_server_cannot_be_reached(
+    write: Write, openai_server: OpenAIServer
+) -> None:
+    root = write(agent_files(openai_server, model={"fallbacks": ["backup/gpt-4o"]}))
+    spec = (root / "agent.yaml").read_text(encoding="utf-8")
+    (root / "agent.yaml").write_text(spec.replace(openai_server.url, closed_port_url()))
+    config = {"providers": {"backup": {"provider": "openai", "endpoint": openai_server.url}}}
+    (root / "config.yaml").write_text(dump(config), encoding="utf-8")
+    openai_server.script(text("from the backup"))
+
+    agent = Agent(load_agent(root), RunOptions(env={"OPENAI_API_KEY": "k"}))
+    (final,) = asyncio.run(ask(agent, "hi"))
+
+    assert isinstance(final, FinalMessage) and final.model == "gpt-4o"
