@@ -45,7 +45,8 @@ CONTROLLED = (
     + """
 limits:
   turn: {max_cost_usd: 100, max_tokens: 100000000, max_requests: 50, max_tool_calls: 1000}
-  session: {max_cost_usd: 100000, max_tokens: 1000000000, max_requests: 1000000, max_tool_calls: 1000000}
+  session:
+    {max_cost_usd: 100000, max_tokens: 1000000000, max_requests: 1000000, max_tool_calls: 1000000}
 tools_policy:
   allow: ["look*"]
   deny: ["delete_*"]
