@@ -5,6 +5,7 @@ a turn the caps stop becomes `LimitReached`, naming the cap."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -14,6 +15,8 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 
 from holodeck.errors import LimitReached
 from holodeck.spec.models.controls import Caps, Limits
+
+log = logging.getLogger("holodeck.runtime")
 
 # our cap -> pydantic-ai's limit of the same thing
 _LIMIT_OF = {
@@ -107,12 +110,9 @@ def turn_limits(
     for scope, caps, spent in scopes:
         for cap, ceiling in _caps_of(caps).items():
             so_far = spent.of(cap)
-            if so_far is None:  # a cost that cannot be priced
-                raise LimitReached(
-                    f"limits.{scope}.{cap} cannot be enforced: the cost so far is unknown",
-                    cap=f"limits.{scope}.{cap}",
-                    hint="use a model on the price list bundled with pydantic-ai",
-                )
+            if so_far is None:  # a run's --model with no price (validate checks the agent's)
+                _warn_unpriced(f"limits.{scope}.{cap}")
+                continue
             left = ceiling - so_far
             if left <= 0:
                 raise LimitReached(
@@ -132,6 +132,17 @@ def turn_limits(
         tool_calls_limit=_int(values.get("tool_calls_limit")),
     )
     return TurnLimits(usage_limits, binding)
+
+
+_warned: set[str] = set()
+
+
+def _warn_unpriced(cap: str) -> None:
+    """Once per cap and process: the model this run uses has no price, so `cap` cannot
+    be enforced (the definition's own model was checked when it loaded)."""
+    if cap not in _warned:
+        _warned.add(cap)
+        log.warning("%s is not enforced: this run's model has no known price", cap)
 
 
 def _caps_of(caps: Caps) -> dict[str, Decimal | int]:
