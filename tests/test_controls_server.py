@@ -3,10 +3,12 @@ model a scripted OpenAI-compatible server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import httpx2 as httpx
+import pytest
 
 import scripted_servers
 from scripted_servers import OpenAIServer, server_error, text
@@ -96,3 +98,40 @@ def test_each_api_key_has_its_own_daily_cap(
     assert int(third.headers["retry-after"]) > 0
     assert other.status_code == 200, other.text
     assert len(openai_server.requests) == 3  # alice's refused turns never reached the model
+
+
+def test_the_served_turns_span_names_the_model_that_answered(
+    tmp_path: Path, openai_server: OpenAIServer, serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holodeck.observability import shutdown_shared
+    from otlp_receiver import otlp_http
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")  # the backup entry's key
+
+    with otlp_http() as received:
+        observability = {
+            "enabled": True,
+            "traces": {"schedule_delay_millis": 50},
+            "exporters": {"otlp": {"endpoint": received.endpoint, "protocol": "http"}},
+        }
+        files = agent_files(
+            openai_server, model={"fallbacks": ["backup/gpt-4o"]}, observability=observability
+        )
+        files["config.yaml"] = dump(
+            {"providers": {"backup": {"provider": "openai", "endpoint": openai_server.url}}}
+        )
+        root = write(tmp_path / "demo", files)
+        openai_server.script(server_error(), text("from the backup"))
+        try:
+            with serve(root, model=None) as server:
+                answer = server.chat("hi")
+            assert answer.status_code == 200, answer.text
+
+            def served_span() -> bool:
+                return any(s.name == "/v1/chat" for s in received.spans)
+
+            received.wait_for(lambda r: served_span())
+            span = next(s for s in received.spans if s.name == "/v1/chat")
+            assert span.attributes["gen_ai.response.model"] == "gpt-4o"
+        finally:
+            asyncio.run(shutdown_shared())
