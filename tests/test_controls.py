@@ -149,3 +149,27 @@ def test_a_fallback_answers_when_the_first_models_server_cannot_be_reached(
     (final,) = asyncio.run(ask(agent, "hi"))
 
     assert isinstance(final, FinalMessage) and final.model == "gpt-4o"
+
+
+def test_an_images_limits_and_tools_policy_hold_as_agent_yamls_do(
+    write: Write, openai_server: OpenAIServer
+) -> None:
+    config = {
+        "spec_version": 1,
+        "name": "omni",
+        "executor": {
+            "model": "openai/gpt-4o-mini",
+            "connection": {"api_key": "sk-x", "base_url": openai_server.url},
+        },
+        "limits": {"turn": {"max_tool_calls": 1}},
+        "tools_policy": {"deny": ["*_secret"]},
+    }
+    root = write({"config.yaml": dump(config), "tools/python/tools.py": LOOKUP_TOOL})
+    calls = [Call("tools_lookup", {"query": "a"}, id=f"c{i}") for i in range(2)]
+    openai_server.script(*(tool_calls(call) for call in calls))
+
+    (outcome,) = asyncio.run(ask(Agent(load_agent(root)), "find it"))
+
+    assert isinstance(outcome, LimitReached) and outcome.cap == "limits.turn.max_tool_calls"
+    offered = [t["function"]["name"] for t in openai_server.requests[0].body["tools"]]
+    assert offered == ["tools_lookup"]  # tools_secret is denied
