@@ -85,7 +85,8 @@ def check_cost_caps(
             continue
         scope = scopes[0]
         path = (*where, scope, "max_cost_usd")
-        located = doc.position(path) is not None and doc.position(path) != doc.position(())
+        # a cap from config.yaml is reported at the model it cannot price
+        located = path in doc.positions
         collector.add(
             doc.diagnostic(
                 path if located else model_where,

@@ -11,8 +11,6 @@ from pydantic import Field
 
 from holodeck.spec.models.base import NonEmpty, Strict
 
-CAP_NAMES = ("max_cost_usd", "max_tokens", "max_requests", "max_tool_calls")
-
 
 class Caps(Strict):
     """Ceilings on what a turn, a session or an API key's day may use; unset: no cap."""
@@ -32,10 +30,6 @@ class Caps(Strict):
         default=None, description="Tool calls the model may make."
     )
 
-    def set(self) -> dict[str, int | Decimal]:
-        """The caps given, by name."""
-        return {name: v for name in CAP_NAMES if (v := getattr(self, name)) is not None}
-
 
 class Limits(Strict):
     """`limits:`: caps per turn, per session, and (when served) per API key per day.
@@ -48,9 +42,6 @@ class Limits(Strict):
         description="Per API key per UTC day, on `holodeck deploy` (a server without keys: "
         "per server).",
     )
-
-    def is_empty(self) -> bool:
-        return not any(c is not None and c.set() for c in (self.turn, self.session, self.key_daily))
 
 
 def overlay_limits(base: Limits | None, top: Limits | None) -> Limits | None:
