@@ -146,3 +146,31 @@ def test_an_omnigent_policy_of_another_kind_is_an_error_saying_what_to_write(
     rendered = caught.value.render()
     assert "config.yaml:7" in rendered and "policy `prompt` has no equal here" in rendered
     assert "limits:" in rendered
+
+
+def test_config_yaml_caps_are_defaults_an_agents_own_caps_win_one_by_one(write: Write) -> None:
+    config = (
+        "limits:\n  turn: {max_tool_calls: 5, max_requests: 9}\n  session: {max_tokens: 1000}\n"
+    )
+    agent = HEAD + "limits:\n  turn: {max_tool_calls: 2}\n"
+    root = write({"agent.yaml": agent, "tools.py": TOOLS, "config.yaml": config})
+
+    limits = load_agent(root).limits
+
+    assert limits is not None and limits.turn is not None and limits.session is not None
+    assert (limits.turn.max_tool_calls, limits.turn.max_requests) == (2, 9)
+    assert limits.session.max_tokens == 1000
+
+
+def test_a_config_yaml_cost_cap_on_an_unpriced_model_is_reported_at_the_model(
+    write: Write,
+) -> None:
+    yaml = HEAD.replace("provider: openai", "provider: ollama").replace("gpt-4o-mini", "llama3.2")
+    config = "limits:\n  session: {max_cost_usd: 1}\n"
+    root = write({"agent.yaml": yaml, "tools.py": TOOLS, "config.yaml": config})
+
+    result = validate(root)
+
+    assert result.exit_code == 2
+    assert f"agent.yaml:{line_of(yaml, 'provider: ollama') - 1}" in result.output
+    assert "limits.session.max_cost_usd cannot be enforced" in result.output
