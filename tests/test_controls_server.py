@@ -135,3 +135,23 @@ def test_the_served_turns_span_names_the_model_that_answered(
             assert span.attributes["gen_ai.response.model"] == "gpt-4o"
         finally:
             asyncio.run(shutdown_shared())
+
+
+def test_a_served_session_at_its_cost_budget_refuses_the_next_turn(
+    tmp_path: Path, openai_server: OpenAIServer, serve: Serve
+) -> None:
+    # gpt-4o-mini: $0.15 per million input tokens: the first turn spends the whole budget
+    files = agent_files(openai_server, limits={"session": {"max_cost_usd": 0.15}})
+    root = write(tmp_path / "demo", files)
+    openai_server.script(text("first", input_tokens=1_000_000, output_tokens=0), text("new"))
+
+    with serve(root, model=None) as server:
+        first = server.chat("one", session_id="s1")
+        again = server.chat("two", session_id="s1")
+        other = server.chat("three", session_id="s2")
+
+    assert first.status_code == 200 and first.json()["response"] == "first"
+    assert again.status_code == 429
+    assert "has reached limits.session.max_cost_usd" in again.json()["error"]["message"]
+    assert other.status_code == 200 and other.json()["response"] == "new"  # another session
+    assert len(openai_server.requests) == 2  # the refused turn never reached the model
