@@ -57,6 +57,7 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "ImageConfig.llm": ("model",),
     "LlmConfig.model": ("provider", "name"),
     "LlmConfig.max_completion_tokens": ("max_tokens",),
+    "LlmConfig.fallback_models": ("fallbacks",),
     "ImageConfig.prompt": ("instructions",),
     "Interaction.modalities": ("input_modalities", "output_modalities"),
     "Modalities.input": ("input_modalities",),

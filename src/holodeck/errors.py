@@ -50,6 +50,7 @@ __all__ = [
     "InputError",
     "InputRefused",
     "LifecycleError",
+    "LimitReached",
     "Meaning",
     "ModelError",
     "ModelOutputError",
@@ -143,6 +144,18 @@ class ModelOutputError(ModelError):
     tool-iteration limit reached)."""
 
 
+class LimitReached(ExecutionError):
+    """A spend cap (`limits:`) ended the turn: its cost, tokens, model requests or tool
+    calls reached the cap of the turn, the session or the API key's day (exit 3; 429:
+    nothing more is spent until the session or the day is new). `cap` names it, e.g.
+    `limits.session.max_cost_usd`; the turn's messages are not kept."""
+
+    def __init__(self, message: str = "", *, cap: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.cap = cap
+        self.spent: object = None  # what the stopped turn used (the runtime's count)
+
+
 class ToolError(ExecutionError):
     """A tool, or the server or process that runs it, failed (exit 3; 500)."""
 
@@ -176,6 +189,7 @@ MEANINGS: dict[type[HoloDeckError], Meaning] = {
     LifecycleError: Meaning(EXIT_CONFIG, 500, "misused"),
     ExecutionError: Meaning(EXIT_EXECUTION, 500, "turn_failed"),
     ModelError: Meaning(EXIT_EXECUTION, 502, "model_error"),
+    LimitReached: Meaning(EXIT_EXECUTION, 429, "limit_reached"),
     ToolError: Meaning(EXIT_EXECUTION, 500, "tool_failed"),
     SessionError: Meaning(EXIT_EXECUTION, 500, "session_damaged"),
     StoreError: Meaning(EXIT_EXECUTION, 503, "store_unavailable"),

@@ -13,6 +13,7 @@ from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
 from holodeck.runtime import RunOptions, tool_context
 from holodeck.spec import SpecError
+from holodeck.spec.controls_check import effective_tools
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
         )
         searches, errors = _embedders_of(spec)
         failed = failed or bool(errors)
+        offered, denied, servers = effective_tools(spec)
         results.append(
             {
                 "path": str(path),
@@ -68,6 +70,9 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
                 "diagnostics": spec.warnings,
                 "search_tools": searches,
                 "errors": errors,
+                "tools_offered": offered,
+                "tools_denied": denied,
+                "mcp_servers": servers,
             }
         )
     if as_json:
@@ -90,6 +95,7 @@ def _print(result: dict[str, object]) -> None:
         assert isinstance(searches, dict)
         for name, how in searches.items():
             click.echo(f"  search tool `{name}`: {how}")
+        _print_tools(result)
     else:
         found = result.get("errors") or []
         assert isinstance(found, list)
@@ -97,6 +103,20 @@ def _print(result: dict[str, object]) -> None:
             click.secho(f"{result['path']}: error: {problem}", fg="red", err=True)
         errors = sum(1 for d in diagnostics if d.severity.value == "error") + len(found)
         click.secho(f"FAILED {result['path']}: {errors} error(s)", fg="red", err=True)
+
+
+def _print_tools(result: dict[str, object]) -> None:
+    """The effective tool set: what the model is offered, what tools_policy keeps from it."""
+    offered, denied, servers = (result[k] for k in ("tools_offered", "tools_denied", "mcp_servers"))
+    assert isinstance(offered, list) and isinstance(denied, list) and isinstance(servers, list)
+    click.echo(f"  tools offered: {', '.join(offered) or 'none'}")
+    if denied:
+        click.echo(f"  denied by tools_policy: {', '.join(denied)}")
+    for server in servers:
+        click.echo(
+            f"  MCP server `{server}`: its tools are known once it runs; "
+            "tools_policy applies to them then (as `server.tool`)"
+        )
 
 
 def _as_json(result: dict[str, object]) -> dict[str, object]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from holodeck.spec.compat.execution import without_no_effect
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
+from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
 from holodeck.spec.models.settings import Settings, overlay, overlay_memory
@@ -110,6 +111,7 @@ def _merge(layers: list[Settings]) -> Settings:
             execution=overlay(merged.execution, layer.execution),
             observability=overlay_observability(merged.observability, layer.observability),
             network=combine_network(merged.network, layer.network),
+            limits=overlay_limits(merged.limits, layer.limits),
         )
     return merged
 

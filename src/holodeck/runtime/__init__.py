@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._history import trim_history as trim_history
     from holodeck.runtime._hosting import Hosting as Hosting
     from holodeck.runtime._hosting import tool_context as tool_context
+    from holodeck.runtime._limits import Used as Used
     from holodeck.runtime._models import choose_model as choose_model
     from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._run import Run as Run
@@ -69,6 +70,7 @@ _EXPORTS = {
     "LifecycleError": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",
     "Event": "holodeck.runtime._events",
+    "Used": "holodeck.runtime._limits",
     "FinalMessage": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
     "ToolCallFinished": "holodeck.runtime._events",

@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import mimetypes
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -24,6 +24,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -32,8 +33,9 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import DefinitionError, InputRefused, ModelOutputError
+from holodeck.errors import DefinitionError, InputRefused, LimitReached, ModelOutputError
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.first_request import SignallingModel
@@ -43,6 +45,7 @@ from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, fina
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
+from holodeck.runtime._limits import TurnLimits, Used, turn_limits
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._scope import SessionScope
@@ -121,6 +124,10 @@ class Agent:
             )
         execution = spec.execution
         native: list[Any] = []
+        policy = spec.tools_policy
+        if policy is not None and spec.builtins:  # a denied builtin is never offered
+            kept = tuple(b for b in spec.builtins if policy.allows(b.name))
+            spec = self.spec = spec.model_copy(update={"builtins": kept})
         if spec.builtins:
             native = list(
                 builtin_capabilities(spec, tool_context(spec, self.options, self.hosting))
@@ -258,6 +265,7 @@ class Agent:
         on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
         stream_text: bool = True,
         running: dict[str, ToolCallStarted] | None = None,
+        used: Mapping[str, Used] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
@@ -265,12 +273,16 @@ class Agent:
         less work per request): for callers that only read the final message.
         `running` is kept up to date with the calls started and not finished yet (its
         reader may not have taken their `ToolCallStarted` when the turn is cancelled).
+        `used` is what the session ("session") and the API key's day ("key_daily") have
+        used so far: their caps bind the turn too (`LimitReached` before it starts when
+        one is reached already).
 
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
         self.lifecycle.claim()
         content = self._content(prompt, attachments)
+        limits = turn_limits(self.spec.limits, self._iteration_requests, used)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
         turn = Turn(
             queue,  # type: ignore[arg-type]
@@ -284,7 +296,7 @@ class Agent:
             CURRENT_TURN.set(turn)
             TOOL_THREADS.set(self.threads)
             try:
-                result = await self._drive(content, turn, list(history))
+                result = await self._drive(content, turn, list(history), limits=limits)
                 final = self._final(result, turn)
                 if on_result is not None:
                     on_result(result, final)
@@ -328,16 +340,41 @@ class Agent:
             CURRENT_TURN.reset(token)
         return self._final(result, turn)
 
+    @property
+    def _iteration_requests(self) -> int:
+        # each tool iteration is one model request; then one for the answer (plus its retries)
+        retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0
+        return self.max_tool_iterations + 1 + retries
+
     async def _drive(
         self,
         content: str | Sequence[UserContent],
         turn: Turn,
         history: list[ModelMessage],
         usage: Any = None,
+        limits: TurnLimits | None = None,
     ) -> AgentRunResult[Any]:
-        # each tool iteration is one model request; then one for the answer (plus its retries)
-        retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0
-        limits = UsageLimits(request_limit=self.max_tool_iterations + 1 + retries)
+        """Run the turn under `limits` (default: the agent's own caps); a cap that stops
+        it is raised as `LimitReached`, carrying what the turn used (`spent`)."""
+        limits = limits or turn_limits(self.spec.limits, self._iteration_requests)
+        counted = usage if usage is not None else RunUsage()
+        try:
+            return await self._run(content, turn, history, counted, limits.usage_limits)
+        except UsageLimitExceeded as exc:
+            reached = limits.reached(exc)
+            if reached is None:
+                raise
+            reached.spent = counted
+            raise reached from None
+
+    async def _run(
+        self,
+        content: str | Sequence[UserContent],
+        turn: Turn,
+        history: list[ModelMessage],
+        usage: RunUsage,
+        limits: UsageLimits,
+    ) -> AgentRunResult[Any]:
         result: AgentRunResult[Any] | None = None
         own = turn.scope.toolsets_for(self) if turn.scope is not None else []
         if not turn.stream_text:  # nobody shows the answer as it comes: one response each
@@ -371,10 +408,18 @@ class Agent:
         run_usage = result.usage
         usage = Usage(run_usage.input_tokens, run_usage.output_tokens, run_usage.requests)
         output = result.output
+        answered = next(
+            (
+                m.model_name or ""
+                for m in reversed(result.new_messages())
+                if isinstance(m, ModelResponse)
+            ),
+            "",
+        )
         if isinstance(output, str):
-            return FinalMessage(output, None, usage, tuple(turn.calls))
+            return FinalMessage(output, None, usage, tuple(turn.calls), answered)
         return FinalMessage(
-            json.dumps(output, ensure_ascii=False), output, usage, tuple(turn.calls)
+            json.dumps(output, ensure_ascii=False), output, usage, tuple(turn.calls), answered
         )
 
     def _content(self, prompt: str, attachments: Sequence[Attachment]) -> str | list[UserContent]:
@@ -394,7 +439,9 @@ class Agent:
         return parts
 
     def _user_error(self, exc: BaseException) -> BaseException:
-        if isinstance(exc, ProviderError | ModelOutputError | asyncio.CancelledError):
+        if isinstance(
+            exc, ProviderError | ModelOutputError | LimitReached | asyncio.CancelledError
+        ):
             return exc
         explained = explain(exc, self.model.provider, self.model.name)
         if explained is not None:

@@ -69,6 +69,7 @@ class FinalMessage:
     output: Any = None
     usage: Usage = field(default_factory=Usage)
     tool_calls: tuple[ToolCallFinished, ...] = ()
+    model: str = ""  # the model that gave the answer (a fallback, when one took over)
 
 
 Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage

@@ -33,10 +33,12 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import SessionError
-from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, final_message
+from holodeck.errors import LimitReached, SessionError
+from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, Usage, final_message
 from holodeck.runtime._history import trim_history
+from holodeck.runtime._limits import Used
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
 
@@ -108,6 +110,7 @@ class Session:
         *,
         attachments: Sequence[Attachment] = (),
         stream_text: bool = True,
+        key_used: Used | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn's events; the last is a `FinalMessage`. With
         `stream_text=False` the answer comes whole in the final message (no `TextDelta`),
@@ -116,7 +119,12 @@ class Session:
         The conversation takes the turn in when it finishes; closing the iterator early
         (or cancelling the task reading it) cancels the turn and leaves it as it was.
         `interrupted_calls` then holds the tool calls it had started (whether or not their
-        `ToolCallStarted` was read): each ended without a `ToolCallFinished`."""
+        `ToolCallStarted` was read): each ended without a `ToolCallFinished`.
+
+        The agent's `limits.session` caps count this session's spend; `key_used` is what
+        the API key has used today, for `limits.key_daily` (the server passes it). A turn
+        a cap stops raises `LimitReached`; what it used is counted, its messages are not
+        kept."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -128,7 +136,7 @@ class Session:
                 nonlocal finished
                 finished = True
                 responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-                self.spend.add(final.usage, responses)
+                self.spend.add(final.usage, responses, result.usage.tool_calls)
                 if self.agent.spec.interaction.conversational:
                     self.messages = trim_history(result.all_messages(), self.max_messages)
                 self.updated_at = time.time()
@@ -141,16 +149,32 @@ class Session:
                 on_result=finish,
                 stream_text=stream_text,
                 running=running,
+                used=self._used(key_used),
             )
             try:
                 async with contextlib.aclosing(turn) as events:  # closing ends the turn now
                     async for event in events:
                         yield event
+            except LimitReached as exc:
+                spent = exc.spent
+                if isinstance(spent, RunUsage):
+                    usage = Usage(spent.input_tokens, spent.output_tokens, spent.requests)
+                    self.spend.add_stopped(usage, spent.cost, spent.tool_calls)
+                raise
             except (asyncio.CancelledError, GeneratorExit):
                 if not finished:
                     self.spend.cancelled += 1
                     self.interrupted_calls = tuple(running.values())
                 raise
+
+    def _used(self, key_used: Used | None) -> dict[str, Used] | None:
+        limits = self.agent.spec.limits
+        if limits is None or (limits.session is None and limits.key_daily is None):
+            return None  # pricing the session is not free: only when a cap needs it
+        used = {"session": self.spend.used()}
+        if key_used is not None:
+            used["key_daily"] = key_used
+        return used
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
         """Run a turn and return only its final message."""

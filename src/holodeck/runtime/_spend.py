@@ -11,6 +11,7 @@ from typing import Any
 from pydantic_ai.messages import ModelResponse
 
 from holodeck.runtime._events import Usage
+from holodeck.runtime._limits import Used
 
 _MOST_WAITING = 32  # turns waiting to be priced before they are priced anyway
 
@@ -26,15 +27,31 @@ class Spend:
     priced: Decimal | None = Decimal(0)  # the turns priced so far; None: unknown
     unpriced: str | None = None  # why the cost is unknown
     cancelled: int = 0  # turns interrupted before their answer (not counted)
+    tool_calls: int = 0
     _waiting: list[tuple[Usage, Sequence[ModelResponse]]] = field(default_factory=list, repr=False)
     _last: Decimal | None = field(default=None, repr=False)
 
-    def add(self, usage: Usage, responses: Sequence[ModelResponse]) -> None:
+    def add(self, usage: Usage, responses: Sequence[ModelResponse], tool_calls: int = 0) -> None:
         """Count a finished turn (its model responses are priced when asked)."""
         self.usage = self.usage + usage
+        self.tool_calls += tool_calls
         self._waiting.append((usage, responses))
         if len(self._waiting) >= _MOST_WAITING:  # a long conversation keeps no backlog
             self._price_waiting()
+
+    def add_stopped(self, usage: Usage, cost: Decimal | None, tool_calls: int) -> None:
+        """Count a turn a cap stopped: nothing of it is kept, but what it used was spent."""
+        self._price_waiting()
+        self.usage = self.usage + usage
+        self.tool_calls += tool_calls
+        if cost is None and usage.requests:
+            self.priced, self.unpriced = None, self.unpriced or "a stopped turn had no price"
+        elif self.priced is not None and cost is not None:
+            self.priced += cost
+
+    def used(self) -> Used:
+        """What the caps count of this spend."""
+        return Used(self.cost, self.usage.total_tokens, self.usage.requests, self.tool_calls)
 
     @property
     def cost(self) -> Decimal | None:
@@ -85,6 +102,7 @@ class Spend:
             "cost": None if self.cost is None else str(self.cost),
             "unpriced": self.unpriced,
             "cancelled": self.cancelled,
+            "tool_calls": self.tool_calls,
         }
 
     @classmethod
@@ -100,6 +118,7 @@ class Spend:
             None if cost is None else Decimal(str(cost)),
             data.get("unpriced"),
             int(data.get("cancelled", 0)),
+            int(data.get("tool_calls", 0)),
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import FunctionToolset, RunContext
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from holodeck.runtime._hosting import Hosting, tool_context
@@ -21,6 +22,7 @@ from holodeck.runtime._subagents import AgentFactory, subagent_toolset
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
 from holodeck.search.toolset import SearchToolset
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
     AgentTool,
     FunctionTool,
@@ -112,7 +114,7 @@ def agent_toolsets(
     }
     redact = spec.logging.redact_content
     observed = ObservedToolset(
-        CombinedToolset(sets),
+        offered(CombinedToolset(sets), spec.tools_policy),
         observer=TURN_OBSERVER,
         middleware=middleware,
         timeouts=timeouts,
@@ -127,11 +129,29 @@ def agent_toolsets(
             )
             return [
                 ObservedToolset(
-                    servers, observer=TURN_OBSERVER, middleware=middleware, redact_errors=redact
+                    offered(servers, spec.tools_policy),
+                    observer=TURN_OBSERVER,
+                    middleware=middleware,
+                    redact_errors=redact,
                 )
             ]
 
     return AgentTools([observed], instructions, per_session)
+
+
+def offered(toolset: AbstractToolset[Any], policy: ToolsPolicy | None) -> AbstractToolset[Any]:
+    """`toolset` without the tools `policy` denies: the model is never offered them. An
+    MCP tool is matched by the name the model sees and as `server.tool`."""
+    if policy is None:
+        return toolset
+
+    def allowed(ctx: RunContext[Any], tool: ToolDefinition) -> bool:
+        meta = tool.metadata or {}
+        if "mcp_server" in meta and "mcp_tool" in meta:
+            return policy.allows(tool.name, f"{meta['mcp_server']}.{meta['mcp_tool']}")
+        return policy.allows(tool.name)
+
+    return toolset.filtered(allowed)
 
 
 def _prompt_runner(spec: AgentSpec, options: RunOptions, hosting: Hosting) -> Any:

@@ -13,7 +13,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from holodeck.errors import BusyError, HoloDeckError, RequestError, StoreError, meaning_of
+from holodeck.errors import (
+    BusyError,
+    HoloDeckError,
+    LimitReached,
+    RequestError,
+    StoreError,
+    meaning_of,
+)
 
 log = logging.getLogger("holodeck.server")
 
@@ -95,6 +102,8 @@ def from_holodeck_error(exc: HoloDeckError) -> ApiError:
     headers = {}
     if isinstance(exc, BusyError | StoreError):  # both pass: say when to try again
         headers["Retry-After"] = "1" if isinstance(exc, BusyError) else "5"
+    if isinstance(exc, LimitReached) and exc.cap.startswith("limits.key_daily"):
+        headers["Retry-After"] = str(seconds_to_next_utc_day())
     return ApiError(meaning.status, meaning.kind, exc.message, hint=exc.hint, headers=headers)
 
 
@@ -143,3 +152,12 @@ def install_error_handlers(app: FastAPI) -> None:
             f"the server failed: {type(exc).__name__}",
             hint="the server's log has the details; report it with the request_id",
         )
+
+
+def seconds_to_next_utc_day() -> int:
+    """When a key's daily caps start afresh."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(1, int((tomorrow - now).total_seconds()))

@@ -87,6 +87,7 @@ class RequestLog:
         endpoint: str,
         trace_ids: tuple[str, str] | None = None,
         key: str | None = None,
+        model: str | None = None,
     ) -> None:
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
@@ -120,6 +121,8 @@ class RequestLog:
         }
         if key is not None:  # the name of the API key the request came with
             record["key"] = key
+        if model:  # the model that answered (a fallback, when one took over)
+            record["model"] = model
         if trace_ids is not None:  # the turn's server span, to find it in a trace backend
             record["trace_id"], record["span_id"] = trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))

@@ -19,8 +19,10 @@ async def traced_stream(
     attributes: dict[str, Any],
     start: Callable[[], AsyncIterator[E]],
     on_ids: Callable[[str, str], None],
+    attributes_of: Callable[[E], dict[str, Any]] | None = None,
 ) -> AsyncIterator[E]:
-    """`start()`'s events, begun inside a server span that ends with the stream."""
+    """`start()`'s events, begun inside a server span that ends with the stream;
+    `attributes_of(event)` adds attributes to the span as events pass."""
     if telemetry is None:
         async for event in start():
             yield event
@@ -42,8 +44,12 @@ async def traced_stream(
             context.detach(token)
         if first is None:
             return
+        if attributes_of is not None:
+            span.set_attributes(attributes_of(first))
         yield first
         async for event in events:
+            if attributes_of is not None:
+                span.set_attributes(attributes_of(event))
             yield event
     except BaseException as exc:
         failed = exc

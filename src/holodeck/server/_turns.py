@@ -122,6 +122,7 @@ class Turn:
             "agent": self.served.name,
             "tool_calls": call_tree(self.calls),
             "usage": usage_json(self.usage),
+            "model": final.model if final else None,
             "request_id": self.request_id,
         }
 
@@ -141,6 +142,7 @@ class Turn:
             endpoint=self.endpoint,
             trace_ids=self.trace_ids if self._log_trace_context() else None,
             key=self.owner,
+            model=self.final.model if self.final else None,
         )
 
     def _log_trace_context(self) -> bool:
@@ -287,16 +289,34 @@ async def _events(
 ) -> AsyncIterator[Event]:
 
     attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
+    limits = turn.served.spec.limits
+    daily = turn.served.daily if limits is not None and limits.key_daily is not None else None
+    before = session.spend.used() if daily is not None else None
+    key_used = daily.used(turn.owner) if daily is not None else None
     events = traced_stream(
         turn.served.agent.telemetry,
         turn.endpoint,
         attributes,
-        lambda: session.run(turn.message, attachments=attachments, stream_text=stream_text),
+        lambda: session.run(
+            turn.message, attachments=attachments, stream_text=stream_text, key_used=key_used
+        ),
         lambda trace_id, span_id: turn.traced((trace_id, span_id)),
+        answered_by,
     )
-    async for event in events:
-        if isinstance(event, ToolCallFinished):
-            turn.calls.append(event)
-        elif isinstance(event, FinalMessage):
-            turn.final = event
-        yield event
+    try:
+        async for event in events:
+            if isinstance(event, ToolCallFinished):
+                turn.calls.append(event)
+            elif isinstance(event, FinalMessage):
+                turn.final = event
+            yield event
+    finally:  # a turn a cap stopped counts too: what it used was spent
+        if daily is not None and before is not None:
+            daily.add(turn.owner, session.spend.used() - before)
+
+
+def answered_by(event: object) -> dict[str, Any]:
+    """The span attributes an event adds: which model gave the final answer."""
+    if isinstance(event, FinalMessage) and event.model:
+        return {"gen_ai.response.model": event.model}
+    return {}

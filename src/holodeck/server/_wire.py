@@ -74,6 +74,9 @@ class ChatResponse(BaseModel):
     agent: str
     tool_calls: list[ToolCallOut]
     usage: UsageOut
+    model: str | None = Field(
+        default=None, description="The model that answered (a fallback, when one took over)."
+    )
     request_id: str
 
 

@@ -68,12 +68,18 @@ class References:
         return found
 
     def model(self, model: ModelSettings, where: FieldPath) -> None:
-        if self.ctx.settings.provider_type(model.provider) is None:
+        self._provider(model.provider, (*where, "provider"), f"`{model.provider}`")
+        for index, text in enumerate(model.fallbacks):
+            provider = text.split("/", 1)[0]
+            self._provider(provider, (*where, "fallbacks", index), f"`{provider}` (in `{text}`)")
+
+    def _provider(self, provider: str, where: FieldPath, named: str) -> None:
+        if self.ctx.settings.provider_type(provider) is None:
             known = [*PROVIDER_TYPES, *self.ctx.settings.providers]
             self.error(
-                (*where, "provider"),
-                f"unknown provider `{model.provider}`",
-                did_you_mean(model.provider, known) or "known: " + ", ".join(known),
+                where,
+                f"unknown provider {named}",
+                did_you_mean(provider, known) or "known: " + ", ".join(known),
             )
 
     def function(self, file: str, function: str, where: FieldPath) -> FoundFunction | None:

@@ -73,6 +73,7 @@ class TurnRecord(_Record):
     input_tokens: int = 0
     output_tokens: int = 0
     duration_ms: float = 0.0
+    model: str = ""  # the model that answered (a fallback, when one took over)
 
 
 StopReason = Literal["goal_met", "gave_up", "off_track", "max_turns"]

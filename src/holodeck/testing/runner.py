@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from holodeck.errors import InputError, ModelError
+from holodeck.errors import InputError, LimitReached, ModelError
 from holodeck.llm.first_request import on_first_request
 from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.runtime import (
@@ -205,7 +205,7 @@ async def _run_case(
             records.append(record)
             if case.turns and turn.expected_tools is not None:
                 checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
-    except (ModelError, InputError) as exc:
+    except (ModelError, InputError, LimitReached) as exc:  # a cap: an ERROR naming it
         return CaseRun(
             attempt=attempt,
             status="error",
@@ -286,6 +286,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
         input_tokens=final.usage.input_tokens,
         output_tokens=final.usage.output_tokens,
         duration_ms=(time.perf_counter() - clock) * 1000,
+        model=final.model,
     )
 
 

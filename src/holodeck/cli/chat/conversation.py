@@ -6,6 +6,7 @@ another process saved there meanwhile)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import traceback
 from pathlib import Path
@@ -15,7 +16,7 @@ from holodeck.atomic_write import write_atomically
 from holodeck.cli.chat.session_file import SessionFile, SessionFileError
 from holodeck.cli.chat.transcript import Exchange, exchanges_from, transcript_markdown
 from holodeck.cli.chat.view import ChatView
-from holodeck.errors import HoloDeckError
+from holodeck.errors import HoloDeckError, LimitReached
 from holodeck.llm.cassette import CassetteError
 from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -152,6 +153,9 @@ class Conversation:
             self._save_cassette(view)
             return "cancelled"
         except HoloDeckError as exc:  # said in one line; the conversation goes on
+            if isinstance(exc, LimitReached):  # its messages are not kept; its spend is
+                with contextlib.suppress(SessionFileError):
+                    self.save_session()
             return self._failed(exchange, view, str(exc))
         except Exception as exc:  # a bug must not end the conversation
             if self.debug:

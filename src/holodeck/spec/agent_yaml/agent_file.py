@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -79,6 +80,14 @@ class AgentFile(Strict):
     )
     optimizer: OptimizerSettings | None = Field(
         default=None, description="What `holodeck test optimize` searches, and its budget."
+    )
+    limits: Limits | None = Field(
+        default=None,
+        description="Spend caps per turn, per session and per API key per day; over "
+        "config.yaml's, cap by cap.",
+    )
+    tools_policy: ToolsPolicy | None = Field(
+        default=None, description="Which of the agent's tools the model is offered."
     )
 
     @model_validator(mode="before")

@@ -15,10 +15,12 @@ from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
+from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
@@ -87,6 +89,16 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         for index, file in enumerate(agent.middleware)
         if (found := checks.path(("middleware", index), file, "middleware file")) is not None
     ]
+    limits = overlay_limits(ctx.settings.limits, agent.limits)
+    check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
+    check_tools_policy(
+        agent.tools_policy,
+        _offered_names(agent, subagents, skills),
+        [t.name for t in agent.tools if isinstance(t, McpTool)],
+        doc,
+        ctx.collector,
+        strict=ctx.strict,
+    )
     ctx.collector.raise_if_errors()
     return AgentSpec(
         format="agent.yaml",
@@ -115,8 +127,18 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         observability=overlay_observability(ctx.settings.observability, agent.observability),
         network=combine_network(ctx.settings.network, agent.network),
         optimizer=agent.optimizer,
+        limits=limits,
+        tools_policy=agent.tools_policy,
         warnings=tuple(ctx.collector.warnings),
     )
+
+
+def _offered_names(
+    agent: AgentFile, subagents: dict[str, AgentSpec], skills: tuple[SkillSpec, ...]
+) -> list[str]:
+    """The names of the tools the model may be offered, MCP servers' aside."""
+    names = [t.name for t in agent.tools if not isinstance(t, McpTool)]
+    return sorted({*names, *subagents, *(["load_skill"] if skills else [])})
 
 
 class _Checks(References):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from holodeck.spec.compat.controls import CONTROL_KEYS, move_controls
+
 if TYPE_CHECKING:  # a type only: settings.py uses this module's translations
     from holodeck.spec.models.settings import Settings
 
@@ -49,13 +51,9 @@ _BACKEND_INSTEAD: dict[str, str] = {
     "agents": "sub-agents are tools here: `{type: agent, name: ..., path: other/agent.yaml}`",
     "extended_thinking": "write `model.reasoning_effort: low|medium|high`",
     "effort": "the highest here is `model.reasoning_effort: high`",
-    "fallback_model": "there is no fallback model; remove it",
-    "max_budget_usd": "there is no spending cap; `holodeck test` reports the cost",
     "session_memory_estimate_mib": "`deployment.max_concurrent_turns` sets the turns at once",
     "permission_mode": _TOOLS_AS_DECLARED,
     "i_understand_this_is_unsafe": _TOOLS_AS_DECLARED,
-    "allowed_tools": _TOOLS_AS_DECLARED,
-    "disallowed_tools": _TOOLS_AS_DECLARED,
     "permissions": _TOOLS_AS_DECLARED,
     "setting_sources": "no Claude Code settings are read here; remove it",
     "disable_default_hooks": "hooks here are the files under `middleware:`",
@@ -147,6 +145,7 @@ def translate_backend_blocks(data: Any) -> Any:
         if not isinstance(block, dict):
             continue
         left = dict(block)
+        move_controls(block_name, left, out)
         for key, (section, field) in BACKEND_MAPPED.items():
             target = out.get(section, {})
             if key not in left or not isinstance(target, dict):
@@ -212,7 +211,10 @@ def _auth_provider(value: Any) -> tuple[str, str]:
 
 def _backend_block(block_name: str, block: dict[str, Any]) -> tuple[str, str]:
     backend = "Claude Agent SDK" if block_name == "claude" else "OpenAI Agents SDK"
-    mapped = ", ".join(f"`{k}` (is `{s}.{f}`)" for k, (s, f) in BACKEND_MAPPED.items())
+    mapped = ", ".join(
+        [f"`{k}` (is `{s}.{f}`)" for k, (s, f) in BACKEND_MAPPED.items()]
+        + [f"`{k}` (is `{t}`)" for k, t in CONTROL_KEYS.items()]
+    )
     problems = "; ".join(
         f"`{key}`: {_BACKEND_INSTEAD.get(key, 'no equivalent; remove it')}" for key in block
     )

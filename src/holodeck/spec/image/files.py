@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.tools import RetryPolicy, check_http_url
 
@@ -28,6 +29,11 @@ class LlmConfig(Strict):
     top_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = Field(
         default=None, description="The older name of max_completion_tokens."
+    )
+    fallback_models: list[NonEmpty] = Field(
+        default_factory=list,
+        description="`provider/model`s that take over, in order, when `model` fails in a "
+        "way retrying cannot fix.",
     )
 
     @model_validator(mode="after")
@@ -93,6 +99,12 @@ class ImageConfig(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     optimizer: OptimizerSettings | None = Field(
         default=None, description="What `holodeck test optimize` searches (a HoloDeck extension)."
+    )
+    limits: Limits | None = Field(
+        default=None, description="Spend caps per turn, per session, per API key per day."
+    )
+    tools_policy: ToolsPolicy | None = Field(
+        default=None, description="Which of the agent's tools the model is offered."
     )
 
 

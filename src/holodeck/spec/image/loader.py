@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import ExecutorModel
@@ -21,6 +22,7 @@ from holodeck.spec.image.prepare import prepare
 from holodeck.spec.image.typescript_tools import exported_functions
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
+from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     PROVIDER_TYPES,
@@ -94,6 +96,16 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         extra=frozenset({"load_skill"} if skills else ()),
     )
     evaluations, test_cases = load_image_tests(root, ctx, known)
+    limits = overlay_limits(ctx.settings.limits, config.limits)
+    check_cost_caps(limits, model, ctx.settings, doc, ctx.collector, ("limits",), ("llm", "model"))
+    check_tools_policy(
+        config.tools_policy,
+        sorted({*(n for n, t in _offered(tools, builtins)), *subagents, *known.extra}),
+        known.mcp_servers,
+        doc,
+        ctx.collector,
+        strict=ctx.strict,
+    )
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
@@ -124,8 +136,16 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         observability=ctx.settings.observability,
         network=ctx.settings.network,
         optimizer=config.optimizer,
+        limits=limits,
+        tools_policy=config.tools_policy,
         warnings=tuple(ctx.collector.warnings),
     )
+
+
+def _offered(tools: list[Tool], builtins: list[BuiltinConfig]) -> list[tuple[str, object]]:
+    """The image's tools the model may be offered, MCP servers' aside, by name."""
+    found: list[tuple[str, object]] = [(t.name, t) for t in tools if not isinstance(t, McpTool)]
+    return found + [(b.name, b) for b in builtins]
 
 
 class _Image:
@@ -183,6 +203,7 @@ class _Image:
             temperature=llm.temperature if llm else None,
             top_p=llm.top_p if llm else None,
             reasoning_effort=effort,
+            fallbacks=self.fallbacks(llm.fallback_models if llm else []),
         )
 
     def model_settings(
@@ -215,6 +236,31 @@ class _Image:
         if executor.endpoint is not None:
             settings["endpoint"] = executor.endpoint
         return ModelSettings(provider=provider, name=name, **settings)
+
+    def fallbacks(self, texts: list[str]) -> list[str]:
+        """`llm.fallback_models`, each a `provider/model` of a known provider."""
+        kept = []
+        for index, text in enumerate(texts):
+            parts = split_model_string(text)
+            where = ("llm", "fallback_models", index)
+            if parts is None:
+                self.error(where, f"`{text}` is not `provider/model`", "e.g. openai/gpt-4o-mini")
+                continue
+            provider = parts[0]
+            if provider not in self.ctx.settings.providers:
+                provider = PROVIDER_ALIASES.get(provider, provider)
+            if self.ctx.settings.provider_type(provider) is None:
+                known = [p for p in PROVIDER_TYPES if p != "test"] + list(
+                    self.ctx.settings.providers
+                )
+                self.error(
+                    where,
+                    f"unknown provider `{parts[0]}` (in `{text}`)",
+                    did_you_mean(parts[0], known) or "supported: " + ", ".join(known),
+                )
+                continue
+            kept.append(f"{provider}/{parts[1]}")
+        return kept
 
     def execution(self) -> ExecutionSettings | None:
         """`executor.max_iterations` is the rounds a turn may take, as here."""

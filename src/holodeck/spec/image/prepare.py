@@ -10,6 +10,7 @@ from typing import Any
 from holodeck.spec.diagnostics import Collector, FieldPath
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
+from holodeck.spec.image.policies import take_policies
 from holodeck.spec.image.server_builtins import server_only
 from holodeck.spec.yaml.source import YamlDocument
 
@@ -34,6 +35,7 @@ def prepare(data: Any, doc: YamlDocument, collector: Collector) -> Prepared:
     report = reporter(doc, collector)
     data = dict(data)  # the document's own data stays as it was read
     executor = read_executor(data.pop("executor", None), report)
+    take_policies(data, report)
     if data.get("prompt") is not None and data.get("instructions") is not None:
         report(
             ("prompt",),

@@ -113,12 +113,38 @@ class ModelSettings(Strict):
         default=None, description="Prefer ${VAR} or config.yaml over a literal key."
     )
     api_version: NonEmpty | None = Field(default=None, description="Azure OpenAI API version.")
+    fallbacks: list[NonEmpty] = Field(
+        default_factory=list,
+        description="`provider/name` models that take over, in order, when this one fails "
+        "in a way retrying cannot fix (5xx or 429 after retries, a timeout, no such model). "
+        "Each uses the credentials of its provider (or the config.yaml entry it names).",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _auth_provider(cls, data: Any) -> Any:
 
         return drop_auth_provider(data)
+
+    def fallback_settings(self) -> list[ModelSettings]:
+        """Each fallback as a model of its own, with this model's sampling settings."""
+        shared = self.model_dump(
+            include={"temperature", "max_tokens", "top_p", "reasoning_effort"}, exclude_none=True
+        )
+        found = []
+        for text in self.fallbacks:
+            provider, name = text.split("/", 1)
+            found.append(ModelSettings(provider=provider, name=name, **shared))
+        return found
+
+    @model_validator(mode="after")
+    def _fallbacks_are_models(self) -> ModelSettings:
+        for text in self.fallbacks:
+            if split_model_string(text) is None:
+                raise ValueError(
+                    f"fallback `{text}` is not `provider/name` (e.g. openai/gpt-4o-mini)"
+                )
+        return self
 
     @model_validator(mode="after")
     def _name_required(self) -> ModelSettings:

@@ -20,6 +20,7 @@ from holodeck.spec.compat.deployment import refuse_container_deployment
 from holodeck.spec.compat.execution import translate_execution
 from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.controls import Limits
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -331,6 +332,9 @@ class Settings(Strict):
     execution: ExecutionSettings | None = None
     observability: ObservabilitySettings | None = None
     network: NetworkSettings | None = None
+    limits: Limits | None = Field(
+        default=None, description="Default spend caps of every agent; an agent's own win."
+    )
 
     def provider_type(self, name: str) -> ProviderType | None:
         """The type behind a provider name: a configured entry, a built-in type or alias."""

@@ -1,0 +1,79 @@
+"""Omnigent's `policies:` (also under `guardrails:`): a `cost_budget` policy is a session
+cost cap here (`limits.session.max_cost_usd`); a policy of another kind has no equal yet
+and is an error saying so, rather than a rule silently not applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from holodeck.spec.diagnostics import FieldPath
+from holodeck.spec.image.executor import Report
+
+AMOUNT_KEYS = ("max_usd", "max_cost_usd", "limit_usd")
+SCOPES = {"session": "session", "turn": "turn", "run": "turn", "daily": "key_daily"}
+
+
+def take_policies(data: dict[str, Any], report: Report) -> None:
+    """Move the cost budgets of `policies:` / `guardrails.policies` into `limits:`."""
+    found: list[tuple[FieldPath, Any]] = []
+    if "policies" in data:
+        found.append((("policies",), data.pop("policies")))
+    guardrails = data.get("guardrails")
+    if isinstance(guardrails, dict) and "policies" in guardrails:
+        rest = {k: v for k, v in guardrails.items() if k != "policies"}
+        found.append((("guardrails", "policies"), guardrails["policies"]))
+        if rest:
+            data["guardrails"] = rest  # left to be reported as unknown keys
+        else:
+            del data["guardrails"]
+    for where, policies in found:
+        entries = _entries(policies)
+        if entries is None:
+            report(where, "policies must be a list or a mapping of policies", None)
+            continue
+        for key, entry in entries:
+            _take(data, (*where, key), key, entry, report)
+
+
+def _entries(policies: Any) -> list[tuple[str | int, Any]] | None:
+    if isinstance(policies, dict):
+        return list(policies.items())
+    if isinstance(policies, list):
+        return list(enumerate(policies))
+    return None
+
+
+def _take(
+    data: dict[str, Any], where: FieldPath, key: str | int, entry: Any, report: Report
+) -> None:
+    kind = entry.get("type", key) if isinstance(entry, dict) else None
+    if kind != "cost_budget" or not isinstance(entry, dict):
+        report(
+            where,
+            f"policy `{kind if isinstance(kind, str) else key}` has no equal here; only "
+            "`cost_budget` policies are enforced",
+            "remove it; caps on tokens, requests and tool calls are written under `limits:`, "
+            "and which tools are offered under `tools_policy:`",
+        )
+        return
+    amounts = [k for k in AMOUNT_KEYS if k in entry]
+    scope = SCOPES.get(str(entry.get("scope", "session")))
+    if len(amounts) != 1 or scope is None:
+        report(
+            where,
+            "a cost_budget policy needs one amount ("
+            + ", ".join(f"`{k}`" for k in AMOUNT_KEYS)
+            + ") and a `scope` of session (default), turn or daily",
+            "e.g. {type: cost_budget, max_usd: 0.50}, or write `limits: {session: "
+            "{max_cost_usd: 0.50}}`",
+        )
+        return
+    limits = data.setdefault("limits", {})
+    if not isinstance(limits, dict):
+        return
+    caps = dict(limits.get(scope) or {})
+    if "max_cost_usd" in caps:
+        report(where, f"`limits.{scope}.max_cost_usd` is given twice", "keep one of them")
+        return
+    caps["max_cost_usd"] = entry[amounts[0]]
+    limits[scope] = caps
