@@ -5,9 +5,9 @@ It calls a tool only when told to, never on its own:
 - a test case's `expected_tools` (the test runner scripts them with `expecting`) and
   chat's `/call TOOL` command (`expecting` too) call the tools they name, whatever they do;
 - a line of the user's message that says `/call TOOL` or `/call TOOL {"city": "Oslo"}`
-  calls TOOL: that is how a smoke run of a deployed agent gets a tool called. A tool whose
-  MCP annotations say it is destructive (`destructiveHint: true`) is not called this way:
-  only a test case or chat's `/call` command can call it.
+  calls TOOL (`/call *`: every tool): that is how a smoke run of a deployed agent gets a
+  tool called. A tool whose MCP annotations say it is destructive (`destructiveHint:
+  true`) is not called this way: only a test case or chat's `/call` command can call it.
 
 A sub-agent called during a turn calls no tool unless its own prompt says `/call`. Each
 call's arguments are generated to fit the tool's JSON schema, then filled from the user's
@@ -85,7 +85,8 @@ def offline_test_model() -> FunctionModel:
 
 _ARGS = TestModel(seed=0)  # used only for its schema-driven argument generator
 # `/call NAME` in the user's message, optionally followed by a JSON object of arguments
-_CALL = re.compile(r"(?:^|(?<=\s))/call[ \t]+([\w.-]+)")
+_CALL = re.compile(r"(?:^|(?<=\s))/call[ \t]+([\w.-]+|\*)")
+EVERY = "*"  # `/call *`: every tool that is not destructive
 
 
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -161,11 +162,12 @@ def _choose(
     if script is not None and not script.used:
         script.used = True  # the turn's own choice; its sub-agents go by their prompts
         return [(tools[name], values) for name, values in script.calls if name in tools]
-    return [
-        (tools[name], values)
-        for name, values in requested
-        if name in tools and not _destructive(tools[name])
-    ]
+    chosen = []
+    for name, values in requested:
+        for tool in tools.values() if name == EVERY else [tools[name]] if name in tools else []:
+            if not _destructive(tool):
+                chosen.append((tool, values))
+    return chosen
 
 
 def _destructive(tool: ToolDefinition) -> bool:
@@ -200,6 +202,8 @@ def _refusals(requested: Requested, tools: dict[str, ToolDefinition]) -> list[st
     """Why a tool the message asked for was not called."""
     notes = []
     for name, _ in requested:
+        if name == EVERY:
+            continue
         if name not in tools:
             offered = ", ".join(sorted(tools)) or "none"
             notes.append(f"/call {name}: this agent has no tool {name} (it has: {offered})")
