@@ -181,7 +181,9 @@ def _requests(prompt: str) -> tuple[str, Requested]:
     requested: Requested = []
     kept: list[str] = []
     position = 0
-    for match in _CALL.finditer(prompt):
+    # searched from where the last directive (and its JSON) ended: a `/call` inside a JSON
+    # argument is a value (a sub-agent's task), not a directive to this model
+    while (match := _CALL.search(prompt, position)) is not None:
         kept.append(prompt[position : match.start()])
         position = match.end()
         values: dict[str, Any] = {}
