@@ -752,7 +752,7 @@ async def test_native_search_is_sent_to_the_responses_api(
 # --- whole turns with the offline test model ----------------------------------------
 
 
-async def turn(agent: Agent, prompt: str = "read the page") -> list[Event]:
+async def turn(agent: Agent, prompt: str = "read the page /call *") -> list[Event]:
     return [event async for event in agent.run(prompt)]
 
 
@@ -827,6 +827,6 @@ async def test_a_turn_searches_with_a_provider(
     )
     env = {"HOLODECK_PERPLEXITY_SEARCH_URL": f"{api.url}/search"}
     agent = Agent(load_agent(root), RunOptions(model="test", env=env))
-    call = finished(await turn(agent, "find tide tables"))["web_search"]
+    call = finished(await turn(agent, "find tide tables /call web_search"))["web_search"]
     assert call.ok and call.result == [hit]
     assert api.seen[-1].headers["authorization"] == "Bearer pk-123"

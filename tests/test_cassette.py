@@ -86,7 +86,9 @@ def server() -> Iterator[OpenAIServer]:
         served.stop()
 
 
-async def run_turn(root: Path, options: RunOptions, prompt: str = "hello there") -> list[Event]:
+async def run_turn(
+    root: Path, options: RunOptions, prompt: str = "hello there /call *"
+) -> list[Event]:
     agent = Agent(load_agent(root), options)
     return [event async for event in agent.run(prompt)]
 
@@ -147,7 +149,7 @@ async def test_the_agent_its_prompt_tool_and_its_sub_agent_share_one_cassette(
 
     interactions = YAML(typ="safe").load(path.read_text(encoding="utf-8"))["interactions"]
     users = [i["request"]["user"] for i in interactions]
-    assert "Summarize: a" in users  # the prompt tool's request
+    assert "Summarize: hello there" in users  # the prompt tool's request: `text` from the words
     assert any(i["request"]["tools"] == ["score"] for i in interactions)  # the sub-agent's
     assert {i["model"] for i in interactions} == {"test"}
 
@@ -299,7 +301,10 @@ async def test_the_file_is_readable_yaml_and_stable_across_recordings(
         assert set(interaction) == {"key", "model", "request", "response"}
         assert len(interaction["key"]) == 16
     first = document["interactions"][0]
-    assert first["request"] == {"user": "hello there", "tools": ["weather", "summarize", "critic"]}
+    assert first["request"] == {
+        "user": "hello there /call *",
+        "tools": ["weather", "summarize", "critic"],
+    }
     assert "timestamp" not in texts[0] and "run_id" not in texts[0]
     assert "  - key: " in texts[0]
     # multi-line answers stay readable: a literal block, not an escaped string

@@ -1,6 +1,7 @@
 """`holodeck chat`, driven for real: the installed command runs in a pseudo-terminal
-(pexpect) or with stdin piped, against agents on the offline `test` model, which calls
-every tool and then answers from what they returned (here: "found a")."""
+(pexpect) or with stdin piped, against agents on the offline `test` model, which calls the
+tools a question asks for (`/call lookup`, the chat command or words of the question) and
+then answers from what they returned (here: "found a", for the question "a")."""
 
 from __future__ import annotations
 
@@ -206,17 +207,25 @@ def test_a_conversation_shows_the_banner_tool_calls_and_streamed_answers(finder:
     term.expect("memory      last 20 messages, not saved")
     term.expect("Esc then Enter")
     term.expect("› ")
-    term.ask("What can you find?")
-    term.expect('→ lookup(query="a")')
+    term.ask("What can you find?")  # no tool is asked for: the offline model calls none
+    term.expect("Test answer to: What can you find?")
+    term.prompt()
+    assert "lookup(" not in term.screen
+    term.command("/call lookup", "The next answer calls lookup.")
+    term.ask("a")
+    term.expect('→ lookup(query="a")')  # the question fills the tool's `query`
     term.expect("✓ lookup")
     term.expect("ms → found a")
     term.expect("found a", timeout=WAIT)  # the answer, streamed after the tool lines
     term.expect("tokens (")
     term.expect("1 tool call")
     term.prompt()
-    term.ask("And again?")  # the second turn works the same
-    term.expect("ms → found a")
-    term.expect("found a")
+    term.command('/call lookup {"query": "pears"}', 'calls lookup with {"query": "pears"}')
+    term.ask("And again?")  # the arguments given win over the question's words
+    term.expect("ms → found pears")
+    term.prompt()
+    term.ask("And once more?")  # `/call` was for one answer
+    term.expect("Test answer to: And once more?")
     term.prompt()
     term.ask("exit")
     assert term.exit_code() == 0
@@ -233,13 +242,13 @@ def test_answers_are_rendered_as_markdown_on_a_terminal_and_plain_when_piped(
     )
     term = Terminal(str(root), "--model", "test")
     term.expect("› ")
-    term.ask("Format it")
+    term.ask("Format it /call lookup")
     term.expect("✓ lookup")
     term.expect("bold and code")
     term.prompt()
     term.child.sendeof()
     assert term.exit_code() == 0
-    done = piped(str(root), "--model", "test", question="Format it")
+    done = piped(str(root), "--model", "test", question="Format it /call lookup")
     assert "**bold** and `code`" in done.stdout
 
 
@@ -269,7 +278,7 @@ def test_ctrl_c_cancels_the_answer_and_the_conversation_carries_on(
     session = tmp_path / "session.json"
     term = Terminal(str(root), "--model", "test", "--session", str(session))
     term.expect("› ")
-    term.ask("the first question")
+    term.ask("a /call lookup")
     term.expect('→ lookup(query="a")')
     deadline = time.monotonic() + START_WAIT
     while not (root / "started").exists():  # the tool runs, and blocks
@@ -280,12 +289,12 @@ def test_ctrl_c_cancels_the_answer_and_the_conversation_carries_on(
     term.expect("Cancelled: this question is not kept.")
     term.expect("› ")
     assert not session.exists()  # nothing was answered, nothing saved
-    term.ask("the second question")
-    term.expect("ms → found a")
-    term.expect("found a")
+    term.ask("b /call lookup")
+    term.expect("ms → found b")
+    term.expect("found b")
     term.prompt()
     # the cancelled question left no trace in the conversation
-    assert prompts_in(session) == ["the second question"]
+    assert prompts_in(session) == ["b /call lookup"]
     term.child.sendeof()  # leaves at once, even with the sync tool's thread still blocked
     assert term.exit_code() == 0
 
@@ -308,7 +317,7 @@ async def lookup(query: str) -> str:
     root = write({"agent.yaml": LOOKUP_AGENT, "tools.py": tool})
     term = Terminal(str(root), "--model", "test")
     term.expect("› ")
-    term.ask("first")
+    term.ask("a /call lookup")
     term.expect('→ lookup(query="a")')
     answer_starts = term.seen
     term.child.send("typed ahead")  # while the answer is being written
@@ -317,8 +326,8 @@ async def lookup(query: str) -> str:
     term.expect(" s\n")  # the end of the turn
     assert "typed ahead" not in term.screen[answer_starts : term.seen]  # not echoed ...
     term.expect("› typed ahead")  # ... but waiting in the prompt
-    term.ask(" and sent")
-    term.expect("ms → found a")
+    term.ask(" /call lookup")
+    term.expect("ms → found typed ahead")
     term.prompt()
     term.ask("exit")
     assert term.exit_code() == 0
@@ -328,7 +337,7 @@ def test_closing_the_terminal_mid_answer_ends_the_session(write: Write) -> None:
     root = write({"agent.yaml": LOOKUP_AGENT, "tools.py": BLOCKING_TOOLS["async"]})
     term = Terminal(str(root), "--model", "test")
     term.expect("› ")
-    term.ask("wait")
+    term.ask("a /call lookup")
     term.expect('→ lookup(query="a")')
     term.child.kill(signal.SIGHUP)
     assert term.exit_code() == 128 + signal.SIGHUP
@@ -339,7 +348,11 @@ def test_closing_the_terminal_mid_answer_ends_the_session(write: Write) -> None:
 )
 def test_a_piped_question_can_be_interrupted(write: Write, signum: int, code: int) -> None:
     root = write(
-        {"agent.yaml": LOOKUP_AGENT, "tools.py": BLOCKING_TOOLS["async"], "question": "wait"}
+        {
+            "agent.yaml": LOOKUP_AGENT,
+            "tools.py": BLOCKING_TOOLS["async"],
+            "question": "wait /call lookup",
+        }
     )
     with (root / "question").open() as question:
         process = subprocess.Popen(
@@ -371,7 +384,7 @@ def test_a_call_interrupted_before_the_chat_showed_it_is_reported_cancelled(
         ".touch()", ".touch()\n        os.kill(os.getpid(), signal.SIGINT)"
     )
     root = write({"agent.yaml": LOOKUP_AGENT, "tools.py": "import os, signal\n" + tool})
-    done = piped(str(root), "--model", "test", question="wait")
+    done = piped(str(root), "--model", "test", question="wait /call lookup")
     assert done.returncode == 130, done.stderr
     assert "✗ lookup cancelled" in done.stderr and "Traceback" not in done.stderr
     assert (root / "started").exists()
@@ -433,7 +446,9 @@ def test_no_tool_process_outlives_the_session(write: Write, ending: str) -> None
     )
     term = Terminal(str(root), "--model", "test")
     term.expect("› ")
-    term.ask("who runs the server?")
+    term.ask(
+        "who runs the server? /call demo_whoami" + (" /call lookup" if ending != "exit" else "")
+    )
     term.expect("✓ demo_whoami")
     term.expect('"pid": ')
     digits = term.seen
@@ -441,7 +456,7 @@ def test_no_tool_process_outlives_the_session(write: Write, ending: str) -> None
     pid = int(term.screen[digits : term.seen - 1])
     if ending == "exit":
         term.prompt()
-        term.ask("and now?")
+        term.ask("and now? /call demo_whoami")
         term.expect(f'"pid": {pid},')  # the same server answers the next question
         term.prompt()
         term.ask("exit")
@@ -493,7 +508,7 @@ def test_slash_commands(write: Write, tmp_path: Path) -> None:
     term.expect("skills      greeting")
     term.expect("sub-agents  helper")
     term.expect("› ")
-    term.command("/help", "/save FILE", "Esc then Enter add a line")
+    term.command("/help", "/save FILE", "/call TOOL", "Esc then Enter add a line")
     term.command(
         "/tools",
         "lookup      function   Look something up.",
@@ -501,7 +516,14 @@ def test_slash_commands(write: Write, tmp_path: Path) -> None:
         "load_skill  skills     loads the instructions of: greeting",
     )
     term.command("/usage", "tokens: 0 (0 in, 0 out) in 0 model requests")
-    term.ask("Hello?")
+    term.command("/call lookup", "The next answer calls lookup.")
+    term.command('/call load_skill {"name": "greeting"}', "The next answer calls load_skill")
+    term.command("/call helper", "The next answer calls helper.")
+    term.command("/call nothing", "error: /call nothing: the agent has no tool nothing")
+    term.command("/call lookup {oops", "error: /call lookup: the arguments are not JSON")
+    term.command("/call lookup [1]", "error: /call lookup: give the arguments as a JSON object")
+    term.command("/call", "error: /call needs a tool")
+    term.ask("a")
     term.expect("✓ helper")
     term.prompt()
     term.command("/usage", "model requests", "cost: unknown (")
@@ -513,7 +535,7 @@ def test_slash_commands(write: Write, tmp_path: Path) -> None:
     term.ask("/exit")
     assert term.exit_code() == 0
     text = transcript.read_text(encoding="utf-8")
-    assert text.startswith("# Chat with finder\n\n## You\n\nHello?\n\n## finder\n\n")
+    assert text.startswith("# Chat with finder\n\n## You\n\na\n\n## finder\n\n")
     assert '- `lookup(query="a")` → found a' in text
     assert '- `load_skill(name="greeting")` → Say hello.' in text
     answer = text.split("- `load_skill", 1)[1]
@@ -529,12 +551,12 @@ def test_a_session_is_saved_after_each_turn_trimmed_and_resumed(
     session = tmp_path / "talk.json"
     term = Terminal(str(finder), "--model", "test", "--session", str(session))
     term.expect(f"saved to {session}")
-    term.ask("remember apples")
+    term.ask("remember apples /call lookup")
     term.prompt()
-    assert prompts_in(session) == ["remember apples"]
-    term.ask("remember pears")
+    assert prompts_in(session) == ["remember apples /call lookup"]
+    term.ask("remember pears /call lookup")
     term.prompt()
-    assert prompts_in(session) == ["remember apples", "remember pears"]
+    assert prompts_in(session) == ["remember apples /call lookup", "remember pears /call lookup"]
     term.ask("exit")
     assert term.exit_code() == 0
 
@@ -543,9 +565,9 @@ def test_a_session_is_saved_after_each_turn_trimmed_and_resumed(
         str(finder), "--model", "test", "--session", str(session), "--max-messages", "4"
     )
     term.expect(f"memory      last 4 messages, resumed 4 from {session}")
-    term.ask("remember plums")
+    term.ask("remember plums /call lookup")
     term.prompt()
-    assert prompts_in(session) == ["remember plums"]
+    assert prompts_in(session) == ["remember plums /call lookup"]
     transcript = tmp_path / "t.md"
     term.command(f"/save {transcript}", "Saved")
     term.command("/reset", "forgotten")
@@ -616,7 +638,7 @@ def test_an_unreadable_session_file_is_refused(finder: Path, tmp_path: Path) -> 
 
 
 def test_piped_stdin_is_answered_once_with_only_the_answer_on_stdout(finder: Path) -> None:
-    done = piped(str(finder), "--model", "test", question="What can you find?\n")
+    done = piped(str(finder), "--model", "test", question="a /call lookup\n")
     assert done.returncode == 0, done.stderr
     assert "found a" in done.stdout and done.stdout.endswith("\n")
     assert "HoloDeck" not in done.stdout and "lookup(" not in done.stdout
@@ -643,15 +665,17 @@ def test_verbose_shows_whole_results_and_sub_agents_are_nested(write: Write) -> 
             "helper/tools.py": LOOKUP_TOOL.replace('"found " + query', repr(long)),
         }
     )
-    short = piped(str(root), "--model", "test", question="go")
+    # a sub-agent calls what its own prompt asks for: here, what the question gave it
+    question = 'go /call helper {"task": "a /call lookup"}'
+    short = piped(str(root), "--model", "test", question=question)
     assert short.returncode == 0, short.stderr
     lines = short.stderr.splitlines()
-    assert '  → helper(task="a")' in lines
+    assert '  → helper(task="a /call lookup")' in lines
     assert '    → lookup(query="a")' in lines  # the sub-agent's call, one level deeper
     nested = next(line for line in lines if line.startswith("    ✓ lookup"))
     assert nested.endswith("…") and long not in nested
     assert any(line.startswith("  ✓ helper ") for line in lines)
-    full = piped(str(root), "--model", "test", "--verbose", question="go")
+    full = piped(str(root), "--model", "test", "--verbose", question=question)
     assert f"      {long}" in full.stderr.splitlines()
 
 
@@ -678,6 +702,7 @@ def test_a_model_failure_in_a_conversation_is_one_line_and_the_prompt_returns(
     cassette.write_text("version: 1\ninteractions: []\n", encoding="utf-8")
     term = Terminal(str(finder), "--replay", str(cassette))
     term.expect("› ")
+    term.command("/call lookup", "error: /call steers only the offline `test` model")
     term.ask("anything")
     term.expect("error: openai/gpt-4o-mini: no response recorded in")
     term.expect("› ")

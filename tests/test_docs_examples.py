@@ -43,7 +43,7 @@ def test_the_readmes_python_example_runs(
     namespace: dict[str, Any] = {}
     exec(f"async def example():\n{textwrap.indent(block, '    ')}\n", namespace)
     asyncio.run(namespace["example"]())
-    assert "get_weather: city a" in capsys.readouterr().out
+    assert "city Lisbon, temperature 21 °C, conditions sunny" in capsys.readouterr().out
 
 
 def test_the_deploy_guides_client_example_runs_against_a_served_agent(

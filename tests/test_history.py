@@ -199,12 +199,12 @@ async def test_a_trimmed_real_conversation_carries_on(write: Write) -> None:
         }
     )
     session = Agent(load_agent(root), RunOptions(model="test")).session(max_messages=5)
-    for question in ("first", "second", "third"):
+    for question in ("first /call *", "second /call *", "third /call *"):
         await session.answer(question)
         assert len(session.messages) <= 5
         assert starts_turn(session.messages[0])
         assert broken_pairs(session.messages) == []
-    final = await session.answer("fourth")
+    final = await session.answer("fourth /call *")
     assert "one: 1" in final.text
     prompts = [
         p.content
@@ -213,4 +213,4 @@ async def test_a_trimmed_real_conversation_carries_on(write: Write) -> None:
         for p in m.parts
         if isinstance(p, UserPromptPart)
     ]
-    assert prompts == ["fourth"]  # kept trimmed to 5 messages after every turn
+    assert prompts == ["fourth /call *"]  # kept trimmed to 5 messages after every turn

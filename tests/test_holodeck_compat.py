@@ -134,7 +134,7 @@ def wait() -> str:
 
 def test_parallel_test_cases_sets_how_many_cases_run_at_once(write: Write) -> None:
     tool = {"type": "function", "name": "wait", "file": "tools.py", "function": "wait"}
-    cases = [{"name": f"c{i}", "input": f"case {i}"} for i in range(4)]
+    cases = [{"name": f"c{i}", "input": f"case {i}", "expected_tools": ["wait"]} for i in range(4)]
     root = write(
         {
             "agent.yaml": agent(

@@ -113,9 +113,10 @@ def build(root: Path, model: Any = "test") -> Agent:
 
 
 async def turn(
-    agent: Agent, prompt: str = "go", expected_tools: list[str] | None = None
+    agent: Agent, prompt: str = "go /call *", expected_tools: list[str] | None = None
 ) -> list[Event]:
-    """One turn; the offline model calls `expected_tools` (as a test case's would)."""
+    """One turn; the offline model calls `expected_tools` (as a test case's would), else
+    what the prompt asks for (by default every tool: `/call *`)."""
     with expecting(expected_tools):
         return [event async for event in agent.run(prompt)]
 
@@ -1182,7 +1183,7 @@ async def test_closing_an_agent_stops_its_sub_agents_servers(write: Write) -> No
         }
     )
     agent = build(root)
-    events = await turn(agent, expected_tools=["worker"])
+    events = await turn(agent, '/call worker {"task": "who? /call demo_whoami"}')
     found = next(e for e in events if isinstance(e, ToolCallFinished) and e.name == "demo_whoami")
     assert found.agent == "worker"
     pid = found.result["pid"]

@@ -260,7 +260,16 @@ def test_holodeck_test_traces_cases_and_metrics_with_judges_nested(tmp_path: Pat
     with otlp_http() as received:
         extra = {
             "evaluations": {"metrics": [{"metric": "relevance", "threshold": 1}]},
-            "test_cases": [{"name": "oslo", "input": "Weather?", "expected_tools": CALLS}],
+            # `broken` fails, as the case expects (`allow_error`)
+            "test_cases": [
+                {
+                    "name": "oslo",
+                    "input": "Weather?",
+                    "expected_tools": [
+                        {"name": name, "allow_error": name == "broken"} for name in CALLS
+                    ],
+                }
+            ],
         }
         settings = otlp(received.endpoint, "http")
         settings["traces"]["capture_evaluation_content"] = True
@@ -329,7 +338,7 @@ def test_chat_trace_prints_the_turn_tree_without_a_collector(tmp_path: Path) -> 
         "--model",
         "test",
         "--trace",
-        input="Weather?",
+        input="Weather? /call *",
     )
     assert done.returncode == 0, done.stderr
     assert "invoke_agent top" in done.stderr

@@ -1,11 +1,14 @@
 """Offline smoke runs (`--model test`, or an agent on the `test` provider): answer metrics
 are computed and shown as not judged and never fail a case, while tool checks still do;
-the judges reach no provider. A replayed cassette and a real model are judged as usual."""
+the judges reach no provider. A replayed cassette and a real model are judged as usual.
+The offline model calls only the tools a case expects (or a message asks for with
+`/call`), with arguments taken from the user's words."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -226,7 +229,7 @@ test_cases:
         ran = holodeck("test", str(root), "--model", "test", "-v", "-o", name, cwd=tmp_path)
         assert ran.returncode == 0, ran.stdout + ran.stderr
         # -v: each metric marked, the stand-in judge said so, the prompt shown
-        assert "F1: 0.25 not judged (threshold 0.99)" in ran.stdout
+        assert "F1: 0.44 not judged (threshold 0.99)" in ran.stdout
         assert "Similarity: 5.0/5.0 not judged" in ran.stdout
         assert "the offline `test` model stood in for the judge" in ran.stdout
         assert "judge prompt:" in ran.stdout and ran.stdout.count(NOTE) == 1
@@ -237,7 +240,7 @@ test_cases:
     ]
     markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert "> **Not judged**: Answer metrics were not judged" in markdown
-    assert "| F1 | 0.25 | 0.99 | not judged |" in markdown
+    assert "| F1 | 0.44 | 0.99 | not judged |" in markdown
     assert "| Model | test (offline: answers not judged) |" in markdown
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert html.count('class="badge unjudged"') == 2 and "✗ FAIL" not in html
@@ -247,7 +250,7 @@ test_cases:
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert properties["offline"] == "true"
     assert (properties["not_judged"] or "").startswith(NOTE)
-    assert properties["where :: f1_score"] == "F1: 0.25 not judged (threshold 0.99)"
+    assert properties["where :: f1_score"] == "F1: 0.44 not judged (threshold 0.99)"
 
 
 def test_a_case_that_cannot_run_is_still_an_error_offline(write: Write, tmp_path: Path) -> None:
@@ -273,11 +276,11 @@ test_cases:
     assert "does not accept image input" in ran.stdout
 
 
-def test_a_case_steers_the_offline_agent_and_its_sub_agent_picks_its_own_tools(
+def test_a_case_steers_the_offline_agent_and_its_sub_agent_calls_nothing_unasked(
     write: Write, tmp_path: Path
 ) -> None:
     """The case's `expected_tools` choose what the agent under test calls (not `note`);
-    the sub-agent it calls is not the case's, so it calls its own tools."""
+    the sub-agent it calls was asked for no tool, so it calls none (not `lookup`)."""
     root = write(
         {
             "config.yaml": "spec_version: 1\nname: desk\nllm: {model: openai/gpt-4o}\n"
@@ -296,5 +299,121 @@ def test_a_case_steers_the_offline_agent_and_its_sub_agent_picks_its_own_tools(
     (case,) = report(tmp_path)["cases"]
     (attempt,) = case["runs"]
     calls = [(c["agent"], c["name"]) for t in attempt["turns"] for c in t["tool_calls"]]
-    assert sorted(calls) == [("", "researcher"), ("researcher", "lookup")]
+    assert calls == [("", "researcher")]
     assert attempt["tool_check"]["passed"] is True
+
+
+WRITING_TOOLS = """
+from pathlib import Path
+
+def order_status(order_id: str) -> dict:
+    return {"order": order_id, "status": "shipped"}
+
+def save_note(text: str) -> str:
+    (Path(__file__).parent / "note.txt").write_text(text)
+    return "saved"
+"""
+
+
+def test_an_offline_run_calls_only_the_tools_a_case_expects(write: Write, tmp_path: Path) -> None:
+    """A case without `expected_tools` calls nothing: `save_note`, which writes into the
+    agent's folder, runs in no case; the order number comes from the question."""
+    root = write(
+        {
+            "agent.yaml": """
+name: shop
+model: {provider: openai, name: gpt-4o}
+instructions: {inline: Help customers.}
+tools:
+  - {type: function, name: order_status, file: tools.py, function: order_status}
+  - {type: function, name: save_note, file: tools.py, function: save_note}
+test_cases:
+  - {name: hello, input: Hello there}
+  - {name: where, input: Where is order 42?, expected_tools: [order_status]}
+""",
+            "tools.py": WRITING_TOOLS,
+        }
+    )
+    ran = holodeck("test", str(root), "--model", "test", "-o", "r.json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    hello, where = report(tmp_path)["cases"]
+    assert [t["tool_calls"] for t in hello["runs"][0]["turns"]] == [[]]
+    assert hello["runs"][0]["turns"][0]["output"] == "Test answer to: Hello there"
+    (call,) = where["runs"][0]["turns"][0]["tool_calls"]
+    assert (call["name"], call["args"], call["result"]) == (
+        "order_status",
+        {"order_id": "42"},
+        {"order": "42", "status": "shipped"},
+    )
+    assert not (root / "note.txt").exists()
+
+
+def test_a_case_expecting_get_weather_for_oslo_calls_it_with_city_oslo(tmp_path: Path) -> None:
+    """The weather example, with a case that names the tool but not its arguments."""
+    example = tmp_path / "weather"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "weather", example)
+    definition = example / "agent.yaml"
+    text = definition.read_text(encoding="utf-8")
+    definition.write_text(
+        text[: text.index("test_cases:")] + "test_cases:\n"
+        "  - name: oslo\n"
+        "    input: What's the weather in Oslo?\n"
+        "    expected_tools: [get_weather]\n"
+        "  - name: given\n"
+        "    input: How warm is it in Tokyo?\n"
+        "    expected_tools: [{name: get_weather, args: {city: Lisbon}}]\n",
+        encoding="utf-8",
+    )
+    ran = holodeck("test", str(example), "--model", "test", "-o", "r.json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    oslo, given = (c["runs"][0]["turns"][0] for c in report(tmp_path)["cases"])
+    (call,) = oslo["tool_calls"]
+    assert call["args"]["city"] == "Oslo"
+    assert call["result"] == {"city": "Oslo", "temperature": "6 °C", "conditions": "overcast"}
+    assert oslo["output"] == "city Oslo, temperature 6 °C, conditions overcast"
+    (call,) = given["tool_calls"]
+    assert call["args"]["city"] == "Lisbon"  # the value a case gives wins over the words
+
+
+NOTES_SERVER = Path(__file__).resolve().parent / "mcp_servers" / "notes.py"
+
+
+def test_a_destructive_mcp_tool_is_called_only_when_a_case_names_it(
+    write: Write, tmp_path: Path
+) -> None:
+    """`/call` in the words of a question calls a read-only MCP tool, not one whose server
+    marks it destructive; a case whose expected_tools name it does call it."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.note").write_text("buy milk", encoding="utf-8")
+    server = f'{{type: mcp, name: notes, command: "{sys.executable}", args: ["{NOTES_SERVER}", "{notes}"]}}'
+    root = write(
+        {
+            "agent.yaml": """
+name: keeper
+model: {provider: test}
+instructions: {inline: Keep notes.}
+tools:
+  - SERVER
+test_cases:
+  - name: asked
+    input: 'Read the todo note /call notes_read_note {"name": "todo"} and /call notes_delete_note'
+  - name: scripted
+    input: Forget the todo note
+    expected_tools: [{name: notes_delete_note, args: {name: todo}}]
+""".replace("SERVER", server),
+        }
+    )
+    ran = holodeck("test", str(root), "-o", "r.json", "--concurrency", "1", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    asked, scripted = (c["runs"][0]["turns"][0] for c in report(tmp_path)["cases"])
+    assert [c["name"] for c in asked["tool_calls"]] == ["notes_read_note"]
+    assert "buy milk" in asked["output"]
+    assert (
+        "/call notes_delete_note: not called, its MCP server marks it destructive"
+        in (asked["output"])
+    )
+    assert [(c["name"], c["result"]) for c in scripted["tool_calls"]] == [
+        ("notes_delete_note", "deleted todo")
+    ]
+    assert not (notes / "todo.note").exists()

@@ -563,12 +563,12 @@ def test_chat_allows_loopback_with_one_flag_and_says_so(
     monkeypatch.setattr(offline_model, "_ARGS", Arguments())
     root = write(READER)
     runner = CliRunner()
-    plain = runner.invoke(cli, ["chat", str(root), "--model", "test"], input="read it\n")
+    plain = runner.invoke(cli, ["chat", str(root), "--model", "test"], input="read it /call *\n")
     assert plain.exit_code == 0, plain.output
     assert "blocked: 127.0.0.1 is a loopback address" in plain.output
     assert "--allow-loopback" not in plain.output
     opened = runner.invoke(
-        cli, ["chat", str(root), "--model", "test", "--allow-loopback"], input="read it\n"
+        cli, ["chat", str(root), "--model", "test", "--allow-loopback"], input="read it /call *\n"
     )
     assert opened.exit_code == 0, opened.output
     assert f"internal page on port {site.port}" in opened.output

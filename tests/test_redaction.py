@@ -43,9 +43,9 @@ def test_redact_content_keeps_only_a_failed_tools_exception_type(
             observability=_observability(received.endpoint),
         )
         with served(root, state_dir=tmp_path / "state") as server:
-            answer = server.chat("Pay for Oslo")
+            answer = server.chat("Pay for Oslo /call charge")
             assert answer.status_code == 200, answer.text
-            streamed = server.events("Pay for Bergen")
+            streamed = server.events("Pay for Bergen /call charge")
         # the answer's and the stream's tool-call events
         assert [c["error"] for c in answer.json()["tool_calls"]] == ["ValueError"]
         finished = [data for name, data in streamed if data.get("error")]
@@ -80,7 +80,7 @@ def test_without_redaction_the_error_is_whole_and_patterns_reach_the_status(
             observability=_observability(received.endpoint, redaction_patterns=[r"\d{4}-[\d-]+"]),
         )
         with served(root, state_dir=tmp_path / "state") as server:
-            answer = server.chat("Pay for Oslo")
+            answer = server.chat("Pay for Oslo /call charge")
         (call,) = answer.json()["tool_calls"]
         assert call["error"].startswith(f"ValueError: card {SECRET} declined")
         received.wait_for(lambda r: any(s.name == "execute_tool charge" for s in r.spans))

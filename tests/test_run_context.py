@@ -99,12 +99,12 @@ def gone(pid: int) -> bool:
 
 def test_an_agent_used_on_a_second_event_loop_before_it_is_closed_is_refused() -> None:
     agent = weather()
-    asyncio.run(agent.answer("Weather in Oslo?"))
+    asyncio.run(agent.answer("Weather in Oslo? /call *"))
     with pytest.raises(LifecycleError, match="another event loop") as refused:
-        asyncio.run(agent.answer("And in Paris?"))
+        asyncio.run(agent.answer("And in Paris? /call *"))
     assert "aclose" in str(refused.value.hint)
     asyncio.run(agent.aclose())  # closed: it may serve another loop now
-    assert asyncio.run(agent.answer("And in Rome?")).tool_calls
+    assert asyncio.run(agent.answer("And in Rome? /call *")).tool_calls
 
 
 def test_an_agent_opened_while_open_is_refused_and_may_reopen_once_closed() -> None:
@@ -115,7 +115,7 @@ def test_an_agent_opened_while_open_is_refused_and_may_reopen_once_closed() -> N
             with pytest.raises(LifecycleError, match="already open"):
                 async with agent:
                     pass
-            await agent.answer("Weather in Oslo?")  # the first opening is untouched
+            await agent.answer("Weather in Oslo? /call *")  # the first opening is untouched
 
     asyncio.run(twice())
     asyncio.run(twice())  # closed cleanly: opened again, on another loop
@@ -138,7 +138,7 @@ def test_a_run_opened_while_open_or_holding_an_open_agent_is_refused() -> None:
                 async with Run(agent):
                     pass
         async with run:  # closed: it opens again
-            assert (await agent.answer("Weather?")).tool_calls
+            assert (await agent.answer("Weather? /call *")).tool_calls
 
     asyncio.run(main())
 
@@ -148,10 +148,10 @@ def test_an_agent_of_an_open_run_used_from_another_event_loop_is_refused() -> No
 
     async def main() -> None:
         async with Run(agent):
-            await agent.answer("Weather in Oslo?")
+            await agent.answer("Weather in Oslo? /call *")
             with pytest.raises(LifecycleError, match="another event loop"):
-                await asyncio.to_thread(asyncio.run, agent.answer("From elsewhere?"))
-            assert (await agent.answer("Still here?")).tool_calls  # unharmed
+                await asyncio.to_thread(asyncio.run, agent.answer("From elsewhere? /call *"))
+            assert (await agent.answer("Still here? /call *")).tool_calls  # unharmed
 
     asyncio.run(main())
 
@@ -167,7 +167,7 @@ def test_node_and_its_threads_are_gone_when_the_run_ends(write: Write, ending: s
 
     async def use() -> None:
         async with Run(agent):
-            final = await agent.answer("Which process?")
+            final = await agent.answer("Which process? /call *")
             pids.extend(node_pids(agent))
             assert [call.result for call in final.tool_calls] == pids  # it answered
             if ending == "error":
@@ -202,7 +202,7 @@ def test_a_run_reopened_after_it_closed_starts_node_afresh(write: Write) -> None
 
     async def once() -> int:
         async with run:
-            final = await agent.answer("Which process?")
+            final = await agent.answer("Which process? /call *")
             (pid,) = node_pids(agent)
             assert final.tool_calls[0].result == pid
             return pid
@@ -220,12 +220,12 @@ def test_a_sync_tool_thread_ends_with_the_run_or_is_named_when_it_cannot(
 
     async def main() -> None:
         async with Run(agent):
-            turn = asyncio.create_task(agent.answer("wait"))
+            turn = asyncio.create_task(agent.answer("wait /call *"))
             await asyncio.to_thread(until, (root / "started").exists, 60.0, "the tool")
             turn.cancel()  # the thread cannot be stopped: it is abandoned
             with pytest.raises(asyncio.CancelledError):
                 await turn
-            assert (await agent.answer("again")).tool_calls[0].result == "found a"
+            assert (await agent.answer("a /call *")).tool_calls[0].result == "found a"
 
     with caplog.at_level(logging.WARNING, logger="holodeck.tools"):
         asyncio.run(main())
@@ -250,7 +250,7 @@ def test_telemetry_exporters_stop_when_the_run_ends(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with Run(agent):
-            await agent.answer("Hello")
+            await agent.answer("Hello /call *")
             assert threads_named("holodeck-prometheus")  # serving while the run is open
             async with httpx.AsyncClient() as client:
                 scraped = await client.get(f"http://127.0.0.1:{port}/metrics")
@@ -273,7 +273,7 @@ def test_the_cassette_keeps_an_interrupted_turns_exchanges_when_the_run_ends(
 
     async def main() -> None:
         async with Run(agent):
-            turn = asyncio.create_task(agent.answer("wait"))
+            turn = asyncio.create_task(agent.answer("wait /call *"))
             await asyncio.to_thread(until, (root / "started").exists, 60.0, "the tool")
             turn.cancel()  # the turn never finishes: it saves nothing itself
             with pytest.raises(asyncio.CancelledError):

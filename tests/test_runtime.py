@@ -46,11 +46,12 @@ def agent_for(root: Path, **options: Any) -> Agent:
 
 async def events_of(
     agent: Agent | Session,
-    prompt: str = "hello",
+    prompt: str = "hello /call *",
     expected_tools: list[str] | None = None,
     **kwargs: Any,
 ) -> list[Event]:
-    """One turn; the offline model calls `expected_tools` (as a test case's would)."""
+    """One turn; the offline model calls `expected_tools` (as a test case's would), else
+    what the prompt asks for (by default every tool: `/call *`)."""
     with expecting(expected_tools):
         return [event async for event in agent.run(prompt, **kwargs)]
 
@@ -429,7 +430,8 @@ async def test_sub_agent_events_are_nested_under_the_calling_tool(write: Write) 
             "    return 'fact about ' + topic\n",
         }
     )
-    events = await events_of(agent_for(root))
+    # the sub-agent calls what its own prompt asks for: the task given to it
+    events = await events_of(agent_for(root), '/call researcher {"task": "go /call lookup"}')
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     parent = next(e for e in started if e.name == "researcher")
     child = next(e for e in started if e.name == "lookup")
@@ -459,7 +461,7 @@ async def slow() -> str:
         }
     )
     session = agent_for(root).session()
-    stream = session.run("start")
+    stream = session.run("start /call slow")
     async for event in stream:
         if isinstance(event, ToolCallStarted):
             break  # the user pressed Ctrl+C while the tool runs
@@ -485,7 +487,7 @@ async def test_agent_yaml_agent_tools_run_other_agents(write: Write) -> None:
             "critic/tools.py": "def score() -> int:\n    return 7\n",
         }
     )
-    events = await events_of(agent_for(root))
+    events = await events_of(agent_for(root), '/call critic {"task": "review /call score"}')
     calls = finished(events)
     assert calls["score"].agent == "critic"
     assert calls["critic"].result == "7"  # the critic's answer, from its own tool

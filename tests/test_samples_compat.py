@@ -56,7 +56,7 @@ def refusal(root: Path, **kwargs: bool) -> str:
 
 async def search_once(root: Path, question: str) -> ToolCallFinished:
     async with Agent(load_agent(root), RunOptions(model="test")) as running:
-        events = [e async for e in running.run(question)]
+        events = [e async for e in running.run(question + " /call *")]
     [call] = [e for e in events if isinstance(e, ToolCallFinished)]
     return call
 

@@ -387,7 +387,7 @@ def test_a_served_agent_is_ready_once_its_sources_are_ingested(write: Write, ser
     with serve(root) as server:  # returns once GET /ready says 200
         stored = list((root / ".holodeck" / "vectors").rglob("*"))
         assert stored, "ready before the sources were stored"
-        answer = server.chat("How fast is express delivery?")
+        answer = server.chat("How fast is express delivery? /call docs")
         assert answer.status_code == 200
         assert [c["name"] for c in answer.json()["tool_calls"]] == ["docs"]
 
@@ -486,7 +486,7 @@ async def test_the_offline_model_searches_with_the_users_question(write: Write) 
         }
     )
     async with Agent(load_agent(root), RunOptions(model="test")) as agent:
-        events = [e async for e in agent.run("How long does express delivery take?")]
+        events = [e async for e in agent.run("How long does express delivery take? /call docs")]
     [call] = [e for e in events if isinstance(e, ToolCallFinished)]
     assert call.args == {"query": "How long does express delivery take?"}
     assert _as_results(call.result)[0]["source_reference"].startswith("data/docs/shipping.txt")
@@ -513,11 +513,11 @@ async def test_a_store_that_failed_to_open_is_tried_again_later(write: Write) ->
         toolset.apply(lambda t: searches.append(t) if isinstance(t, SearchToolset) else None)
     searches[0].retry_after_s = 0.0  # this agent's toolset only
     async with agent:
-        first = [e async for e in agent.run("express delivery")]
+        first = [e async for e in agent.run("express delivery /call docs")]
         [failed] = [e for e in first if isinstance(e, ToolCallFinished)]
         assert failed.error is not None and "unavailable" in failed.error
         (root / "store").unlink()
-        second = [e async for e in agent.run("express delivery")]
+        second = [e async for e in agent.run("express delivery /call docs")]
         [found] = [e for e in second if isinstance(e, ToolCallFinished)]
     assert found.error is None
     assert _as_results(found.result)[0]["source_reference"].startswith("data/docs/shipping")

@@ -34,28 +34,28 @@ def weather(serve: Serve) -> Iterator[Server]:
 
 
 def test_a_chat_answers_with_the_tool_calls_usage_and_a_new_session(weather: Server) -> None:
-    response = weather.chat("What's the weather in Paris?")
+    response = weather.chat("What's the weather in Paris? /call *")
     assert response.status_code == 200
     body = response.json()
     assert body["agent"] == "weather" and len(body["session_id"]) >= 16
     assert [c["name"] for c in body["tool_calls"]] == ["get_weather", "get_forecast"]
     weather_call = body["tool_calls"][0]
-    assert weather_call["args"] == {"city": "a", "unit": "celsius"}
-    assert weather_call["error"] is None and weather_call["result"]["city"] == "a"
+    assert weather_call["args"] == {"city": "Paris", "unit": "celsius"}
+    assert weather_call["error"] is None and weather_call["result"]["city"] == "Paris"
     assert "get_weather" in body["response"]
     assert body["usage"]["requests"] == 2 and body["usage"]["total_tokens"] > 0
     assert body["request_id"] == response.headers["x-request-id"]
 
 
 def test_a_session_continues_and_its_history_can_be_read_and_deleted(weather: Server) -> None:
-    first = weather.chat("Weather in Oslo?").json()
-    second = weather.chat("And tomorrow?", session_id=first["session_id"]).json()
+    first = weather.chat("Weather in Oslo? /call *").json()
+    second = weather.chat("And tomorrow? /call *", session_id=first["session_id"]).json()
     assert second["session_id"] == first["session_id"]
     history = weather.client.get(f"/v1/sessions/{first['session_id']}")
     assert history.status_code == 200
     messages = history.json()["messages"]
     said = [m["content"] for m in messages if m["role"] == "user"]
-    assert said == ["Weather in Oslo?", "And tomorrow?"]
+    assert said == ["Weather in Oslo? /call *", "And tomorrow? /call *"]
     assert [m["name"] for m in messages if m["role"] == "tool_call"] == [
         "get_weather",
         "get_forecast",
@@ -78,7 +78,7 @@ def test_a_client_chosen_session_id_is_kept(weather: Server) -> None:
 def test_the_stream_sends_the_session_tool_calls_text_then_the_final_answer(
     weather: Server,
 ) -> None:
-    events = weather.events("Weather in Rome?")
+    events = weather.events("Weather in Rome? /call *")
     names = [name for name, _ in events]
     assert names[0] == "session" and names[-1] == "final"
     assert names.count("tool_call_started") == 2 and names.count("tool_call_finished") == 2
@@ -98,12 +98,13 @@ def test_sub_agent_calls_are_nested_under_the_call_that_asked(tmp_path: Path, se
     )
     agent_dir(root / "worker", "worker", python=worker_tools, tools=[function_tool("lookup")])
     with serve(root) as server:
-        body = server.chat("Find something").json()
+        ask = '/call worker {"task": "find /call lookup"}'  # the worker is asked for lookup
+        body = server.chat(ask).json()
         (call,) = body["tool_calls"]
         assert call["name"] == "worker" and call["agent"] == ""
         assert [c["name"] for c in call["calls"]] == ["lookup"]
         assert call["calls"][0]["agent"] == "worker"
-        events = server.events("Again")
+        events = server.events(ask)
         nested = [d for n, d in events if n == "tool_call_finished" and d["name"] == "lookup"]
         parent = [d for n, d in events if n == "tool_call_finished" and d["name"] == "worker"]
         assert nested[0]["parent_id"] == parent[0]["id"]
@@ -117,7 +118,7 @@ def test_a_client_that_leaves_mid_stream_cancels_the_turn_and_keeps_the_history(
     )
     with serve(root) as server:
         with server.client.stream(
-            "POST", "/v1/chat", json={"message": "first", "stream": True}
+            "POST", "/v1/chat", json={"message": "first /call wait_here", "stream": True}
         ) as response:
             lines = response.iter_lines()
             session = json.loads(next(line for line in lines if line.startswith("data:"))[5:])
@@ -130,11 +131,14 @@ def test_a_client_that_leaves_mid_stream_cancels_the_turn_and_keeps_the_history(
         )
         assert history.json()["messages"] == []
         (root / "release").write_text("go")
-        after = server.chat("second", session_id=session["session_id"]).json()
+        after = server.chat("second /call wait_here", session_id=session["session_id"]).json()
         assert after["tool_calls"][0]["result"] == "released"
     logged = [line for line in log_lines(isolated_home, "slow") if line["endpoint"] == "/v1/chat"]
     assert [line["status"] for line in logged] == [499, 200]
-    assert logged[0]["error"] == "CancelledError" and logged[0]["message_input"] == "first"
+    assert (
+        logged[0]["error"] == "CancelledError"
+        and logged[0]["message_input"] == "first /call wait_here"
+    )
 
 
 def test_turns_of_one_session_run_one_after_another_in_order(tmp_path: Path, serve: Serve) -> None:
@@ -147,11 +151,11 @@ def test_turns_of_one_session_run_one_after_another_in_order(tmp_path: Path, ser
         memory={"max_messages": 200},
     )
     with serve(root) as server:
-        session_id = server.chat("turn 0").json()["session_id"]
+        session_id = server.chat("turn 0 /call note").json()["session_id"]
         results: list[int] = []
 
         def turn(n: int) -> None:
-            response = server.chat(f"turn {n}", session_id=session_id)
+            response = server.chat(f"turn {n} /call note", session_id=session_id)
             results.append(response.status_code)
 
         threads = [threading.Thread(target=turn, args=(n,)) for n in range(1, 9)]
@@ -162,7 +166,8 @@ def test_turns_of_one_session_run_one_after_another_in_order(tmp_path: Path, ser
         messages = server.client.get(f"/v1/sessions/{session_id}").json()["messages"]
     assert results == [200] * 8
     said = [m["content"] for m in messages if m["role"] == "user"]
-    assert sorted(said) == sorted(f"turn {n}" for n in range(9)) and said[0] == "turn 0"
+    assert sorted(said) == sorted(f"turn {n} /call note" for n in range(9))
+    assert said[0] == "turn 0 /call note"
     # each turn's messages stayed together: none interleaved with another's
     roles = [m["role"] for m in messages]
     assert roles == ["user", "tool_call", "tool_result", "assistant"] * 9
@@ -191,7 +196,7 @@ def test_different_sessions_run_at_the_same_time(tmp_path: Path, serve: Serve) -
         answers: list[dict[str, Any]] = []
 
         def turn(n: int) -> None:
-            answers.append(server.chat("meet", session_id=f"s{n}").json())
+            answers.append(server.chat("meet /call meet", session_id=f"s{n}").json())
 
         threads = [threading.Thread(target=turn, args=(n,)) for n in range(2)]
         for thread in threads:
@@ -211,7 +216,7 @@ def test_several_agents_are_served_each_by_name(tmp_path: Path, serve: Serve) ->
         assert refused.status_code == 422 and refused.json()["error"]["type"] == "agent_required"
         assert "other, weather" in refused.json()["error"]["hint"]
         assert server.chat("Hi", agent="other").json()["tool_calls"] == []
-        assert len(server.chat("Hi", agent="weather").json()["tool_calls"]) == 2
+        assert len(server.chat("Hi /call *", agent="weather").json()["tool_calls"]) == 2
         unknown = server.chat("Hi", agent="nobody")
         assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "unknown_agent"
         models = server.client.get("/v1/models").json()
@@ -332,13 +337,13 @@ def test_a_served_sessions_own_mcp_server_lives_across_its_turns(
         return len(pids.read_text().split()) if pids.exists() else 0
 
     with serve(root) as server:
-        first = server.chat("who?", session_id="a").json()["tool_calls"][0]["result"]
-        second = server.chat("again?", session_id="a").json()["tool_calls"][0]["result"]
+        first = server.chat("who? /call *", session_id="a").json()["tool_calls"][0]["result"]
+        second = server.chat("again? /call *", session_id="a").json()["tool_calls"][0]["result"]
         assert first["pid"] == second["pid"] and started() == 1  # one server, still running
-        other = server.chat("who?", session_id="b").json()["tool_calls"][0]["result"]
+        other = server.chat("who? /call *", session_id="b").json()["tool_calls"][0]["result"]
         assert other["pid"] != first["pid"] and started() == 2
         server.client.delete("/v1/sessions/a")
-        renewed = server.chat("new start", session_id="a").json()["tool_calls"][0]["result"]
+        renewed = server.chat("new start /call *", session_id="a").json()["tool_calls"][0]["result"]
         assert renewed["pid"] != first["pid"]  # a deleted conversation starts afresh
     until(lambda: all(not _alive(int(p)) for p in pids.read_text().split()), what="servers stopped")
 

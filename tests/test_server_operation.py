@@ -121,7 +121,8 @@ def test_overload_is_refused_at_once_with_retry_after(tmp_path: Path, serve: Ser
     )
     with serve(root, max_concurrent_turns=1, max_queued_turns=0) as server:
         results: list[int] = []
-        first = threading.Thread(target=lambda: results.append(server.chat("one").status_code))
+        ask = "one /call wait_here"
+        first = threading.Thread(target=lambda: results.append(server.chat(ask).status_code))
         first.start()
         until(lambda: (root / "started").exists(), what="the first turn to run")
         refused = server.chat("two", stream=True)  # refused before its stream starts
@@ -138,7 +139,7 @@ def test_overload_is_refused_at_once_with_retry_after(tmp_path: Path, serve: Ser
 
 def test_every_request_is_logged_as_one_json_line(serve: Serve, isolated_home: Path) -> None:
     with serve(WEATHER) as server:
-        answer = server.chat("Weather in Oslo?").json()
+        answer = server.chat("Weather in Oslo? /call *").json()
         server.client.post(
             "/v1/chat", content=b"{oops", headers={"Content-Type": "application/json"}
         )
@@ -154,7 +155,8 @@ def test_every_request_is_logged_as_one_json_line(serve: Serve, isolated_home: P
         "error",
     }
     assert ok["request_id"] == answer["request_id"] and ok["session_id"] == answer["session_id"]
-    assert ok["message_input"] == "Weather in Oslo?" and ok["response"] == answer["response"]
+    assert ok["message_input"] == "Weather in Oslo? /call *"
+    assert ok["response"] == answer["response"]
     assert [c["name"] for c in ok["tool_calls"]] == ["get_weather", "get_forecast"]
     assert "args" not in ok["tool_calls"][0]  # arguments only at log_level DEBUG
     assert ok["error"] is None and ok["status"] == 200 and ok["duration_ms"] > 0
@@ -174,9 +176,9 @@ def test_redaction_keeps_lengths_and_debug_adds_tool_arguments(
 ) -> None:
     root = _logged_agent(tmp_path, {"log_level": "DEBUG", "redact_content": True})
     with serve(root) as server:
-        server.chat("My card is 4111 1111 1111 1111")
+        server.chat("My card is 4111 1111 1111 1111 /call *")
     (line,) = log_lines(isolated_home, "weather")
-    assert line["message_input"] == {"redacted_chars": 30}
+    assert line["message_input"] == {"redacted_chars": 38}
     assert "4111" not in json.dumps(line)
     assert set(line["tool_calls"][0]["args"]) == {"redacted_chars"}
     assert set(line["response"]) == {"redacted_chars"}
@@ -378,7 +380,8 @@ def test_sigterm_lets_the_streamed_turn_finish_then_stops(tmp_path: Path) -> Non
         deploy_process(str(root), "--model", "test") as (process, url),
         httpx.Client(base_url=url, timeout=30) as client,
     ):
-        with client.stream("POST", "/v1/chat", json={"message": "go", "stream": True}) as response:
+        asked = {"message": "go /call wait_here", "stream": True}
+        with client.stream("POST", "/v1/chat", json=asked) as response:
             lines = response.iter_lines()
             until(lambda: (root / "started").exists(), what="the turn to start")
             process.send_signal(signal.SIGTERM)

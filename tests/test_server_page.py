@@ -17,7 +17,7 @@ import pytest
 from browser import chromium_page, playwright_api
 from server_harness import WEATHER, deploy_process
 
-QUESTION = "What's the weather in Paris?"
+QUESTION = "What's the weather in Paris? /call *"  # `/call *`: the offline model calls every tool
 WEATHER_DESCRIPTION = (
     "description: Answers questions about current weather and tomorrow's forecast."
 )
@@ -118,7 +118,7 @@ def test_chat_page_streams_answers_and_tool_calls_in_one_session(
             expect(result).to_be_visible()
             expect(result).to_contain_text("no weather data")
 
-        ask(page, "And tomorrow?", press_enter=False)
+        ask(page, "And tomorrow? /call *", press_enter=False)
         second = page.get_by_test_id("turn").nth(1)
         expect(second).to_have_attribute("data-status", "done")
         expect(second.get_by_test_id("answer")).to_contain_text("get_forecast")
@@ -129,7 +129,7 @@ def test_chat_page_streams_answers_and_tool_calls_in_one_session(
         status, session = get_json(f"{base}/v1/sessions/{session_id}")
         assert status == 200, session
         said = [m["content"] for m in session["messages"] if m["role"] == "user"]
-        assert said == [QUESTION, "And tomorrow?"]
+        assert said == [QUESTION, "And tomorrow? /call *"]
         called = [m["name"] for m in session["messages"] if m["role"] == "tool_call"]
         assert called.count("get_weather") == 2
 
@@ -215,16 +215,16 @@ def test_chat_page_asks_for_the_api_key_and_then_answers(sync_api: Any, tmp_path
                 )
 
             page.route("**/v1/chat", revoked_once)
-            ask(page, "Still there?")
+            ask(page, "Still there? /call *")
             expect(form).to_be_visible()
             assert refused == ["Bearer k-123"]
             expect(page.get_by_test_id("turn")).to_have_count(0)
-            expect(page.get_by_test_id("message-input")).to_have_value("Still there?")
+            expect(page.get_by_test_id("message-input")).to_have_value("Still there? /call *")
             page.get_by_test_id("api-key-input").fill("k-123")
             page.get_by_role("button", name="Use key").click()
             expect(form).to_be_hidden()
             turn = page.get_by_test_id("turn").nth(0)
-            expect(turn.get_by_test_id("user-message")).to_have_text("Still there?")
+            expect(turn.get_by_test_id("user-message")).to_have_text("Still there? /call *")
             expect(turn).to_have_attribute("data-status", "done")
             expect(turn.get_by_test_id("answer")).to_contain_text("no weather data")
 
@@ -267,7 +267,8 @@ def test_chat_page_picks_an_agent_and_nests_a_sub_agents_calls_under_its_call(
         chooser.select_option("weather")
         expect(page.get_by_test_id("agent-name")).to_have_text("weather")
 
-        ask(page, QUESTION)
+        # the helper calls what the task given to it asks for
+        ask(page, '/call get_weather /call get_forecast /call helper {"task": "Paris? /call *"}')
         turn = page.get_by_test_id("turn").nth(0)
         expect(turn).to_have_attribute("data-status", "done")
         session_id = page.get_by_test_id("conversation").get_attribute("data-session-id")

@@ -47,16 +47,17 @@ def test_two_servers_share_sessions_and_keep_their_turns_in_order(
         httpx.Client(base_url=first_url, timeout=60) as first,
         httpx.Client(base_url=second_url, timeout=60) as second,
     ):
-        started = first.post("/v1/chat", json={"message": "turn 0"}).json()
+        # `/call *`: each turn calls the agent's tool, so a turn is four messages
+        started = first.post("/v1/chat", json={"message": "turn 0 /call *"}).json()
         session_id = started["session_id"]
-        second.post("/v1/chat", json={"message": "turn 1", "session_id": session_id})
-        assert users(first, session_id) == ["turn 0", "turn 1"]  # continued on the other
+        second.post("/v1/chat", json={"message": "turn 1 /call *", "session_id": session_id})
+        assert users(first, session_id) == ["turn 0 /call *", "turn 1 /call *"]  # on the other
 
         statuses: list[int] = []
 
         def turn(n: int) -> None:
             client = first if n % 2 else second
-            body = {"message": f"turn {n}", "session_id": session_id}
+            body = {"message": f"turn {n} /call *", "session_id": session_id}
             statuses.append(client.post("/v1/chat", json=body).status_code)
 
         threads = [threading.Thread(target=turn, args=(n,)) for n in range(2, 10)]
@@ -66,7 +67,7 @@ def test_two_servers_share_sessions_and_keep_their_turns_in_order(
             thread.join(90)
         assert statuses == [200] * 8
         said = users(second, session_id)
-        assert sorted(said) == sorted(f"turn {n}" for n in range(10))
+        assert sorted(said) == sorted(f"turn {n} /call *" for n in range(10))
         messages = second.get(f"/v1/sessions/{session_id}").json()["messages"]
         # every turn saw the one before it: no turn's messages interleave with another's
         assert [m["role"] for m in messages] == [

@@ -102,7 +102,7 @@ def test_a_stored_upload_that_does_not_load_is_reported_and_the_others_serve(
         assert "tools/python/mm.py:1" in by_name["broken"]["error"]
         assert "SystemExit" in by_name["broken"]["error"]
         assert {a["name"] for a in ready.json()["agents"]} == {"broken", "good", "weather"}
-        assert tool_result(server.chat("hi", agent="good")) == "hello from good"
+        assert tool_result(server.chat("hi /call *", agent="good")) == "hello from good"
         assert server.chat("Weather in Paris?", agent="weather").status_code == 200
         answer = server.chat("hi", agent="broken")
         assert answer.status_code == 503 and "mm.py:1" in answer.json()["error"]["message"]
@@ -112,7 +112,7 @@ def test_a_stored_upload_that_does_not_load_is_reported_and_the_others_serve(
         )
         assert fixed.status_code == 201, fixed.text
         until(lambda: server.client.get("/ready").status_code == 200, what="fixed ready")
-        assert tool_result(server.chat("hi", agent="broken")) == "hello from broken"
+        assert tool_result(server.chat("hi /call *", agent="broken")) == "hello from broken"
     assert any("broken" in r.getMessage() and "mm.py:1" in r.getMessage() for r in caplog.records)
 
 
@@ -232,8 +232,8 @@ def test_each_uploaded_agent_imports_its_own_neighbours_and_drops_them_when_repl
             posted = server.client.post("/v1/agents", content=agent(name, name), headers=GZIP)
             assert posted.status_code == 201, posted.text
         until(lambda: server.client.get("/ready").status_code == 200, what="both ready")
-        assert tool_result(server.chat("go", agent="one")) == "one/one"
-        assert tool_result(server.chat("go", agent="two")) == "two/two"
+        assert tool_result(server.chat("go /call *", agent="one")) == "one/one"
+        assert tool_result(server.chat("go /call *", agent="two")) == "two/two"
         old = [
             n
             for n, m in list(sys.modules.items())
@@ -243,9 +243,9 @@ def test_each_uploaded_agent_imports_its_own_neighbours_and_drops_them_when_repl
         posted = server.client.post("/v1/agents", content=agent("one", "one v2"), headers=GZIP)
         assert posted.status_code == 201, posted.text
         until(lambda: server.client.get("/ready").status_code == 200, what="v2 ready")
-        assert tool_result(server.chat("go", agent="one")) == "one v2/one v2"
+        assert tool_result(server.chat("go /call *", agent="one")) == "one v2/one v2"
         assert not any(n in sys.modules for n in old)
-        assert tool_result(server.chat("go", agent="two")) == "two/two"
+        assert tool_result(server.chat("go /call *", agent="two")) == "two/two"
 
 
 def test_agents_from_the_command_line_each_import_their_own_neighbours(
@@ -257,8 +257,8 @@ def test_agents_from_the_command_line_each_import_their_own_neighbours(
         (root / "helper.py").write_text(f"WHO = {name!r}\n")
         roots.append(root)
     with serve(*roots) as server:
-        assert tool_result(server.chat("go", agent="left")) == "left/left"
-        assert tool_result(server.chat("go", agent="right")) == "right/right"
+        assert tool_result(server.chat("go /call *", agent="left")) == "left/left"
+        assert tool_result(server.chat("go /call *", agent="right")) == "right/right"
 
 
 # --- 4. resources ------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_the_server_answers_while_an_upload_imports_its_tools(serve: Serve, tmp_
             uploading.join(60)
         assert outcome and outcome[0].status_code == 201, outcome
         until(lambda: server.client.get("/ready").status_code == 200, what="slow ready")
-        assert tool_result(server.chat("go", agent="slow")) == "loaded"
+        assert tool_result(server.chat("go /call *", agent="slow")) == "loaded"
 
 
 # --- 5. permissions ------------------------------------------------------------------------
@@ -395,12 +395,12 @@ def test_a_replaced_upload_stops_its_node_process_and_stopping_the_server_stops_
     with serve(WEATHER, allow_uploads=True) as server:
         assert server.client.post("/v1/agents", content=upload, headers=GZIP).status_code == 201
         until(lambda: server.client.get("/ready").status_code == 200, what="the upload ready")
-        first = int(tool_result(server.chat("Which process?", agent="trader")))
+        first = int(tool_result(server.chat("Which process? /call *", agent="trader")))
         assert not _gone(first)  # kept between turns
         assert server.client.post("/v1/agents", content=upload, headers=GZIP).status_code == 201
         assert _gone(first)  # the replaced agent's Node.js stopped with it
         until(lambda: server.client.get("/ready").status_code == 200, what="the upload ready")
-        second = int(tool_result(server.chat("Which process?", agent="trader")))
+        second = int(tool_result(server.chat("Which process? /call *", agent="trader")))
         assert second != first
     assert _gone(second)
     names = [t.name for t in threading.enumerate()]

@@ -245,7 +245,7 @@ def test_a_flooded_session_waits_without_slots_and_its_queue_is_bounded(
         answers: list[httpx.Response] = []
 
         def flood() -> None:
-            answers.append(server.chat("again", agent="slow", session_id="flooded"))
+            answers.append(server.chat("again /call wait_here", agent="slow", session_id="flooded"))
 
         threads = [threading.Thread(target=flood) for _ in range(5)]
         for thread in threads:
@@ -315,7 +315,7 @@ def test_a_json_client_that_leaves_cancels_its_turn(
         tmp_path / "left", "left", python=LEAVING_TOOL, tools=[function_tool("wait_here")]
     )
     with serve(root) as server:
-        asked = {"message": "first", "session_id": "s-chat"}
+        asked = {"message": "first /call wait_here", "session_id": "s-chat"}
         _post_and_leave(server.url, "/v1/chat", asked, root / "started")
         until((root / "cancelled").exists, what="the tool to be cancelled")
         history = until(
@@ -323,10 +323,10 @@ def test_a_json_client_that_leaves_cancels_its_turn(
             what="the session to be free and saved as it was",
         )
         assert history.json()["messages"] == []
-        after = server.chat("second", session_id="s-chat").json()
+        after = server.chat("second /call wait_here", session_id="s-chat").json()
         assert after["tool_calls"][0]["result"] == "at once"
         said = server.client.get("/v1/sessions/s-chat").json()["messages"]
-        assert [m["content"] for m in said if m["role"] == "user"] == ["second"]
+        assert [m["content"] for m in said if m["role"] == "user"] == ["second /call wait_here"]
     logged = [line for line in log_lines(isolated_home, "left") if line["endpoint"] == "/v1/chat"]
     assert [line["status"] for line in logged] == [499, 200]
 
@@ -338,7 +338,7 @@ def test_an_openai_client_that_leaves_cancels_its_turn(tmp_path: Path, serve: Se
     with serve(root) as server:
         completion = {
             "model": "gone",
-            "messages": [{"role": "user", "content": "first"}],
+            "messages": [{"role": "user", "content": "first /call wait_here"}],
             "holodeck": {"session_id": "s-openai"},
         }
         _post_and_leave(server.url, "/v1/chat/completions", completion, root / "started")

@@ -120,11 +120,11 @@ def test_two_chats_on_one_session_file_take_turns_and_keep_both(
     def call_count() -> int:
         return len(calls.read_text().splitlines()) if calls.exists() else 0
 
-    first = started("the first question", tmp_path / "first.log")
+    first = started("the first question /call *", tmp_path / "first.log")
     second: subprocess.Popen[str] | None = None
     try:
         until(lambda: call_count() == 1, timeout=60, what="the first chat's tool call")
-        second = started("the second question", tmp_path / "second.log")
+        second = started("the second question /call *", tmp_path / "second.log")
         # the second chat waits for the file (or, unlocked, runs its turn meanwhile)
         until(
             lambda: call_count() == 2 or "Waiting" in (tmp_path / "second.log").read_text(),
@@ -139,7 +139,7 @@ def test_two_chats_on_one_session_file_take_turns_and_keep_both(
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
-    assert prompts_in(session) == ["the first question", "the second question"]
+    assert prompts_in(session) == ["the first question /call *", "the second question /call *"]
     assert "another holodeck chat is answering in" in (tmp_path / "second.log").read_text()
     lock = session.with_name(".shared.json.lock")
     assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in (session, lock)] == ["0o600"] * 2

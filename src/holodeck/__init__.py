@@ -8,10 +8,10 @@ The Python API, for embedding an agent in a program:
     >>> async def main() -> list[str]:
     ...     async with Agent(spec, RunOptions(model="test")) as agent:  # starts its servers
     ...         async with agent.session() as session:  # one conversation
-    ...             final = await session.answer("What's the weather in Paris?")
-    ...             return [call.name for call in final.tool_calls]
-    >>> asyncio.run(main())  # the offline test model calls every tool, then answers
-    ['get_weather', 'get_forecast']
+    ...             final = await session.answer("What's the weather in Oslo? /call get_weather")
+    ...             return [(call.name, call.args["city"]) for call in final.tool_calls]
+    >>> asyncio.run(main())  # the offline test model calls what `/call` names, then answers
+    [('get_weather', 'Oslo')]
 
 `session.run(...)` streams the turn's events instead (`TextDelta`, `ToolCallStarted`,
 `ToolCallFinished`, `Usage`, `FinalMessage`). Names are imported on first use, so

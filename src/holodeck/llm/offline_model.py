@@ -1,16 +1,27 @@
 """The `test` provider: an offline, deterministic model for smoke runs and CI.
 
-Each turn it first calls tools — the test case's expected tools when the test runner
-scripts them (`expecting`), otherwise every tool the agent has — with arguments
-generated to fit each tool's JSON schema. Then it answers from what the tools returned. It makes
-no network call and needs no key, so `holodeck test --model test` exercises the
-whole pipeline of any agent.
+It calls a tool only when told to, never on its own:
+
+- a test case's `expected_tools` (the test runner scripts them with `expecting`) and
+  chat's `/call TOOL` command (`expecting` too) call the tools they name, whatever they do;
+- a line of the user's message that says `/call TOOL` or `/call TOOL {"city": "Oslo"}`
+  calls TOOL (`/call *`: every tool): that is how a smoke run of a deployed agent gets a
+  tool called. A tool whose MCP annotations say it is destructive (`destructiveHint:
+  true`) is not called this way: only a test case or chat's `/call` command can call it.
+
+A sub-agent called during a turn calls no tool unless its own prompt says `/call`. Each
+call's arguments are generated to fit the tool's JSON schema, then filled from the user's
+words where a rule fits (`offline_args`: a `city` from "weather in Oslo", an `order_id`
+from "order 42", a `query` from the question), then given the values the case or `/call`
+names. Then it answers from what the tools returned. It makes no network call and needs
+no key, so `holodeck test --model test` exercises the whole pipeline of any agent.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,6 +41,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 
+from holodeck.llm.offline_args import from_prompt
 from holodeck.llm.offline_user import USER_TOOL, next_move
 
 MODEL_NAME = "holodeck-test"
@@ -42,7 +54,7 @@ ExpectedCall = str | tuple[str, dict[str, Any]]
 @dataclass
 class _Script:
     calls: tuple[tuple[str, dict[str, Any]], ...]
-    used: bool = False  # the turn's first choice took it: later agents call every tool
+    used: bool = False  # the turn's first choice took it: sub-agents go by their prompts
 
 
 # Tasks copy their context when created, so the turn's tasks (and a sub-agent's, inside a
@@ -52,10 +64,11 @@ _SCRIPT: ContextVar[_Script | None] = ContextVar("holodeck_test_script", default
 
 @contextlib.contextmanager
 def expecting(tools: Sequence[ExpectedCall] | None) -> Iterator[None]:
-    """Within this block the test model's first choice of tools is `tools` instead of
-    every tool: the turn started in the block calls them. The test runner wraps each
-    case's turn in it; a sub-agent called by that turn makes its own choice (every tool
-    it has), as it would outside a test."""
+    """Within this block the test model's first choice of tools is `tools` (destructive
+    ones too): the turn started in the block calls them; a sub-agent called by that turn
+    calls only what its own prompt asks for with `/call`. The test runner wraps each
+    case's turn in it, chat a turn after its `/call` command. `None` leaves the choice to
+    the user's words (`/call TOOL` in the message)."""
     script = None
     if tools is not None:
         calls = tuple((t, {}) if isinstance(t, str) else (t[0], dict(t[1])) for t in tools)
@@ -72,8 +85,9 @@ def offline_test_model() -> FunctionModel:
 
 
 _ARGS = TestModel(seed=0)  # used only for its schema-driven argument generator
-# Tool metadata marking a search tool whose `query` the offline model fills with the prompt.
-SEARCH_BY_PROMPT = "holodeck_search_by_prompt"
+# `/call NAME` in the user's message, optionally followed by a JSON object of arguments
+_CALL = re.compile(r"(?:^|(?<=\s))/call[ \t]+([\w.-]+|\*)")
+EVERY = "*"  # `/call *`: every tool that is not destructive
 
 
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -106,16 +120,16 @@ def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | Too
     if retried:
         return [_call(tools[name], n) for n, name in enumerate(retried) if name in tools]
     called = any(isinstance(m, ModelResponse) and m.tool_calls for m in turn)
+    prompt, requested = _requests(_prompt(turn) or "")
     if not called and tools:
-        chosen = _choose(tools)
+        chosen = _choose(tools, requested)
         if chosen:
-            prompt = _prompt(turn)
             return [_call(tool, n, values, prompt) for n, (tool, values) in enumerate(chosen)]
     if info.output_tools and info.output_tools[0].name == USER_TOOL:  # a simulated user
         return [ToolCallPart(USER_TOOL, next_move(), tool_call_id="test-user-0")]
     if info.output_tools:
         return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
-    return [TextPart(_answer(turn))]
+    return [TextPart(_answer(turn, prompt, _refusals(requested, tools)))]
 
 
 def _current_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
@@ -141,20 +155,80 @@ def _retried_tools(messages: list[ModelMessage]) -> list[str]:
     return names
 
 
-def _choose(tools: dict[str, ToolDefinition]) -> list[tuple[ToolDefinition, dict[str, Any]]]:
+Requested = list[tuple[str, dict[str, Any]]]
+
+
+def _choose(
+    tools: dict[str, ToolDefinition], requested: Requested
+) -> list[tuple[ToolDefinition, dict[str, Any]]]:
     script = _SCRIPT.get()
-    if script is None or script.used:
-        return [(tool, {}) for tool in tools.values()]
-    script.used = True
-    return [(tools[name], values) for name, values in script.calls if name in tools]
+    if script is not None and not script.used:
+        script.used = True  # the turn's own choice; its sub-agents go by their prompts
+        return [(tools[name], values) for name, values in script.calls if name in tools]
+    chosen = []
+    for name, values in requested:
+        for tool in tools.values() if name == EVERY else [tools[name]] if name in tools else []:
+            if not _destructive(tool):
+                chosen.append((tool, values))
+    return chosen
+
+
+def _destructive(tool: ToolDefinition) -> bool:
+    """An MCP tool whose server says it may destroy or overwrite (`destructiveHint`)."""
+    annotations = (tool.metadata or {}).get("mcp_annotations") or {}
+    return annotations.get("destructiveHint") is True
+
+
+def _requests(prompt: str) -> tuple[str, Requested]:
+    """The prompt without its `/call` lines' directives, and what they ask to call."""
+    requested: Requested = []
+    kept: list[str] = []
+    position = 0
+    # searched from where the last directive (and its JSON) ended: a `/call` inside a JSON
+    # argument is a value (a sub-agent's task), not a directive to this model
+    while (match := _CALL.search(prompt, position)) is not None:
+        kept.append(prompt[position : match.start()])
+        position = match.end()
+        values: dict[str, Any] = {}
+        rest = prompt[position:]
+        stripped = rest.lstrip(" \t")
+        if stripped.startswith("{"):
+            with contextlib.suppress(ValueError):
+                given, length = json.JSONDecoder().raw_decode(stripped)
+                if isinstance(given, dict):
+                    values = given
+                    position += len(rest) - len(stripped) + length
+        requested.append((match.group(1), values))
+    kept.append(prompt[position:])
+    return " ".join("".join(kept).split()) if requested else prompt, requested
+
+
+def _refusals(requested: Requested, tools: dict[str, ToolDefinition]) -> list[str]:
+    """Why a tool the message asked for was not called."""
+    notes = []
+    for name, _ in requested:
+        if name == EVERY:
+            continue
+        if name not in tools:
+            offered = ", ".join(sorted(tools)) or "none"
+            notes.append(f"/call {name}: this agent has no tool {name} (it has: {offered})")
+        elif _destructive(tools[name]):
+            notes.append(
+                f"/call {name}: not called, its MCP server marks it destructive; "
+                "only a test case's expected_tools or chat's /call command call it"
+            )
+    return notes
 
 
 def _prompt(turn: list[ModelMessage]) -> str | None:
-    """The user's words that opened this turn (text only)."""
+    """The user's words that opened this turn (the text, without attachments)."""
     for message in turn:
         for part in message.parts if isinstance(message, ModelRequest) else ():
-            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                return part.content
+            if isinstance(part, UserPromptPart):
+                content = part.content
+                if isinstance(content, str):
+                    return content
+                return " ".join(c for c in content if isinstance(c, str))
     return None
 
 
@@ -165,11 +239,11 @@ def _call(
     prompt: str | None = None,
 ) -> ToolCallPart:
     args = _ARGS.gen_tool_args(tool)
-    if prompt and isinstance(args, dict) and (tool.metadata or {}).get(SEARCH_BY_PROMPT):
-        # a search tool is asked what the user asked, so an offline run retrieves something
-        args["query"] = prompt
+    if prompt and isinstance(args, dict):
+        # what the user asked for (a city, an order number, the question itself)
+        args.update(from_prompt(tool.parameters_json_schema, prompt))
     if values and isinstance(args, dict):
-        args.update(values)  # the values a test case expects, so the tool gets real input
+        args.update(values)  # the values a test case or `/call` gives win
     return ToolCallPart(tool.name, args, tool_call_id=f"test-call-{index}")
 
 
@@ -204,7 +278,12 @@ def _best(call: ToolCallPart, tool: ToolDefinition) -> ToolCallPart:
     return ToolCallPart(call.tool_name, args, tool_call_id=call.tool_call_id)
 
 
-def _answer(turn: list[ModelMessage]) -> str:
+def _answer(turn: list[ModelMessage], prompt: str, notes: list[str]) -> str:
+    text = _answer_from(turn, prompt)
+    return "\n".join([text, *notes])
+
+
+def _answer_from(turn: list[ModelMessage], prompt: str) -> str:
     results = [
         p
         for m in turn
@@ -216,19 +295,4 @@ def _answer(turn: list[ModelMessage]) -> str:
         return _readable(results[0]) or f"{results[0].tool_name} returned nothing"
     if results:
         return "\n".join(f"{p.tool_name}: {_readable(p)}" for p in results)
-    prompt = next(
-        (
-            p.content
-            for m in turn
-            if isinstance(m, ModelRequest)
-            for p in m.parts
-            if isinstance(p, UserPromptPart)
-        ),
-        "",
-    )
-    text = (
-        prompt
-        if isinstance(prompt, str)
-        else " ".join(str(c) for c in prompt if isinstance(c, str))
-    )
-    return f"Test answer to: {text}"
+    return f"Test answer to: {prompt}"

@@ -8,7 +8,7 @@ and the events its turns stream. The public names are re-exported by `holodeck`.
     ...     async with agent, agent.session() as session:
     ...         return [
     ...             event.name
-    ...             async for event in session.run("Weather in Oslo?")
+    ...             async for event in session.run("Weather in Oslo? /call *")
     ...             if isinstance(event, ToolCallFinished)
     ...         ]
     >>> asyncio.run(tools_called())

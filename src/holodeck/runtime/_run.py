@@ -7,7 +7,7 @@ and stops when it ends, on the event loop it ran on.
     ...     agent = Agent(load_agent("examples/weather"), RunOptions(model="test"))
     ...     async with Run(agent):
     ...         async with agent.session() as session:
-    ...             answer = await session.answer("Weather in Oslo?")
+    ...             answer = await session.answer("Weather in Oslo? /call *")
     ...             return [call.name for call in answer.tool_calls]
     >>> asyncio.run(ask())
     ['get_weather', 'get_forecast']

@@ -5,10 +5,10 @@
     >>> async def main() -> str:
     ...     async with Agent(load_agent("examples/weather"), RunOptions(model="test")) as agent:
     ...         async with agent.session() as session:
-    ...             await session.answer("What's the weather in Paris?")
+    ...             await session.answer("What's the weather in Oslo? /call get_weather")
     ...             used = session.spend.usage.requests
     ...             return f"{len(session.messages)} messages, {used} requests"
-    >>> asyncio.run(main())  # a question, two tool calls and their results, the answer
+    >>> asyncio.run(main())  # a question, the tool call and its result, the answer
     '4 messages, 2 requests'
 
 A session owns the conversation (its messages, trimmed to `memory.max_messages` without

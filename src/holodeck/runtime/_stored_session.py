@@ -10,8 +10,8 @@ turn of a conversation that any of its processes may have started.
     >>> async def serve() -> tuple[int, int]:  # an agent lives on one event loop
     ...     store = MemorySessionStore()
     ...     async with Agent(load_agent("examples/weather"), RunOptions(model="test")) as agent:
-    ...         first = await reply(agent, store, "Hello")
-    ...         return first, await reply(agent, store, "And tomorrow?")
+    ...         first = await reply(agent, store, "Hello /call get_weather")
+    ...         return first, await reply(agent, store, "And tomorrow? /call get_forecast")
     >>> asyncio.run(serve())
     (4, 8)
 """

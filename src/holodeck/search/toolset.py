@@ -17,7 +17,6 @@ from pydantic_ai import FunctionToolset, RunContext, Tool
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
-from holodeck.llm.offline_model import SEARCH_BY_PROMPT
 from holodeck.llm.tool_context import ToolContext
 from holodeck.search.index import SearchIndex, SyncReport
 from holodeck.search.tool_index import search_index
@@ -91,7 +90,6 @@ class SearchToolset(AbstractToolset[Any]):
             name=tool.name,
             description=tool.description,
             takes_ctx=False,
-            metadata={SEARCH_BY_PROMPT: True},
         )
 
     def failures(self) -> dict[str, str]:

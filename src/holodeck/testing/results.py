@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Status = Literal["pass", "fail", "error"]
 
@@ -60,6 +60,8 @@ class ToolCheck(_Record):
     mismatched: list[ArgMismatch] = Field(default_factory=list)
     wrong_count: list[str] = Field(default_factory=list)  # e.g. "search: 3 calls, expected 1"
     out_of_order: bool = False
+    # expectations met only by failed calls, e.g. "search: 3 calls, all failed: refused"
+    failed: list[str] = Field(default_factory=list)
 
 
 class TurnRecord(_Record):
@@ -104,6 +106,12 @@ class CaseRun(_Record):
     error: str | None = None  # the agent could not answer (provider error, ...)
     simulation: SimulationRecord | None = None  # a simulated user's case: how it ended
     duration_ms: float = 0.0
+    failed_calls: int = 0  # tool calls of its turns (sub-agents' too) that failed
+
+    @model_validator(mode="after")
+    def _count_failed(self) -> CaseRun:
+        self.failed_calls = sum(c.error is not None for t in self.turns for c in t.tool_calls)
+        return self
 
     @property
     def output(self) -> str:
@@ -140,6 +148,8 @@ class RunSummary(_Record):
     duration_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # tools none of whose calls succeeded: "search: all 485 calls failed: <first error>"
+    failing_tools: list[str] = Field(default_factory=list)
 
     @classmethod
     def of(cls, cases: list[CaseResult], duration_ms: float) -> RunSummary:
@@ -154,6 +164,27 @@ class RunSummary(_Record):
             input_tokens=sum(r.input_tokens for c in cases for r in c.runs),
             output_tokens=sum(r.output_tokens for c in cases for r in c.runs),
         )
+
+
+def failing_tools(cases: list[CaseResult]) -> list[str]:
+    """One line per tool every call of which failed in these cases (sub-agents' too)."""
+    calls: dict[str, list[ToolCallRecord]] = {}
+    for case in cases:
+        for run in case.runs:
+            for turn in run.turns:
+                for call in turn.tool_calls:
+                    calls.setdefault(call.name, []).append(call)
+    return [
+        all_failed(name, made)
+        for name, made in calls.items()
+        if all(c.error is not None for c in made)
+    ]
+
+
+def all_failed(name: str, calls: list[ToolCallRecord]) -> str:
+    """`search: all 485 calls failed: <the first call's error>`, for calls that all failed."""
+    count = f"all {len(calls)} calls" if len(calls) > 1 else "its only call"
+    return f"{name}: {count} failed: {calls[0].error}"
 
 
 class GitState(_Record):
@@ -191,3 +222,8 @@ class TestRun(_Record):
     merged_from: list[str] = Field(default_factory=list)  # run ids `test merge` combined
     cases: list[CaseResult]
     summary: RunSummary
+
+    @model_validator(mode="after")
+    def _failing_tools(self) -> TestRun:
+        self.summary.failing_tools = failing_tools(self.cases)
+        return self

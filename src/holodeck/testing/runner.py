@@ -347,6 +347,7 @@ def _merge(checks: list[ToolCheck]) -> ToolCheck | None:
         mismatched=[m for c in checks for m in c.mismatched],
         wrong_count=[w for c in checks for w in c.wrong_count],
         out_of_order=any(c.out_of_order for c in checks),
+        failed=[f for c in checks for f in c.failed],
     )
 
 

@@ -2,7 +2,9 @@
 
 Names must match exactly. `tool_order` decides how order counts: `any` (each expected
 tool was called), `in_order` (they were called in this order; other calls may come
-between) or `exact` (exactly these calls, in this order, nothing else).
+between) or `exact` (exactly these calls, in this order, nothing else). A failed call (its
+record has an `error`) meets an expectation only when the entry says `allow_error: true`;
+an expectation met only by failed calls is listed in `failed`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, ToolOrder
-from holodeck.testing.results import ArgMismatch, ToolCallRecord, ToolCheck
+from holodeck.testing.results import ArgMismatch, ToolCallRecord, ToolCheck, all_failed
 
 
 def check_tools(
@@ -24,16 +26,23 @@ def check_tools(
     missing: list[str] = []
     mismatched: list[ArgMismatch] = []
     wrong_count: list[str] = []
+    failed: list[str] = []
     for entry in wanted:
         same_name = [c for c in calls if c.name == entry.name]
         if not same_name:
             if entry.count != 0:
                 missing.append(entry.name)
             continue
-        matching = [c for c in same_name if not _mismatches(entry, c)]
+        made = same_name if entry.allow_error else [c for c in same_name if c.error is None]
+        if not made and entry.count != 0:
+            failed.append(all_failed(entry.name, same_name))
+            continue
+        matching = [c for c in made if not _mismatches(entry, c)]
         if entry.args and not matching:
-            mismatched.extend(_mismatches(entry, same_name[0]))
-        counted = len(matching) if entry.args else len(same_name)
+            mismatched.extend(_mismatches(entry, made[0]))
+        counted = len(matching) if entry.args else len(made)
+        if entry.count == 0:
+            counted = len(same_name)  # "never called": a failed attempt is a call too
         if entry.count is not None and counted != entry.count:
             wrong_count.append(
                 f"{entry.name}: {counted} call{'s' if counted != 1 else ''}, expected {entry.count}"
@@ -45,7 +54,7 @@ def check_tools(
         out_of_order = not _is_subsequence([e.name for e in wanted if e.count != 0], names)
     elif order == "exact":
         out_of_order = names != [e.name for e in wanted for _ in range(max(e.count or 1, 0))]
-    passed = not (missing or mismatched or wrong_count or out_of_order)
+    passed = not (missing or failed or mismatched or wrong_count or out_of_order)
     if order == "exact" and unexpected:
         passed = False
     return ToolCheck(
@@ -56,6 +65,7 @@ def check_tools(
         mismatched=mismatched,
         wrong_count=wrong_count,
         out_of_order=out_of_order,
+        failed=failed,
     )
 
 

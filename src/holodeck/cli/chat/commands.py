@@ -1,8 +1,9 @@
-"""Chat's slash commands (/help, /tools, /usage, /reset, /attach, /save) and what they and
+"""Chat's slash commands (/help, /tools, /usage, /reset, /attach, /save, /call) and what they and
 the banner say about the agent: its model, tools, skills, sub-agents, data and memory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from holodeck.cli.chat.conversation import Conversation, SessionFileError
@@ -30,6 +31,10 @@ Commands:
   /attach FILE   send an image or a document with the next question
                  (for agents that declare image or file input)
   /save FILE     write the transcript so far to FILE as markdown
+  /call TOOL [{"arg": "value"}]
+                 the offline `test` model calls TOOL in its next answer, with these
+                 arguments (others filled from your question); it calls no tool unless
+                 asked. A real model chooses its own tools.
   /exit, /quit   leave (so do `exit`, `quit` and Ctrl+D)
 Keys:
   Enter          send
@@ -159,6 +164,8 @@ def run_command(line: str, conversation: Conversation, view: ChatView) -> bool:
             view.notice("The conversation is forgotten; the next question starts a new one.")
     elif name == "/attach":
         _attach(argument, conversation, view)
+    elif name == "/call":
+        _call(argument, conversation, view)
     elif name == "/save":
         if not argument:
             view.error("/save needs a file name, e.g. /save chat.md")
@@ -192,3 +199,32 @@ def _attach(argument: str, conversation: Conversation, view: ChatView) -> None:
             f"Attached {path.name} ({attachment.media_type}); "
             f"{'it goes' if count == 1 else f'{count} files go'} with your next question."
         )
+
+
+def _call(argument: str, conversation: Conversation, view: ChatView) -> None:
+    tool, _, given = argument.partition(" ")
+    example = '{"city": "Oslo"}'
+    if not tool:
+        view.error(f"/call needs a tool, e.g. /call get_weather or /call get_weather {example}")
+        return
+    if conversation.agent.model.provider != "test":
+        view.error(
+            f"/call steers only the offline `test` model (chat --model test); "
+            f"{model_label(conversation.agent)} chooses its own tools: ask for {tool} in words"
+        )
+        return
+    offered = [name for name, _, _ in tool_rows(conversation.spec)]
+    if not any(tool == n or (n.endswith("*") and tool.startswith(n[:-1])) for n in offered):
+        view.error(f"/call {tool}: the agent has no tool {tool}; /tools lists its tools")
+        return
+    try:
+        values = json.loads(given) if given.strip() else {}
+    except ValueError as exc:
+        view.error(f"/call {tool}: the arguments are not JSON ({exc}); e.g. {example}")
+        return
+    if not isinstance(values, dict):
+        view.error(f"/call {tool}: give the arguments as a JSON object, e.g. {example}")
+        return
+    conversation.calls.append((tool, values))
+    with_values = f" with {given.strip()}" if values else ""
+    view.notice(f"The next answer calls {tool}{with_values}.")

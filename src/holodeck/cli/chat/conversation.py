@@ -18,6 +18,7 @@ from holodeck.cli.chat.transcript import Exchange, exchanges_from, transcript_ma
 from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError, LimitReached
 from holodeck.llm.cassette import CassetteError
+from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
 from holodeck.spec.models.agent_spec import AgentSpec
 
@@ -45,6 +46,7 @@ class Conversation:
         self.debug = debug
         self.transcript: list[Exchange] = []
         self.attached: list[Attachment] = []  # sent with the next question
+        self.calls: list[ExpectedCall] = []  # `/call`: what the offline model calls next
 
     @property
     def agent(self) -> Agent:
@@ -136,14 +138,16 @@ class Conversation:
         exchange = Exchange(prompt)
         self.transcript.append(exchange)
         attachments, self.attached = self.attached, []
+        calls, self.calls = self.calls, []
         usage: Usage | None = None
         view.turn_started()
         try:
-            async for event in self.session.run(prompt, attachments=attachments):
-                exchange.record(event)
-                if isinstance(event, Usage):
-                    usage = event
-                view.event(event)
+            with expecting(calls or None):
+                async for event in self.session.run(prompt, attachments=attachments):
+                    exchange.record(event)
+                    if isinstance(event, Usage):
+                        usage = event
+                    view.event(event)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -180,7 +184,7 @@ class Conversation:
 
     def _forget(self) -> None:
         self.session.reset()
-        self.attached = []
+        self.attached, self.calls = [], []
         self.transcript.append(Exchange("", status="reset"))
 
     def save_session(self) -> None:

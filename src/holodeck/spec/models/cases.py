@@ -14,7 +14,9 @@ MATCHER_KEYS = frozenset({"equals", "regex", "contains", "approx", "tolerance", 
 
 
 class ExpectedTool(Strict):
-    """A tool the agent must call, optionally with argument checks and a call count.
+    """A tool the agent must call, optionally with argument checks and a call count. A call
+    that failed (the tool raised, or its MCP server answered with an error) meets it only
+    with `allow_error: true`.
 
     Each entry of `args` is a value the argument must equal, or one matcher:
     `{regex: "^Par"}`, `{contains: "paris"}` (case-insensitive), `{approx: 20,
@@ -25,6 +27,11 @@ class ExpectedTool(Strict):
     args: dict[str, Any] = Field(default_factory=dict)
     count: Annotated[int, Field(ge=0)] | None = Field(
         default=None, description="Exact number of calls; default: at least one."
+    )
+    allow_error: bool = Field(
+        default=False,
+        description="Failed calls count too (the case expects the tool to fail); by default "
+        "only calls that succeeded meet the expectation.",
     )
 
     @field_validator("args")

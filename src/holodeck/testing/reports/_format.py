@@ -127,6 +127,7 @@ def short_json(value: Any) -> str:
 def tool_check_lines(check: ToolCheck) -> list[str]:
     """Each way the tool calls differed from `expected_tools`, one line each."""
     lines = [f"missing: {name}" for name in check.missing]
+    lines += [f"only failed calls: {text}" for text in check.failed]
     lines += [f"unexpected: {name}" for name in check.unexpected]
     lines += [
         f"wrong argument {m.tool}.{m.argument}: expected {m.expected}, got {short_json(m.actual)}"
@@ -154,6 +155,20 @@ def stop_text(simulation: SimulationRecord) -> str:
     turns = simulation.turns
     text = f"{_STOPS[simulation.stopped]} after {turns} turn{'s' if turns != 1 else ''}"
     return text + (f" ({simulation.explanation})" if simulation.explanation else "")
+
+
+def failed_calls_line(run: CaseRun) -> str | None:
+    """`2 failed tool calls: search: connection refused` (each tool's first error), or None."""
+    if not run.failed_calls:
+        return None
+    first: dict[str, str] = {}
+    for turn in run.turns:
+        for call in turn.tool_calls:
+            if call.error is not None:
+                first.setdefault(call.name, call.error)
+    count = run.failed_calls
+    errors = "; ".join(f"{name}: {error}" for name, error in first.items())
+    return f"{count} failed tool call{'s' if count != 1 else ''}: {errors}"
 
 
 def duration(ms: float) -> str:

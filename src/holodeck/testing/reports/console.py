@@ -21,6 +21,7 @@ from holodeck.testing.reports._format import (
     case_duration,
     case_tokens,
     duration,
+    failed_calls_line,
     judgement_note,
     metric_error_text,
     metric_label,
@@ -150,6 +151,8 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     if run.summary.errors and run.summary.passed + run.summary.errors == run.summary.total:
         style = "bold yellow"
     console.print(Text(summary_line(run), style=style))
+    for line in run.summary.failing_tools:
+        console.print(Text(line, style="bold red"), soft_wrap=True)
     if run.interrupted:
         console.print(Text("Interrupted: results are partial.", style="bold yellow"))
     note = judgement_note(run)
@@ -274,6 +277,9 @@ def _render_run(
             print_text(console, text, indent)
             for line in tool_check_lines(check):
                 print_text(console, Text(line, style="red"), indent + 4)
+    failures = failed_calls_line(run)
+    if failures is not None:  # shown even when the case passed: a failed call is news
+        print_text(console, Text(failures, style="yellow"), indent)
     if verbose:
         used = tokens(run.input_tokens, run.output_tokens)
         timing = Text(f"time {duration(run.duration_ms)}, tokens {used}", style="dim")
@@ -370,9 +376,15 @@ def _compact_metrics(metrics: list[MetricResult], marks: tuple[str, str]) -> Tex
 
 
 def _compact_tools(run: CaseRun | None, marks: tuple[str, str]) -> Text:
-    if run is None or run.tool_check is None:
+    if run is None:
         return Text("-", style="dim")
-    if run.tool_check.passed:
-        return Text(marks[0], style="green")
-    issues = len(tool_check_lines(run.tool_check))
-    return Text(f"{marks[1]} {issues} issue{'s' if issues != 1 else ''}", style="red")
+    if run.tool_check is None:
+        text = Text("-", style="dim")
+    elif run.tool_check.passed:
+        text = Text(marks[0], style="green")
+    else:
+        issues = len(tool_check_lines(run.tool_check))
+        text = Text(f"{marks[1]} {issues} issue{'s' if issues != 1 else ''}", style="red")
+    if run.failed_calls:
+        text.append(f" {run.failed_calls} failed", style="yellow")
+    return text

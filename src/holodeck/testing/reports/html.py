@@ -40,6 +40,7 @@ def render_html(run: TestRun) -> str:
         as_json=_format.as_json,
         short_json=_format.short_json,
         tool_check_lines=_format.tool_check_lines,
+        failed_calls_line=_format.failed_calls_line,
         passed_runs=_format.passed_runs,
         case_duration=_format.case_duration,
         case_tokens=_format.case_tokens,

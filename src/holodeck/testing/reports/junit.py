@@ -12,6 +12,7 @@ from holodeck.testing.reports._format import (
     as_json,
     case_duration,
     duration,
+    failed_calls_line,
     judgement_note,
     metric_label,
     metric_line,
@@ -71,11 +72,21 @@ def render_junit(run: TestRun) -> str:
     note = judgement_note(run)
     if note is not None:
         facts["not_judged"] = note
+    if s.failing_tools:
+        facts["failing_tools"] = "\n".join(s.failing_tools)
     for name, value in facts.items():
         ET.SubElement(properties, "property", name=name, value=_clean(value))
     for case in run.cases:
         for index, case_run in enumerate(case.runs, start=1):
             prefix = f"{case.name} :: " + (f"attempt {index} :: " if len(case.runs) > 1 else "")
+            failures = failed_calls_line(case_run)
+            if failures is not None:
+                ET.SubElement(
+                    properties,
+                    "property",
+                    name=_clean(prefix + "failed_calls"),
+                    value=_clean(failures),
+                )
             for metric in case_run.metrics:
                 ET.SubElement(
                     properties,
@@ -181,6 +192,9 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     if run.tool_check is not None:
         lines.append("tools: as expected" if run.tool_check.passed else "tools:")
         lines += [f"  {line}" for line in tool_check_lines(run.tool_check)]
+    failures = failed_calls_line(run)
+    if failures is not None:
+        lines.append(failures)
     return lines
 
 

@@ -10,6 +10,7 @@ from holodeck.testing.reports._format import (
     case_duration,
     case_tokens,
     duration,
+    failed_calls_line,
     judgement_note,
     metric_error_text,
     metric_label,
@@ -37,6 +38,8 @@ def render_markdown(run: TestRun) -> str:
     note = judgement_note(run)
     if note is not None:
         lines += [f"> **Not judged**: {_inline(note)}", ""]
+    for line in s.failing_tools:
+        lines += [f"> **Tool failing**: {_inline(line)}", ""]
     lines += [
         "| | |",
         "| --- | --- |",
@@ -74,6 +77,8 @@ def _summary_row(case: CaseResult) -> str:
             if shown.tool_check.passed
             else "✗ " + _cell("; ".join(tool_check_lines(shown.tool_check)))
         )
+    if shown is not None and shown.failed_calls:
+        tools += f" ({shown.failed_calls} failed)"
     cells = [
         _cell(case.name),
         _status(case),
@@ -163,6 +168,9 @@ def _run_section(run: CaseRun) -> list[str]:
         else:
             lines += ["**Tools**: ✗", ""]
             lines += [f"- {_inline(line)}" for line in tool_check_lines(check)] + [""]
+    failures = failed_calls_line(run)
+    if failures is not None:
+        lines += [f"**Failed tool calls**: {_inline(failures)}", ""]
     if run.turns:
         lines += ["<details><summary>Conversation</summary>", ""]
         for number, turn in enumerate(run.turns, start=1):

@@ -138,6 +138,10 @@ class McpToolset(AbstractToolset[Any]):
             names.add(name)
             schema = model_schema(mcp_tool.input_schema)
             description = mcp_tool.description or mcp_tool.title or mcp_tool.name
+            hints = mcp_tool.annotations
+            annotations = (
+                hints.model_dump(exclude_none=True, by_alias=True) if hints is not None else {}
+            )
             if server.tool.description:
                 description += f"\n\n(MCP server `{server.name}`: {server.tool.description})"
             definition = ToolDefinition(
@@ -145,7 +149,11 @@ class McpToolset(AbstractToolset[Any]):
                 description=description,
                 parameters_json_schema=schema.schema,
                 strict=None if schema.strict_ok else False,
-                metadata={"mcp_server": server.name, "mcp_tool": mcp_tool.name},
+                metadata={
+                    "mcp_server": server.name,
+                    "mcp_tool": mcp_tool.name,
+                    "mcp_annotations": annotations,  # the offline model reads destructiveHint
+                },
             )
             entries.append(_Entry(server, mcp_tool.name, definition, schema.shape))
         return entries
