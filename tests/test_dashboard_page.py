@@ -15,6 +15,7 @@ import pytest
 
 from browser import chromium_page, playwright_api
 from dashboard_runs import HOSTILE_INPUT, WeatherRuns, copy_runs, dashboard, weather_runs
+from holodeck.testing.results import SimulationRecord, TestRun
 from holodeck.testing.run_store import load_run, save_run
 
 
@@ -181,4 +182,40 @@ def test_a_long_history_lists_the_newest_runs_until_asked_for_all(
         trend = page.get_by_test_id("trend")
         points = trend.locator('polyline[data-series="pass rate"]').get_attribute("points")
         assert len(points.split()) == 60
+    assert problems == []
+
+
+def test_a_simulated_conversation_and_failing_tools_show_in_the_case_and_run(
+    sync_api: Any, runs: tuple[WeatherRuns, Path], tmp_path: Path
+) -> None:
+    expect = sync_api.expect
+    weather, directory = runs
+    run = load_run(weather.before, directory)
+    attempt = run.cases[0].runs[0]
+    attempt.simulation = SimulationRecord(
+        stopped="gave_up",
+        explanation="it never said the temperature",
+        turns=len(attempt.turns),
+        persona="A hurried traveller.",
+        goal="Know whether to take a coat.",
+    )
+    for case in run.cases:  # every tool call failed: the run names each tool
+        for turn in case.runs[0].turns:
+            for call in turn.tool_calls:
+                call.result, call.error = None, "ConnectionError: weather service down"
+    # saved and read back as `holodeck test` would: the counts come from the calls
+    save_run(TestRun.model_validate_json(run.model_dump_json()), directory)
+    with page_of(sync_api, directory) as (page, base, problems):
+        page.goto(base + "/")
+        page.get_by_role("link", name=weather.before).click()
+        failing = page.get_by_test_id("failing-tool").filter(has_text="get_weather")
+        expect(failing).to_contain_text("get_weather: all 3 calls failed")
+        expect(failing).to_contain_text("weather service down")
+        page.get_by_test_id("case-row").first.click()
+        detail = page.get_by_test_id("case-detail")
+        expect(detail.get_by_test_id("simulation")).to_contain_text("the user gave up after")
+        expect(detail.get_by_test_id("simulation")).to_contain_text("Know whether to take a coat.")
+        expect(detail.get_by_test_id("failed-calls")).to_contain_text("failed tool call")
+        expect(detail.get_by_test_id("turn").first).to_contain_text("simulated user")
+        shot(page, tmp_path / "dashboard-simulation.png")
     assert problems == []

@@ -229,10 +229,24 @@ function toolCheck(check) {
     check.missing.length && `missing: ${check.missing.join(", ")}`,
     check.unexpected.length && `unexpected: ${check.unexpected.join(", ")}`,
     ...check.mismatched.map((m) => `${m.tool}.${m.argument}: expected ${m.expected}, got ${json(m.actual)}`),
-    ...check.wrong_count, check.out_of_order && "called out of order",
+    ...check.wrong_count, ...(check.failed || []).map((f) => `only failed calls: ${f}`),
+    check.out_of_order && "called out of order",
   ].filter(Boolean);
   return el("div", {}, el("strong", {}, "Tool check: "), status(check.passed ? "pass" : "fail"),
     problems.length ? el("ul", {}, problems.map((p) => el("li", {}, p))) : null);
+}
+
+const STOPS = { goal_met: "the user's goal was met", gave_up: "the user gave up",
+  off_track: "the user stopped: the conversation went off track", max_turns: "stopped at max_turns" };
+
+function simulation(record) {
+  if (!record) return null;
+  const turns = `${record.turns} turn${record.turns === 1 ? "" : "s"}`;
+  return el("div", { class: "simulation", "data-testid": "simulation" },
+    el("strong", {}, "Simulated user: "), `${STOPS[record.stopped] || record.stopped} after ${turns}`,
+    record.explanation ? el("span", { class: "muted" }, ` (${record.explanation})`) : null,
+    el("div", { class: "muted" }, "persona"), el("pre", {}, record.persona),
+    el("div", { class: "muted" }, "goal"), el("pre", {}, record.goal));
 }
 
 function caseDetail(item) {
@@ -244,9 +258,13 @@ function caseDetail(item) {
       el("h3", {}, `Attempt ${attempt.attempt} `, status(attempt.status),
         el("span", { class: "muted" }, ` ${Math.round(attempt.duration_ms)} ms`)),
       attempt.error ? el("pre", { class: "error-text" }, attempt.error) : null,
+      simulation(attempt.simulation),
+      attempt.failed_calls ? el("div", { class: "error-text", "data-testid": "failed-calls" },
+        `${attempt.failed_calls} failed tool call${attempt.failed_calls === 1 ? "" : "s"}`) : null,
       toolCheck(attempt.tool_check),
       attempt.turns.map((turn, index) => el("div", { class: "turn", "data-testid": "turn" },
-        el("div", { class: "muted" }, `Turn ${index + 1}: user`), el("pre", {}, turn.input),
+        el("div", { class: "muted" }, `Turn ${index + 1}: ${attempt.simulation ? "simulated user" : "user"}`),
+        el("pre", {}, turn.input),
         turn.tool_calls.map(toolCall),
         el("div", { class: "muted" }, "answer"), el("pre", { "data-testid": "answer" }, turn.output),
         turn.ground_truth !== null ? [el("div", { class: "muted" }, "turn ground truth"), el("pre", {}, turn.ground_truth)] : null,
@@ -271,6 +289,8 @@ async function renderRun(runId, caseIndex) {
         `prompt ${run.prompt_version || "–"}`,
         `${run.summary.passed}/${run.summary.total} passed`, run.offline ? "offline (answers not judged)" : null,
         run.tags.length ? run.tags.map((t) => el("span", { class: "tag" }, t)) : null),
+      (run.summary.failing_tools || []).map((line) =>
+        el("div", { class: "error-text", "data-testid": "failing-tool" }, `Tool failing: ${line}`)),
       el("table", { class: "cases" },
         el("thead", {}, el("tr", {}, ["Status", "Case", "Pass rate", "Input"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows))),
