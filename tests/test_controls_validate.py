@@ -91,7 +91,7 @@ def test_a_pattern_an_mcp_servers_tools_may_match_is_not_warned_about(write: Wri
     result = validate(root)
 
     assert result.exit_code == 0 and "warning" not in result.output
-    assert "MCP server `files`: its tools are known once it runs" in result.output
+    assert "and the tools of MCP servers files (known once they run)" in result.output
 
 
 def test_the_shipped_holodeck_budget_fallback_and_tool_lists_become_controls(

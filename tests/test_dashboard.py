@@ -22,6 +22,7 @@ from dashboard_runs import HOSTILE_INPUT, WeatherRuns, copy_runs, dashboard, get
 from holodeck.cli.main import cli
 from holodeck.testing.comparison import compare_runs
 from holodeck.testing.dashboard import RunIndex
+from holodeck.testing.dashboard._index import UnknownRun
 from holodeck.testing.run_store import load_run, save_run
 from server_harness import REPO, free_port, until
 
@@ -96,7 +97,7 @@ def test_unknown_run_ids_and_paths_out_of_the_directory_are_404(
             assert response.json()["error"]["type"] == "not_found", ref
         named = get(f"{base}/api/runs/nope").json()["error"]
         assert "no saved run 'nope'" in named["message"] and named["hint"]
-    with pytest.raises(LookupError):
+    with pytest.raises(UnknownRun):
         RunIndex(runs_copy).load("../secret")
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from holodeck.errors import SessionError as SessionError
     from holodeck.llm.errors import ProviderError as ProviderError
     from holodeck.runtime._agent import Agent as Agent
-    from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._attachments import Attachment as Attachment
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import TextDelta as TextDelta
@@ -60,7 +60,7 @@ _EXPORTS = {
     "RunOptions": "holodeck.runtime._options",
     "ProviderError": "holodeck.llm.errors",
     "Agent": "holodeck.runtime._agent",
-    "Attachment": "holodeck.runtime._agent",
+    "Attachment": "holodeck.runtime._attachments",
     "ModelOutputError": "holodeck.errors",
     "LifecycleError": "holodeck.errors",
     "Run": "holodeck.runtime._run",

@@ -109,14 +109,12 @@ def _print_tools(result: dict[str, object]) -> None:
     """The effective tool set: what the model is offered, what tools_policy keeps from it."""
     offered, denied, servers = (result[k] for k in ("tools_offered", "tools_denied", "mcp_servers"))
     assert isinstance(offered, list) and isinstance(denied, list) and isinstance(servers, list)
-    click.echo(f"  tools offered: {', '.join(offered) or 'none'}")
+    listed = ", ".join(offered) or "none"
+    if servers:  # listed once they run: tools_policy applies to them then, as `server.tool`
+        listed += f"; and the tools of MCP servers {', '.join(servers)} (known once they run)"
+    click.echo(f"  tools offered: {listed}")
     if denied:
         click.echo(f"  denied by tools_policy: {', '.join(denied)}")
-    for server in servers:
-        click.echo(
-            f"  MCP server `{server}`: its tools are known once it runs; "
-            "tools_policy applies to them then (as `server.tool`)"
-        )
 
 
 def _as_json(result: dict[str, object]) -> dict[str, object]:

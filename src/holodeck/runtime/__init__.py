@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
-    from holodeck.runtime._agent import Attachment as Attachment
+    from holodeck.runtime._attachments import Attachment as Attachment
     from holodeck.runtime._entries import Entry as Entry
     from holodeck.runtime._entries import Message as Message
     from holodeck.runtime._entries import entries_of as entries_of
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 # so taking the events does not load the model SDKs.
 _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
-    "Attachment": "holodeck.runtime._agent",
+    "Attachment": "holodeck.runtime._attachments",
     "Entry": "holodeck.runtime._entries",
     "entries_of": "holodeck.runtime._entries",
     "Message": "holodeck.runtime._entries",

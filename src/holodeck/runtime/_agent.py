@@ -12,14 +12,12 @@ import asyncio
 import contextlib
 import json
 import logging
-import mimetypes
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import ModelRetry, StructuredDict, UsageLimits
+from pydantic_ai import StructuredDict, UsageLimits
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
     BinaryContent,
@@ -41,6 +39,7 @@ from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.first_request import SignallingModel
 from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
+from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
@@ -48,6 +47,7 @@ from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._limits import TurnLimits, Used, turn_limits
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
+from holodeck.runtime._output_check import schema_check
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
@@ -67,25 +67,6 @@ log = logging.getLogger("holodeck.runtime")
 
 OUTPUT_RETRIES = 2
 SUPPORTED_OUTPUT = {"text"}
-
-
-@dataclass(frozen=True)
-class Attachment:
-    """A file given with a turn: an image or a document."""
-
-    data: bytes
-    media_type: str
-    name: str = ""
-
-    @classmethod
-    def from_path(cls, path: Path) -> Attachment:
-        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return cls(path.read_bytes(), media_type, path.name)
-
-    @property
-    def modality(self) -> str:
-        kind = self.media_type.split("/", 1)[0]
-        return kind if kind in ("image", "audio", "video") else "file"
 
 
 class Agent:
@@ -160,7 +141,7 @@ class Agent:
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
-            self._agent.output_validator(_schema_check(spec.response_format))
+            self._agent.output_validator(schema_check(spec.response_format))
         self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
 
@@ -464,25 +445,6 @@ def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
 
     cassette = Cassette.from_settings(spec.execution, spec.root, options.env)
     return options if cassette is None else replace(options, cassette=cassette)
-
-
-def _schema_check(schema: dict[str, Any]) -> Any:
-    """An output validator: an answer that does not fit `schema` goes back to the model."""
-    import jsonschema
-
-    validator = jsonschema.validators.validator_for(schema)(schema)
-
-    def check(output: Any) -> Any:
-        problems = sorted(validator.iter_errors(output), key=lambda e: list(e.absolute_path))
-        if problems:
-            listed = "; ".join(
-                f"{'/'.join(map(str, p.absolute_path)) or 'answer'}: {p.message}"
-                for p in problems[:5]
-            )
-            raise ModelRetry(f"The answer does not fit the required JSON Schema: {listed}")
-        return output
-
-    return check
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ from holodeck.runtime._spend import Spend
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
-    from holodeck.runtime._agent import Agent, Attachment
+    from holodeck.runtime._agent import Agent
+    from holodeck.runtime._attachments import Attachment
 
 FORMAT = "holodeck-session"
 VERSION = 1

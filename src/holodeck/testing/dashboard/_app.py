@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 from holodeck._version import __version__
+from holodeck.errors import RequestError
 from holodeck.testing.comparison import compare_series
 from holodeck.testing.dashboard._digest import RunDigest
 from holodeck.testing.dashboard._index import DamagedRun, RunIndex, Skipped, UnknownRun
@@ -54,10 +55,12 @@ class _Listing(TypedDict):
 _LISTING = TypeAdapter(_Listing)  # 1,000 digests serialised in one call
 
 
-class DashboardError(Exception):
+class DashboardError(RequestError):
+    """A dashboard request refused with its HTTP status (the server's error shape)."""
+
     def __init__(self, status: int, kind: str, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message, self.hint = status, kind, message, hint
+        super().__init__(message, hint=hint)
+        self.status, self.kind = status, kind
 
 
 def _error(status: int, kind: str, message: str, hint: str | None) -> JSONResponse:

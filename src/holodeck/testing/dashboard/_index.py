@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from holodeck.atomic_write import write_atomically
+from holodeck.errors import InputError
 from holodeck.testing.dashboard._digest import RunDigest, read_digest
 from holodeck.testing.results import TestRun
 
@@ -28,11 +29,11 @@ _FORMAT = 1  # bump when RunDigest changes: an older index is rebuilt
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # as run_store names files
 
 
-class UnknownRun(LookupError):
+class UnknownRun(InputError):
     """No saved run has this id."""
 
 
-class DamagedRun(ValueError):
+class DamagedRun(InputError):
     """The run's file is there but is not a saved test run."""
 
 

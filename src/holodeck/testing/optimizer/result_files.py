@@ -15,7 +15,7 @@ from holodeck.atomic_write import write_atomically
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import parse_setting
-from holodeck.testing.optimizer.search import SearchResult
+from holodeck.testing.optimizer.run import SearchResult
 
 FENCE = "---"
 
