@@ -479,6 +479,8 @@ def test_test_help_names_its_merge_subcommand(tmp_path: Path) -> None:
     shown = holodeck("test", "--help", cwd=tmp_path)
     assert shown.exit_code == 0
     assert "holodeck test merge RUN..." in shown.output and "--shard I/N" in shown.output
+    assert "holodeck test view [PATH]" in shown.output
+    assert "holodeck test optimize PATH" in shown.output
     merge_help = holodeck("test", "merge", "--help", cwd=tmp_path)
     assert merge_help.exit_code == 0
     assert "Combine the runs of a sharded suite" in merge_help.output

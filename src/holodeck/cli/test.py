@@ -108,8 +108,10 @@ def test(
     `expected_tools` and its answer is scored by the configured metrics. Every run
     is saved under .holodeck/runs/ for `--compare`.
 
-    Subcommands: `holodeck test merge RUN...` combines the runs of a sharded suite
-    (--shard I/N on several machines) into one run and report.
+    Subcommands, each with its own --help: `holodeck test merge RUN...` combines
+    the runs of a sharded suite (--shard I/N on several machines) into one run and
+    report; `holodeck test view [PATH]` serves a local page of the saved runs;
+    `holodeck test optimize PATH` searches what its `optimizer:` block names.
 
     Exit codes: 0 all passed, 1 a test failed (or `--compare` found a regression),
     2 invalid definition or options, 3 execution error (e.g. the model could not be
