@@ -151,6 +151,7 @@ def test_a_shard_runs_its_slice_and_records_it(write: Write, tmp_path: Path) -> 
     run = latest(tmp_path)
     assert run.shard == "2/3"
     assert [c.name for c in run.cases] == ["c2", "c5"]
+    assert "shard 2/3" in result.output  # the report's header says which slice it is
 
 
 def test_an_empty_shard_passes_with_no_cases_and_says_so(write: Write, tmp_path: Path) -> None:
@@ -207,6 +208,7 @@ def test_merged_shards_equal_the_unsharded_run(write: Write, tmp_path: Path) -> 
     report = json.loads((tmp_path / "merged.json").read_text())
     assert [c["name"] for c in report["cases"]] == [c.name for c in unsharded.cases]
     assert "FAIL" in merged_result.output and "c3" in merged_result.output
+    assert "merged from 3 runs" in merged_result.output
 
 
 def test_merge_takes_ids_latest_and_globs(write: Write, tmp_path: Path) -> None:

@@ -78,6 +78,10 @@ def render_header(run: TestRun, console: Console) -> None:
     details = [f"{count} case{'' if count == 1 else 's'}", f"run {run.run_id}"]
     if run.prompt_version:
         details.append(f"prompt {run.prompt_version}")
+    if run.shard:
+        details.append(f"shard {run.shard}")
+    if run.merged_from:
+        details.append(f"merged from {len(run.merged_from)} runs")
     if run.repeat > 1:
         details.append(f"repeat {run.repeat}")
     if run.concurrency > 1:

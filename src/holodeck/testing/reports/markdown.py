@@ -49,6 +49,8 @@ def render_markdown(run: TestRun) -> str:
         f"| Source | {_cell(run.source)} |",
         *([f"| Prompt version | {_cell(prompt_label(run))} |"] if run.prompt_version else []),
         f"| Run | {_cell(run.run_id)} |",
+        *([f"| Shard | {run.shard} |"] if run.shard else []),
+        *([f"| Merged from | {_cell(', '.join(run.merged_from))} |"] if run.merged_from else []),
         f"| Started | {run.started_at.isoformat(sep=' ', timespec='seconds')} |",
         f"| Repeat / concurrency | {run.repeat} / {run.concurrency} |",
         f"| Duration | {duration(s.duration_ms)} |",
