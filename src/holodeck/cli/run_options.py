@@ -1,4 +1,5 @@
-"""Options shared by the commands that run an agent (`test`, `chat`)."""
+"""Options shared by the commands that run an agent (`test`, `chat`), and by those that
+write a test report (`test`, `test merge`)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,28 @@ def run_options(function: F) -> F:
                 "--replay",
                 type=click.Path(dir_okay=False, path_type=Path),
                 help="Answer from this cassette instead of calling the model (offline).",
+            ),
+        )
+    ):
+        function = option(function)
+    return function
+
+
+def report_options(function: F) -> F:
+    """`-o/--output` and `--format`: where a report of the run goes, and in which format."""
+    for option in reversed(
+        (
+            click.option(
+                "-o",
+                "--output",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Write a report: .json, .md, .xml / .junit.xml (JUnit) or .html.",
+            ),
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(["json", "markdown", "junit", "html"]),
+                help="Report format when the extension does not say.",
             ),
         )
     ):

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from holodeck.cli.run_options import run_options
+from holodeck.cli.run_options import report_options, run_options
 from holodeck.testing.phases import Phases
 from holodeck.testing.shards import Shard
 
@@ -64,18 +64,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
     help="Label the saved run (repeatable), e.g. --tag nightly --tag pr-123.",
 )
 @run_options
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a report: .json, .md, .xml / .junit.xml (JUnit) or .html.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "markdown", "junit", "html"]),
-    help="Report format when the extension does not say.",
-)
+@report_options
 @click.option(
     "--compare",
     nargs=2,

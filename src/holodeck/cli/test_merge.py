@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from holodeck.cli.run_options import report_options
 from holodeck.cli.run_report import RUNS_DIR, RunReport
 from holodeck.testing.merge import merge_runs
 from holodeck.testing.phases import Phases
@@ -20,18 +21,7 @@ _GLOB = frozenset("*?[")
 
 @click.command()
 @click.argument("refs", metavar="RUN...", nargs=-1, required=True)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a report of the merged run: .json, .md, .xml / .junit.xml (JUnit) or .html.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "markdown", "junit", "html"]),
-    help="Report format when the extension does not say.",
-)
+@report_options
 @click.option(
     "--force",
     is_flag=True,
