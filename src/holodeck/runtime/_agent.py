@@ -389,19 +389,11 @@ class Agent:
         run_usage = result.usage
         usage = Usage(run_usage.input_tokens, run_usage.output_tokens, run_usage.requests)
         output = result.output
-        answered = next(
-            (
-                m.model_name or ""
-                for m in reversed(result.new_messages())
-                if isinstance(m, ModelResponse)
-            ),
-            "",
-        )
-        if isinstance(output, str):
-            return FinalMessage(output, None, usage, tuple(turn.calls), answered)
-        return FinalMessage(
-            json.dumps(output, ensure_ascii=False), output, usage, tuple(turn.calls), answered
-        )
+        responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
+        answered = (responses[-1].model_name or "") if responses else ""  # a fallback's, too
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        structured = None if isinstance(output, str) else output
+        return FinalMessage(text, structured, usage, tuple(turn.calls), answered)
 
     def _content(self, prompt: str, attachments: Sequence[Attachment]) -> str | list[UserContent]:
         if not attachments:
