@@ -18,6 +18,7 @@ import pexpect
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
+from child_signals import foreground
 from conftest import Write
 from holodeck.cli.chat.transcript import exchanges_from, transcript_markdown
 from holodeck.cli.chat.view import _finished_blocks, _hard_breaks
@@ -175,6 +176,7 @@ def piped(
         text=True,
         cwd=cwd,
         timeout=60,
+        preexec_fn=foreground,
     )
 
 
@@ -361,15 +363,19 @@ def test_a_piped_question_can_be_interrupted(write: Write, signum: int, code: in
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=foreground,
         )
-    # the tool runs, and blocks; the signal may come before the chat has shown its start
-    until(
-        lambda: (root / "started").exists() or process.poll() is not None,
-        START_WAIT,
-        "the tool to start",
-    )
-    process.send_signal(signum)
-    out, err = process.communicate(timeout=WAIT)
+    try:
+        # the tool runs, and blocks; the signal may come before the chat has shown its start
+        until(
+            lambda: (root / "started").exists() or process.poll() is not None,
+            START_WAIT,
+            "the tool to start",
+        )
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
     assert process.returncode == code, err
     assert "✗ lookup cancelled" in err and "Traceback" not in err
     assert out == ""

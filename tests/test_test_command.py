@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import scripted_servers
+from child_signals import foreground
 from conftest import Write
 from holodeck.cli.main import cli
 from scripted_servers import OpenAIServer, text
@@ -323,8 +324,7 @@ def test_ctrl_c_saves_the_partial_run_and_exits_within_5_s(write: Write, tmp_pat
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        # a shell's background jobs ignore SIGINT, and children inherit that: restore it
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=foreground,
     )
     try:
         deadline = time.monotonic() + 120
