@@ -21,7 +21,7 @@ import click
 
 from holodeck._version import __version__
 from holodeck.cli.earlier_commands import instead
-from holodeck.config.own_process import quiet_program
+from holodeck.config.own_process import leave_quickly, quiet_program
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, HoloDeckError
 
 # name -> (module, attribute, one-line help shown by `holodeck --help`). A two-word name
@@ -138,3 +138,6 @@ def main(argv: list[str] | None = None) -> Any:
             err=True,
         )
         sys.exit(EXIT_EXECUTION)
+    finally:
+        if argv is None:  # the `holodeck` program, not a caller in its own process
+            leave_quickly()
