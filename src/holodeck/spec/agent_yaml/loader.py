@@ -15,7 +15,7 @@ from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
-from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
+from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
@@ -99,6 +99,14 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
+    check_guardrails(
+        agent.guardrails,
+        agent.model,
+        response_format is not None,
+        ctx.settings,
+        doc,
+        ctx.collector,
+    )
     ctx.collector.raise_if_errors()
     return AgentSpec(
         format="agent.yaml",
@@ -129,6 +137,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=agent.optimizer,
         limits=limits,
         tools_policy=agent.tools_policy,
+        guardrails=agent.guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 

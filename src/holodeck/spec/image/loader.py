@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
+from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import ExecutorModel
@@ -106,6 +106,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
+    check_guardrails(config.guardrails, model, False, ctx.settings, doc, ctx.collector)
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
@@ -138,6 +139,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=config.optimizer,
         limits=limits,
         tools_policy=config.tools_policy,
+        guardrails=config.guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 
