@@ -29,7 +29,10 @@ openai_server = scripted_servers.openai_server
 REFUSAL = "I cannot help with passwords."
 CARD = "4111 1111 1111 1111"  # a Luhn-valid test number
 GUARDRAILS = {
-    "input": [{"name": "no-secrets", "block_keywords": ["password"], "message": REFUSAL}],
+    "input": [
+        {"name": "no-secrets", "block_keywords": ["password"], "message": REFUSAL},
+        {"name": "no-emails", "pii": ["email"], "action": "redact"},
+    ],
     "output": [{"name": "no-cards", "pii": ["card"], "action": "redact"}],
 }
 JUDGE_REFUSAL = "Questions about Canada go to the travel desk."
@@ -89,6 +92,21 @@ def test_chat_blocks_a_question_before_the_model_and_redacts_a_card_in_an_answer
     assert [m["content"] for m in last if m["role"] == "assistant"] == [
         "Your card [card] is on file."
     ]
+
+
+def test_chat_shows_a_judges_block_and_its_reason(
+    write: Write, openai_server: OpenAIServer, judge_server: OpenAIServer
+) -> None:
+    root = write(judged(openai_server, judge_server, "input"))
+    judge_server.script(refuses("Toronto is in Canada."))
+
+    done = chat(root, "Best time to visit Toronto?")
+
+    assert JUDGE_REFUSAL in done.stdout
+    assert "guardrail no-canada (judge) blocked the question: Toronto is in Canada." in (
+        done.stderr
+    )
+    assert openai_server.requests == [] and len(judge_server.requests) == 1
 
 
 # --- test ---------------------------------------------------------------------------
@@ -198,7 +216,7 @@ def test_deploy_blocks_redacts_and_says_so_in_json_sse_and_openai_answers(
             json={"model": "demo", "messages": [{"role": "user", "content": "PASSWORD?"}]},
         ).json()
         assert openai_server.requests == []
-        body = {"message": "how do I pay?", "stream": True}
+        body = {"message": "how do I pay? I am ann@example.com", "stream": True}
         with client.stream("POST", "/v1/chat", json=body) as response:
             events = parse_sse(response.iter_lines())
 
@@ -209,13 +227,18 @@ def test_deploy_blocks_redacts_and_says_so_in_json_sse_and_openai_answers(
     assert compat["choices"][0]["finish_reason"] == "content_filter"
     streamed = "".join(data["text"] for name, data in events if name == "text")
     assert streamed == "Pay with [card] today."
-    (hit,) = [data for name, data in events if name == "guardrail"]
-    assert (hit["guardrail"], hit["side"], hit["action"]) == ("no-cards", "output", "redact")
+    hits = [(d["guardrail"], d["side"], d["action"]) for n, d in events if n == "guardrail"]
+    assert hits == [("no-emails", "input", "redact"), ("no-cards", "output", "redact")]
     final = events[-1][1]
     assert final["response"] == "Pay with [card] today."
     assert "4111" not in json.dumps(events)
-    assert [line["response"] for line in log_lines(isolated_home, "demo")][-1] == (
-        "Pay with [card] today."
+    (asked,) = openai_server.requests
+    assert user_messages(asked) == ["how do I pay? I am [email]"]
+    # the request log keeps the question as the model saw it and the answer as sent
+    logged = log_lines(isolated_home, "demo")[-1]
+    assert (logged["message_input"], logged["response"]) == (
+        "how do I pay? I am [email]",
+        "Pay with [card] today.",
     )
 
 

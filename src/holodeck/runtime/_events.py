@@ -85,6 +85,7 @@ class GuardrailTriggered:
     message: str | None = None  # what the user is told, when it blocks
     reason: str | None = None  # a judge's reason
     agent: str = ""  # the sub-agent whose guardrail it was; "" is the top agent
+    text: str | None = None  # after a redaction: the text now (what a log should keep)
 
 
 Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage | GuardrailTriggered

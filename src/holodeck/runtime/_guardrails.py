@@ -93,7 +93,7 @@ class GuardrailRunner:
                 continue
             if check.action == "redact":
                 text = redact(text, found)
-                hits.append(GuardrailTriggered(label, side, "redact", check.kind))
+                hits.append(GuardrailTriggered(label, side, "redact", check.kind, text=text))
                 continue
             message = check.message or BLOCKED[side]
             hits.append(GuardrailTriggered(label, side, "block", check.kind, message))

@@ -329,6 +329,8 @@ async def _events(
                 turn.calls.append(event)
             elif isinstance(event, GuardrailTriggered):
                 turn.guardrails.append(event)
+                if event.side == "input" and event.text is not None and not event.agent:
+                    turn.message = event.text  # the request log keeps it redacted
             elif isinstance(event, FinalMessage):
                 turn.final = event
             yield event
