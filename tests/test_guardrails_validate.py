@@ -152,3 +152,23 @@ def test_what_omnigent_guardrails_have_and_these_cannot_do_is_an_error_at_its_li
     assert "only `allow` and `deny` have an equal here" in rendered
     assert f"config.yaml:{line_of(config, 'gate')}" in rendered
     assert "guardrails: {input: [...], output: [...]}" in rendered
+
+
+def test_config_yaml_guardrails_are_defaults_an_agents_own_side_replaces(
+    write: Write,
+) -> None:
+    config = (
+        "guardrails:\n"
+        "  input: [{block_keywords: [password]}]\n"
+        "  output: [{pii: [card], action: redact}]\n"
+    )
+    agent = HEAD + "guardrails:\n  input: [{pii: [email], action: redact}]\n"
+    own = write({"agent.yaml": agent, "tools.py": TOOLS, "config.yaml": config})
+    bare = write({"agent.yaml": HEAD, "tools.py": TOOLS, "config.yaml": config})
+
+    mine, defaults = load_agent(own).guardrails, load_agent(bare).guardrails
+
+    assert mine is not None and defaults is not None
+    assert [c.pii for c in mine.input] == [["email"]]  # the agent's input list won
+    assert [c.pii for c in mine.output] == [["card"]]  # the default's output stayed
+    assert [c.block_keywords for c in defaults.input] == [["password"]]

@@ -21,6 +21,7 @@ from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import overlay_limits
+from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
@@ -99,8 +100,9 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
+    guardrails = overlay_guardrails(ctx.settings.guardrails, agent.guardrails)
     check_guardrails(
-        agent.guardrails,
+        guardrails,
         agent.model,
         response_format is not None,
         ctx.settings,
@@ -137,7 +139,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=agent.optimizer,
         limits=limits,
         tools_policy=agent.tools_policy,
-        guardrails=agent.guardrails,
+        guardrails=guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 

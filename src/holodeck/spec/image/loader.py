@@ -23,6 +23,7 @@ from holodeck.spec.image.typescript_tools import exported_functions
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
 from holodeck.spec.models.controls import overlay_limits
+from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     PROVIDER_TYPES,
@@ -106,7 +107,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
-    check_guardrails(config.guardrails, model, False, ctx.settings, doc, ctx.collector)
+    guardrails = overlay_guardrails(ctx.settings.guardrails, config.guardrails)
+    check_guardrails(guardrails, model, False, ctx.settings, doc, ctx.collector)
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
@@ -139,7 +141,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=config.optimizer,
         limits=limits,
         tools_policy=config.tools_policy,
-        guardrails=config.guardrails,
+        guardrails=guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 

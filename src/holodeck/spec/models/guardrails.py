@@ -106,3 +106,15 @@ class Guardrails(Strict):
     def label(self, side: Literal["input", "output"], index: int) -> str:
         check = getattr(self, side)[index]
         return check.name or f"{side}.{index}"
+
+
+def overlay_guardrails(base: Guardrails | None, top: Guardrails | None) -> Guardrails | None:
+    """agent.yaml's checks over config.yaml's, side by side: a side (`input`, `output`)
+    the agent gives replaces the defaults' whole, an empty list included."""
+    if base is None or top is None:
+        return top or base
+    sides = {
+        side: getattr(top if side in top.model_fields_set else base, side)
+        for side in ("input", "output")
+    }
+    return Guardrails.model_validate(sides)
