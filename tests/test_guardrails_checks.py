@@ -33,7 +33,7 @@ def run(checks: dict[str, object], side: str, text: str) -> tuple[str, list[str]
     runner = GuardrailRunner(
         guardrails, None, RunOptions(), ExecutionSettings(), Hosting(), telemetry=None
     )
-    checked = asyncio.run(runner.check(side, text))  # type: ignore[arg-type]
+    checked = asyncio.run(runner.check(side, text, lambda hit: None))  # type: ignore[arg-type]
     return checked.text, [h.guardrail for h in checked.hits], checked.blocked
 
 

@@ -41,7 +41,7 @@ from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
 from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
-from holodeck.runtime._guardrails import GuardrailRunner, rewrite_answer
+from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
@@ -286,9 +286,7 @@ class Agent:
             try:
                 asked = content
                 if guards.has("input"):
-                    checked = await guards.check("input", prompt)
-                    for hit in checked.hits:
-                        queue.put_nowait(hit)
+                    checked = await guards.check("input", prompt, queue.put_nowait)
                     if checked.blocked:  # no model request; the session keeps nothing
                         if stream_text:
                             queue.put_nowait(TextDelta(checked.text))
@@ -301,9 +299,7 @@ class Agent:
                 result = await self._drive(asked, turn, list(history), limits=limits)
                 final = self._final(result, turn)
                 if withholds:
-                    checked = await guards.check("output", final.text)
-                    for hit in checked.hits:
-                        queue.put_nowait(hit)
+                    checked = await guards.check("output", final.text, queue.put_nowait)
                     if checked.text != final.text:
                         rewrite_answer(result, checked.text)
                         final = replace(final, text=checked.text, output=None)
@@ -332,7 +328,7 @@ class Agent:
                     withheld.append(item)
                     continue
                 if withholds and isinstance(item, FinalMessage):
-                    for delta in _released(withheld, item.text, stream_text):
+                    for delta in released(withheld, item.text, stream_text):
                         yield delta
                 yield item
         finally:
@@ -353,18 +349,14 @@ class Agent:
         token = CURRENT_TURN.set(turn)
         try:
             if guards.has("input"):  # a sub-agent's own guardrails hold when it is a tool
-                checked = await guards.check("input", prompt)
-                for hit in checked.hits:
-                    turn.emit(replace(hit, agent=turn.agent))
+                checked = await guards.check("input", prompt, turn.emit, agent=turn.agent)
                 if checked.blocked:
                     return FinalMessage(checked.text)
                 prompt = checked.text
             result = await self._drive(prompt, turn, [], usage=usage)
             final = self._final(result, turn)
             if guards.has("output"):
-                checked = await guards.check("output", final.text)
-                for hit in checked.hits:
-                    turn.emit(replace(hit, agent=turn.agent))
+                checked = await guards.check("output", final.text, turn.emit, agent=turn.agent)
                 if checked.text != final.text:
                     final = replace(final, text=checked.text, output=None)
         except Exception as exc:
@@ -489,14 +481,6 @@ def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
 
     cassette = Cassette.from_settings(spec.execution, spec.root, options.env)
     return options if cassette is None else replace(options, cassette=cassette)
-
-
-def _released(withheld: list[TextDelta], answer: str, stream_text: bool) -> list[TextDelta]:
-    """The text to show once the output checks are done: the withheld deltas when they
-    are the checked answer, else the checked answer whole (redacted, or the block message)."""
-    if "".join(d.text for d in withheld) == answer:
-        return withheld
-    return [TextDelta(answer)] if stream_text and answer else []
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,13 @@ the offline `test` model cannot judge, so its checks are skipped with a warning.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from holodeck.runtime._events import GuardrailTriggered
+from holodeck.runtime._events import GuardrailTriggered, TextDelta
 from holodeck.runtime._guard_checks import find, redact
 from holodeck.spec.models.guardrails import GuardrailCheck, Guardrails
 from holodeck.spec.models.model_settings import ProviderType
@@ -77,7 +78,17 @@ class GuardrailRunner:
     def has(self, side: Side) -> bool:
         return bool(getattr(self.guardrails, side))
 
-    async def check(self, side: Side, text: str) -> Checked:
+    async def check(
+        self, side: Side, text: str, emit: Callable[[Any], None], *, agent: str = ""
+    ) -> Checked:
+        """`text` after `side`'s checks; each hit is also passed to `emit` (as `agent`'s,
+        a sub-agent's path, when given)."""
+        checked = await self._check(side, text)
+        for hit in checked.hits:
+            emit(replace(hit, agent=agent) if agent else hit)
+        return checked
+
+    async def _check(self, side: Side, text: str) -> Checked:
         hits: list[GuardrailTriggered] = []
         for index, check in enumerate(getattr(self.guardrails, side)):
             label = self.guardrails.label(side, index)
@@ -179,3 +190,11 @@ def rewrite_answer(result: AgentRunResult[Any], text: str) -> None:
     last = responses[-1]
     kept = [part for part in last.parts if not isinstance(part, TextPart)]
     last.parts = [*kept, TextPart(text)]
+
+
+def released(withheld: list[TextDelta], answer: str, stream_text: bool) -> list[TextDelta]:
+    """The text to show once the output checks are done: the withheld deltas when they
+    are the checked answer, else the checked answer whole (redacted, or the block message)."""
+    if "".join(d.text for d in withheld) == answer:
+        return withheld
+    return [TextDelta(answer)] if stream_text and answer else []
