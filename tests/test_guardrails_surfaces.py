@@ -215,6 +215,14 @@ def test_deploy_blocks_redacts_and_says_so_in_json_sse_and_openai_answers(
             "/v1/chat/completions",
             json={"model": "demo", "messages": [{"role": "user", "content": "PASSWORD?"}]},
         ).json()
+        streamed_compat = {"model": "demo", "stream": True}
+        streamed_compat["messages"] = [{"role": "user", "content": "my password?"}]
+        with client.stream("POST", "/v1/chat/completions", json=streamed_compat) as response:
+            chunks = [
+                json.loads(line[5:])
+                for line in response.iter_lines()
+                if line.startswith("data:") and "[DONE]" not in line
+            ]
         assert openai_server.requests == []
         body = {"message": "how do I pay? I am ann@example.com", "stream": True}
         with client.stream("POST", "/v1/chat", json=body) as response:
@@ -225,6 +233,9 @@ def test_deploy_blocks_redacts_and_says_so_in_json_sse_and_openai_answers(
     assert blocked["guardrails"][0]["action"] == "block"
     assert compat["choices"][0]["message"]["content"] == REFUSAL
     assert compat["choices"][0]["finish_reason"] == "content_filter"
+    deltas = [c["choices"][0] for c in chunks if c["choices"]]
+    assert "".join(d["delta"].get("content", "") for d in deltas) == REFUSAL
+    assert deltas[-1]["finish_reason"] == "content_filter"
     streamed = "".join(data["text"] for name, data in events if name == "text")
     assert streamed == "Pay with [card] today."
     hits = [(d["guardrail"], d["side"], d["action"]) for n, d in events if n == "guardrail"]
