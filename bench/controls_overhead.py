@@ -1,6 +1,9 @@
 """What the controls cost per turn: the same agent and scripted model with no controls,
-and with all three on (turn and session caps on cost, tokens, requests and tool calls; a
-fallback model behind the agent's; a tools_policy filtering its tools).
+and with all of them on (turn and session caps on cost, tokens, requests and tool calls; a
+fallback model behind the agent's; a tools_policy filtering its tools; input and output
+guardrails: a regex, PII redaction, a length and a keyword check, so the answer's text is
+held until its checks pass). A judge check is left out: it is one more model request,
+whose cost is the judge model's latency, not HoloDeck's.
 
 Both run turns of one session against a zero-latency scripted model (a pydantic-ai
 FunctionModel that streams N calls of one async tool, then a short answer) named like a
@@ -50,6 +53,14 @@ limits:
 tools_policy:
   allow: ["look*"]
   deny: ["delete_*"]
+guardrails:
+  input:
+    - {block_patterns: ["(?i)ignore (all )?previous instructions"]}
+    - {pii: [email, phone, card], action: redact}
+    - {max_length: 4000}
+  output:
+    - {block_keywords: [password]}
+    - {pii: [email, phone, card], action: redact}
 """
 )
 
@@ -106,11 +117,12 @@ async def main() -> None:
         plain_agent, plain = session_turn(plain_root, calls, fallback=False)
         controlled_agent, controlled = session_turn(controlled_root, calls, fallback=True)
         assert controlled_agent.spec.limits is not None and plain_agent.spec.limits is None
+        assert controlled_agent.spec.guardrails is not None
         async with plain_agent, controlled_agent:
             bare_ms, controls_ms = await medians_ms(plain, controlled, turns)
     print(f"median ms per session turn with {calls} tool call(s), over {turns} turns")
     print(f"  no controls:   {bare_ms:.3f}")
-    print(f"  all three on:  {controls_ms:.3f}")
+    print(f"  all on:        {controls_ms:.3f}")
     print(f"  ratio:         {controls_ms / bare_ms:.2f}x")
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._attachments import Attachment as Attachment
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
+    from holodeck.runtime._events import GuardrailTriggered as GuardrailTriggered
     from holodeck.runtime._events import TextDelta as TextDelta
     from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
     from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
@@ -73,6 +74,7 @@ _EXPORTS = {
     "ToolCallFinished": "holodeck.runtime._events",
     "Usage": "holodeck.runtime._events",
     "FinalMessage": "holodeck.runtime._events",
+    "GuardrailTriggered": "holodeck.runtime._events",
     "SessionStore": "holodeck.sessions",
     "SessionBusy": "holodeck.sessions",
     "MemorySessionStore": "holodeck.sessions",

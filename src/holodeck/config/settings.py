@@ -18,6 +18,7 @@ from holodeck.spec.compat.execution import without_no_effect
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
 from holodeck.spec.models.controls import overlay_limits
+from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
 from holodeck.spec.models.settings import Settings, overlay, overlay_memory
@@ -112,6 +113,7 @@ def _merge(layers: list[Settings]) -> Settings:
             observability=overlay_observability(merged.observability, layer.observability),
             network=combine_network(merged.network, layer.network),
             limits=overlay_limits(merged.limits, layer.limits),
+            guardrails=overlay_guardrails(merged.guardrails, layer.guardrails),
         )
     return merged
 

@@ -41,6 +41,7 @@ from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
 from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
+from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
@@ -142,6 +143,9 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(schema_check(spec.response_format))
+        self.guardrails = GuardrailRunner(
+            spec.guardrails, spec.model, self.options, execution, self.hosting, self.telemetry
+        )
         self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
 
@@ -273,12 +277,32 @@ class Agent:
             running=running if running is not None else {},
         )
 
+        guards = self.guardrails
+        withholds = guards.has("output")  # the answer is shown once its checks pass
+
         async def produce() -> None:
             CURRENT_TURN.set(turn)
             TOOL_THREADS.set(self.threads)
             try:
-                result = await self._drive(content, turn, list(history), limits=limits)
+                asked = content
+                if guards.has("input"):
+                    checked = await guards.check("input", prompt, queue.put_nowait)
+                    if checked.blocked:  # no model request; the session keeps nothing
+                        if stream_text:
+                            queue.put_nowait(TextDelta(checked.text))
+                        blocked = FinalMessage(checked.text)
+                        queue.put_nowait(blocked.usage)
+                        queue.put_nowait(blocked)
+                        queue.put_nowait(_End(None))
+                        return
+                    asked = self._content(checked.text, attachments)
+                result = await self._drive(asked, turn, list(history), limits=limits)
                 final = self._final(result, turn)
+                if withholds:
+                    checked = await guards.check("output", final.text, queue.put_nowait)
+                    if checked.text != final.text:
+                        rewrite_answer(result, checked.text)
+                        final = replace(final, text=checked.text, output=None)
                 if on_result is not None:
                     on_result(result, final)
                 if self.options.cassette is not None:  # an interrupted run keeps its turns
@@ -292,6 +316,7 @@ class Agent:
                     raise
 
         task = asyncio.create_task(produce())
+        withheld: list[TextDelta] = []
         try:
             while True:
                 item = await queue.get()
@@ -299,6 +324,12 @@ class Agent:
                     if item.error is not None:
                         raise self._user_error(item.error) from None
                     return
+                if withholds and isinstance(item, TextDelta) and not item.agent:
+                    withheld.append(item)
+                    continue
+                if withholds and isinstance(item, FinalMessage):
+                    for delta in released(withheld, item.text, stream_text):
+                        yield delta
                 yield item
         finally:
             if not task.done():
@@ -312,14 +343,27 @@ class Agent:
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
         self.lifecycle.claim()
+        guards = self.guardrails
+        if guards.has("output"):  # its text is not streamed before its checks pass
+            turn = replace(turn, stream_text=False)
         token = CURRENT_TURN.set(turn)
         try:
+            if guards.has("input"):  # a sub-agent's own guardrails hold when it is a tool
+                checked = await guards.check("input", prompt, turn.emit, agent=turn.agent)
+                if checked.blocked:
+                    return FinalMessage(checked.text)
+                prompt = checked.text
             result = await self._drive(prompt, turn, [], usage=usage)
+            final = self._final(result, turn)
+            if guards.has("output"):
+                checked = await guards.check("output", final.text, turn.emit, agent=turn.agent)
+                if checked.text != final.text:
+                    final = replace(final, text=checked.text, output=None)
         except Exception as exc:
             raise self._user_error(exc) from None
         finally:
             CURRENT_TURN.reset(token)
-        return self._final(result, turn)
+        return final
 
     @property
     def _iteration_requests(self) -> int:

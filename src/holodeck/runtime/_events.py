@@ -72,7 +72,23 @@ class FinalMessage:
     model: str = ""  # the model that gave the answer (a fallback, when one took over)
 
 
-Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage
+@dataclass(frozen=True)
+class GuardrailTriggered:
+    """A guardrail check matched: on the user's message (`input`) or the answer
+    (`output`). `block` ends the turn, whose answer is then `message`; `redact` replaced
+    what matched and the turn went on. What matched is never repeated here."""
+
+    guardrail: str  # the check's `name`, else `input.0`, `output.1`, ...
+    side: str  # "input" or "output"
+    action: str  # "block" or "redact"
+    kind: str  # block_patterns, block_keywords, pii, max_length or judge
+    message: str | None = None  # what the user is told, when it blocks
+    reason: str | None = None  # a judge's reason
+    agent: str = ""  # the sub-agent whose guardrail it was; "" is the top agent
+    text: str | None = None  # after a redaction: the text now (what a log should keep)
+
+
+Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage | GuardrailTriggered
 
 
 async def final_message(events: AsyncIterator[Event]) -> FinalMessage:

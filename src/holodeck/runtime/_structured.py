@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings as SamplingSettings
 
     from holodeck.observability import Telemetry
+    from holodeck.runtime._hosting import Hosting
     from holodeck.runtime._spend import Spend
     from holodeck.spec.models.model_settings import ModelSettings
     from holodeck.spec.models.settings import ExecutionSettings
@@ -63,11 +64,14 @@ class StructuredModel:
         *,
         name: str = "structured",
         telemetry: Telemetry | None = None,
+        hosting: Hosting | None = None,
     ) -> None:
+        """`hosting`: the agent's, for a model an agent's run asks (an uploaded agent's
+        endpoints then pass the outbound checks)."""
         from pydantic_ai import Agent as PydanticAgent
 
         self.options = options
-        self.built = choose_model(own, options, execution)
+        self.built = choose_model(own, options, execution, hosting=hosting)
         settings = cast("SamplingSettings", self.built.settings) or None
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
             self.built.model, model_settings=settings, name=name

@@ -1,6 +1,6 @@
 """`POST /v1/chat`: a message in, the agent's answer out, as JSON or as Server-Sent
 Events (`stream: true`): `session`, `text`, `tool_call_started`, `tool_call_finished`,
-then `final` (the JSON answer) or `error`. A client that goes away, streaming or not,
+`guardrail`, then `final` (the JSON answer) or `error`. A client that goes away, streaming or not,
 cancels the turn and the conversation stays as it was before it."""
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Event, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import Event, GuardrailTriggered, TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
     Turn,
     attachments_from,
     call_json,
+    guardrail_json,
     jsonable,
     open_turn,
     refuse_anothers_session,
@@ -32,7 +33,15 @@ router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 502, 503)
 }
-EVENTS = ["session", "text", "tool_call_started", "tool_call_finished", "final", "error"]
+EVENTS = [
+    "session",
+    "text",
+    "tool_call_started",
+    "tool_call_finished",
+    "guardrail",
+    "final",
+    "error",
+]
 _STREAM_DOC = {
     "description": "The answer; with `stream: true`, Server-Sent Events.",
     "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
@@ -105,6 +114,8 @@ def sse_of(event: Event) -> ServerSentEvent | None:
         return _event("tool_call_started", started)
     if isinstance(event, ToolCallFinished):
         return _event("tool_call_finished", {**call_json(event), "parent_id": event.parent_call_id})
+    if isinstance(event, GuardrailTriggered):
+        return _event("guardrail", guardrail_json(event))
     return None
 
 

@@ -105,7 +105,9 @@ class CompletionMessage(BaseModel):
 class Choice(BaseModel):
     index: int = 0
     message: CompletionMessage
-    finish_reason: Literal["stop"] = "stop"
+    finish_reason: Literal["stop", "content_filter"] = Field(
+        default="stop", description="`content_filter` when a guardrail blocked the turn."
+    )
 
 
 class CompletionUsage(BaseModel):
@@ -188,7 +190,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         "id": completion_id,
         "created": int(time.time()),
         "model": served.name,
-        "choices": [{"message": {"content": answer["response"]}}],
+        "choices": [{"message": {"content": answer["response"]}, "finish_reason": _finish(turn)}],
         "usage": _openai_usage(turn.usage),
         "holodeck": _extension(turn, answer) if extension.tool_calls else None,
     }
@@ -200,6 +202,12 @@ def _openai_usage(usage: Usage) -> dict[str, int]:
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
     }
+
+
+def _finish(turn: Turn) -> str:
+    """OpenAI's reason: `content_filter` when a guardrail blocked (the answer is then
+    the guardrail's message), else `stop`."""
+    return "content_filter" if turn.blocked else "stop"
 
 
 def _extension(turn: Turn, answer: dict[str, Any]) -> dict[str, Any]:
@@ -239,7 +247,7 @@ async def _chunks(
         error = {"type": exc.kind, "message": exc.message, "hint": exc.hint}
         yield ServerSentEvent(data=json.dumps({"error": error}))
         return
-    yield chunk({}, "stop")
+    yield chunk({}, _finish(turn))
     if include_usage:
         data = {
             "id": completion_id,

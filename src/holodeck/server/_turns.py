@@ -23,6 +23,7 @@ from holodeck.runtime import (
     Attachment,
     Event,
     FinalMessage,
+    GuardrailTriggered,
     Session,
     ToolCallFinished,
     Usage,
@@ -77,6 +78,18 @@ def call_tree(calls: Sequence[ToolCallFinished]) -> list[dict[str, Any]]:
     return roots
 
 
+def guardrail_json(hit: GuardrailTriggered) -> dict[str, Any]:
+    return {
+        "guardrail": hit.guardrail,
+        "side": hit.side,
+        "action": hit.action,
+        "kind": hit.kind,
+        "message": hit.message,
+        "reason": hit.reason,
+        "agent": hit.agent,
+    }
+
+
 def usage_json(usage: Usage) -> dict[str, int]:
     return {
         "input_tokens": usage.input_tokens,
@@ -105,6 +118,7 @@ class Turn:
     owner: str | None = None  # the name of the request's API key
     started: float = field(default_factory=time.perf_counter)
     calls: list[ToolCallFinished] = field(default_factory=list)
+    guardrails: list[GuardrailTriggered] = field(default_factory=list)
     final: FinalMessage | None = None
     logged: bool = False
     trace_ids: tuple[str, str] | None = None  # (trace id, span id) when traced
@@ -123,8 +137,14 @@ class Turn:
             "tool_calls": call_tree(self.calls),
             "usage": usage_json(self.usage),
             "model": final.model if final else None,
+            "guardrails": [guardrail_json(hit) for hit in self.guardrails],
             "request_id": self.request_id,
         }
+
+    @property
+    def blocked(self) -> bool:
+        """Whether a guardrail of the top agent blocked the message or the answer."""
+        return any(h.action == "block" and not h.agent for h in self.guardrails)
 
     def log(self, status: int, error: str | None = None) -> None:
         if self.logged:
@@ -307,6 +327,10 @@ async def _events(
         async for event in events:
             if isinstance(event, ToolCallFinished):
                 turn.calls.append(event)
+            elif isinstance(event, GuardrailTriggered):
+                turn.guardrails.append(event)
+                if event.side == "input" and event.text is not None and not event.agent:
+                    turn.message = event.text  # the request log keeps it redacted
             elif isinstance(event, FinalMessage):
                 turn.final = event
             yield event

@@ -60,6 +60,19 @@ class ToolCallOut(BaseModel):
     )
 
 
+class GuardrailOut(BaseModel):
+    """A guardrail that matched: it blocked the message or the answer (the answer is
+    then its message), or redacted what matched."""
+
+    guardrail: str = Field(description="The check's name, else `input.0`, `output.1`, ...")
+    side: Literal["input", "output"]
+    action: Literal["block", "redact"]
+    kind: str = Field(description="block_patterns, block_keywords, pii, max_length or judge.")
+    message: str | None = None
+    reason: str | None = Field(default=None, description="A judge's reason.")
+    agent: str = Field(default="", description="The sub-agent whose guardrail it was.")
+
+
 class UsageOut(BaseModel):
     input_tokens: int
     output_tokens: int
@@ -76,6 +89,9 @@ class ChatResponse(BaseModel):
     usage: UsageOut
     model: str | None = Field(
         default=None, description="The model that answered (a fallback, when one took over)."
+    )
+    guardrails: list[GuardrailOut] = Field(
+        default_factory=list, description="Guardrails that blocked or redacted in this turn."
     )
     request_id: str
 

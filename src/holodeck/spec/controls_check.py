@@ -1,6 +1,7 @@
 """Load-time checks of an agent's controls: a cost cap on a model with no known price
-(an error: the cap could never be enforced), and a `tools_policy` pattern that matches
-none of the agent's tools (a warning, except where an MCP server's tools may match)."""
+(an error: the cap could never be enforced), a `tools_policy` pattern that matches
+none of the agent's tools (a warning, except where an MCP server's tools may match), and
+guardrails that could never run (a judge with no model)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fnmatch import fnmatchcase
 from holodeck.spec.diagnostics import Collector, FieldPath, Severity
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
 from holodeck.spec.models.tools import McpTool
@@ -127,3 +129,49 @@ def effective_tools(spec: AgentSpec) -> tuple[list[str], list[str], list[str]]:
     denied = sorted(names - set(offered))
     servers = sorted(t.name for t in spec.tools if isinstance(t, McpTool))
     return offered, denied, servers
+
+
+def check_guardrails(
+    guardrails: Guardrails | None,
+    model: ModelSettings | None,
+    structured: bool,
+    settings: Settings,
+    doc: YamlDocument,
+    collector: Collector,
+) -> None:
+    """Settings that could never work, at their lines: a judge check with no model to
+    judge (none of its own and none for the agent) or naming an unknown provider, and
+    output checks on a structured answer (its JSON is not text a check can change)."""
+    if guardrails is None:
+        return
+    for side in ("input", "output"):
+        for index, check in enumerate(getattr(guardrails, side)):
+            where: FieldPath = ("guardrails", side, index)
+            if check.judge is not None:
+                judge = check.judge.model or model
+                if judge is None:
+                    collector.add(
+                        doc.diagnostic(
+                            (*where, "judge"),
+                            "this judge check has no model to ask: the agent has none",
+                            hint="give the check `judge: {criteria: ..., model: {provider: "
+                            "openai, name: gpt-4o-mini}}`, or the agent a model",
+                        )
+                    )
+                elif settings.provider_type(judge.provider) is None and check.judge.model:
+                    collector.add(
+                        doc.diagnostic(
+                            (*where, "judge", "model", "provider"),
+                            f"unknown provider `{judge.provider}` for this judge",
+                            hint="a provider type (openai, anthropic, ...) or the name of a "
+                            "config.yaml provider entry",
+                        )
+                    )
+            if side == "output" and structured:
+                collector.add(
+                    doc.diagnostic(
+                        where,
+                        "output checks cannot apply to a structured answer (response_format)",
+                        hint="remove the output check, or the response_format",
+                    )
+                )

@@ -43,6 +43,18 @@ class ToolCallRecord(_Record):
     agent: str = ""  # "" for the agent under test, else the sub-agent's name
 
 
+class GuardrailRecord(_Record):
+    """A guardrail that blocked or redacted in a turn (a blocked turn's output is its
+    message)."""
+
+    guardrail: str
+    side: str  # input or output
+    action: str  # block or redact
+    kind: str
+    reason: str | None = None  # a judge's
+    agent: str = ""
+
+
 class ArgMismatch(_Record):
     tool: str
     argument: str
@@ -76,6 +88,7 @@ class TurnRecord(_Record):
     output_tokens: int = 0
     duration_ms: float = 0.0
     model: str = ""  # the model that answered (a fallback, when one took over)
+    guardrails: list[GuardrailRecord] = Field(default_factory=list)
 
 
 StopReason = Literal["goal_met", "gave_up", "off_track", "max_turns"]

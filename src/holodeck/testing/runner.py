@@ -21,6 +21,7 @@ from holodeck.llm.offline_model import ExpectedCall, expecting
 from holodeck.runtime import (
     Agent,
     FinalMessage,
+    GuardrailTriggered,
     Hosting,
     RunOptions,
     Session,
@@ -35,6 +36,7 @@ from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
+    GuardrailRecord,
     RunSummary,
     TestRun,
     ToolCallRecord,
@@ -255,6 +257,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
     order: dict[str, int] = {}  # call id -> when the model made the call
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
+    guarded: list[GuardrailRecord] = []
     # the answer is only read whole: no text streaming, less work per model request; an
     # offline run's model calls the tools the turn expects (the turn starts in the block)
     with expecting(expected):
@@ -271,6 +274,17 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
                     agent=event.agent,
                 )
                 finished.append((order.get(event.call_id, len(order)), record))
+            elif isinstance(event, GuardrailTriggered):
+                guarded.append(
+                    GuardrailRecord(
+                        guardrail=event.guardrail,
+                        side=event.side,
+                        action=event.action,
+                        kind=event.kind,
+                        reason=event.reason,
+                        agent=event.agent,
+                    )
+                )
             elif isinstance(event, FinalMessage):
                 final = event
     # in the order the calls were made: calls running at once end in any order, and
@@ -287,6 +301,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
         output_tokens=final.usage.output_tokens,
         duration_ms=(time.perf_counter() - clock) * 1000,
         model=final.model,
+        guardrails=guarded,
     )
 
 

@@ -24,6 +24,7 @@ from rich.segment import Segment, Segments
 from holodeck.runtime import (
     Event,
     FinalMessage,
+    GuardrailTriggered,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -98,6 +99,9 @@ class ChatView:
             self._pending.pop(event.call_id, None)
             self._calls += 1
             self._finished(event)
+        elif isinstance(event, GuardrailTriggered):
+            self._end_answer()
+            self._say(f"{_indent(event.agent)}[yellow]⚠[/yellow] {escape(guardrail_line(event))}")
         elif isinstance(event, FinalMessage):
             self._final(event)
 
@@ -191,6 +195,14 @@ class ChatView:
 
     def _short(self, text: str) -> str:
         return text if self.verbose else shorten(text, SHORT)
+
+
+def guardrail_line(event: GuardrailTriggered) -> str:
+    """'guardrail no-pii (pii) redacted the question', with a judge's reason."""
+    what = "question" if event.side == "input" else "answer"
+    did = "blocked" if event.action == "block" else "redacted"
+    line = f"guardrail {event.guardrail} ({event.kind}) {did} the {what}"
+    return f"{line}: {event.reason}" if event.reason else line
 
 
 # --- answers ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
+from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -88,6 +89,11 @@ class AgentFile(Strict):
     )
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."
+    )
+    guardrails: Guardrails | None = Field(
+        default=None,
+        description="Checks on each user message (`input`) and each answer (`output`): "
+        "block or redact.",
     )
 
     @model_validator(mode="before")

@@ -15,12 +15,13 @@ from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
-from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
+from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import overlay_limits
+from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
@@ -99,6 +100,15 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
+    guardrails = overlay_guardrails(ctx.settings.guardrails, agent.guardrails)
+    check_guardrails(
+        guardrails,
+        agent.model,
+        response_format is not None,
+        ctx.settings,
+        doc,
+        ctx.collector,
+    )
     ctx.collector.raise_if_errors()
     return AgentSpec(
         format="agent.yaml",
@@ -129,6 +139,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=agent.optimizer,
         limits=limits,
         tools_policy=agent.tools_policy,
+        guardrails=guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.tools import RetryPolicy, check_http_url
 
@@ -105,6 +106,11 @@ class ImageConfig(Strict):
     )
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."
+    )
+    guardrails: Guardrails | None = Field(
+        default=None,
+        description="Checks on each user message and each answer (Omnigent's request and "
+        "response prompt policies are read into it).",
     )
 
 

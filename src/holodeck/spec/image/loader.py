@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
+from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import ExecutorModel
@@ -23,6 +23,7 @@ from holodeck.spec.image.typescript_tools import exported_functions
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
 from holodeck.spec.models.controls import overlay_limits
+from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.model_settings import (
     PROVIDER_ALIASES,
     PROVIDER_TYPES,
@@ -106,6 +107,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector,
         strict=ctx.strict,
     )
+    guardrails = overlay_guardrails(ctx.settings.guardrails, config.guardrails)
+    check_guardrails(guardrails, model, False, ctx.settings, doc, ctx.collector)
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
@@ -138,6 +141,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=config.optimizer,
         limits=limits,
         tools_policy=config.tools_policy,
+        guardrails=guardrails,
         warnings=tuple(ctx.collector.warnings),
     )
 

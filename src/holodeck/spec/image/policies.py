@@ -1,6 +1,7 @@
 """Omnigent's `policies:` (also under `guardrails:`): a `cost_budget` policy is a session
-cost cap here (`limits.session.max_cost_usd`); a policy of another kind has no equal yet
-and is an error saying so, rather than a rule silently not applied."""
+cost cap here (`limits.session.max_cost_usd`), a `prompt` policy a judge check under
+`guardrails:`; a policy of another kind has no equal yet and is an error saying so,
+rather than a rule silently not applied. So are `guardrails.labels` and `ask_timeout`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,19 @@ from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
 from holodeck.spec.image.executor import Report
+from holodeck.spec.image.prompt_policies import take_prompt_policy
 
 AMOUNT_KEYS = ("max_usd", "max_cost_usd", "limit_usd")
+OMNIGENT_ONLY = {
+    "labels": (
+        "`guardrails.labels` has no equal here: guardrails keep no state between turns",
+        "remove `labels`; checks are written under `guardrails: {input: [...], output: [...]}`",
+    ),
+    "ask_timeout": (
+        "`guardrails.ask_timeout` has no equal here: a guardrail allows or blocks",
+        "remove `ask_timeout`",
+    ),
+}
 SCOPES = {"session": "session", "turn": "turn", "run": "turn", "daily": "key_daily"}
 
 
@@ -19,11 +31,15 @@ def take_policies(data: dict[str, Any], report: Report) -> None:
     if "policies" in data:
         found.append((("policies",), data.pop("policies")))
     guardrails = data.get("guardrails")
-    if isinstance(guardrails, dict) and "policies" in guardrails:
-        rest = {k: v for k, v in guardrails.items() if k != "policies"}
-        found.append((("guardrails", "policies"), guardrails["policies"]))
+    if isinstance(guardrails, dict):
+        for name in OMNIGENT_ONLY:
+            if name in guardrails:
+                report(("guardrails", name), *OMNIGENT_ONLY[name])
+        rest = {k: v for k, v in guardrails.items() if k not in ("policies", *OMNIGENT_ONLY)}
+        if "policies" in guardrails:
+            found.append((("guardrails", "policies"), guardrails["policies"]))
         if rest:
-            data["guardrails"] = rest  # left to be reported as unknown keys
+            data["guardrails"] = rest  # HoloDeck's own `input:` / `output:` checks
         else:
             del data["guardrails"]
     for where, policies in found:
@@ -47,13 +63,17 @@ def _take(
     data: dict[str, Any], where: FieldPath, key: str | int, entry: Any, report: Report
 ) -> None:
     kind = entry.get("type", key) if isinstance(entry, dict) else None
+    if kind == "prompt" and isinstance(entry, dict):
+        take_prompt_policy(data, where, key, entry, report)
+        return
     if kind != "cost_budget" or not isinstance(entry, dict):
         report(
             where,
             f"policy `{kind if isinstance(kind, str) else key}` has no equal here; only "
-            "`cost_budget` policies are enforced",
+            "`cost_budget` and `prompt` policies are enforced",
             "remove it; caps on tokens, requests and tool calls are written under `limits:`, "
-            "and which tools are offered under `tools_policy:`",
+            "which tools are offered under `tools_policy:`, and checks on messages and "
+            "answers under `guardrails: {input: [...], output: [...]}`",
         )
         return
     amounts = [k for k in AMOUNT_KEYS if k in entry]

@@ -12,6 +12,7 @@ from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModali
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
+from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -116,6 +117,7 @@ class AgentSpec(_Frozen):
         default=None, description="The definition's caps over the config files'."
     )
     tools_policy: ToolsPolicy | None = None
+    guardrails: Guardrails | None = None
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:

@@ -21,6 +21,7 @@ from holodeck.spec.compat.execution import translate_execution
 from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.controls import Limits
+from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -334,6 +335,11 @@ class Settings(Strict):
     network: NetworkSettings | None = None
     limits: Limits | None = Field(
         default=None, description="Default spend caps of every agent; an agent's own win."
+    )
+    guardrails: Guardrails | None = Field(
+        default=None,
+        description="Default guardrails of every agent; an agent's own `input` or `output` "
+        "list replaces the default's.",
     )
 
     def provider_type(self, name: str) -> ProviderType | None:
