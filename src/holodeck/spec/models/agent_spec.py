@@ -24,6 +24,7 @@ from holodeck.spec.models.settings import (
     MemorySettings,
 )
 from holodeck.spec.models.tools import (
+    A2ATool,
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,
@@ -40,7 +41,8 @@ Tool = Annotated[
     | VectorstoreTool
     | HierarchicalDocumentTool
     | McpTool
-    | AgentTool,
+    | AgentTool
+    | A2ATool,
     Field(discriminator="type"),
 ]
 
