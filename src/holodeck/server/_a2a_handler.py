@@ -248,7 +248,7 @@ class TurnHandler(RequestHandler):
     async def _run(self, a: _A2ATurn, stream: bool = False) -> AsyncIterator[Event]:
         """The turn's A2A events: streamed, its updates, ending with the final status;
         else only the final `Task`. Its record is saved when it starts and ends."""
-        a.producer = asyncio.create_task(self._produce(a), name=f"a2a turn {a.task_id}")
+        a.producer = asyncio.create_task(self._produce(a, stream), name=f"a2a turn {a.task_id}")
         self.running.add(a.key, a.producer)
         try:
             first = await a.queue.get()
@@ -302,10 +302,12 @@ class TurnHandler(RequestHandler):
                 await asyncio.gather(a.producer, return_exceptions=True)
             self.running.remove(a.key)
 
-    async def _produce(self, a: _A2ATurn) -> None:
+    async def _produce(self, a: _A2ATurn, stream: bool) -> None:
         """Run the turn, putting its events on the queue between marks."""
         try:
-            events = await open_turn(a.request, a.turn, attachments=a.attachments)
+            events = await open_turn(
+                a.request, a.turn, attachments=a.attachments, stream_text=stream
+            )
             a.queue.put_nowait(_OPENED)
             async for event in events:
                 a.queue.put_nowait(event)
