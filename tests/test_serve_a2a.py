@@ -298,3 +298,37 @@ def test_without_the_sdk_the_a2a_routes_say_what_to_install(
         assert rpc.status_code == 501
         (agent,) = server.client.get("/v1/agents").json()["agents"]
         assert "a2a" not in agent["protocols"]
+
+
+def test_a_turn_refused_before_it_starts_is_an_error_with_the_status_chat_would_give(
+    tmp_path: Path, serve: Serve
+) -> None:
+    root = agent_dir(
+        tmp_path / "busy", "busy", tools=[function_tool("wait_here")], python=WAITING_TOOL
+    )
+    with serve(root, max_concurrent_turns=1, max_queued_turns=0) as server:
+
+        async def main() -> dict[str, Any]:
+            client = await connect(server.url)
+            running = asyncio.create_task(answer(client, "/call wait_here"))
+            while not (root / "started").exists():
+                await asyncio.sleep(0.01)
+            body = message("hello").message
+            rpc = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "message/send",
+                "params": {"message": {**MessageToDict(body), "role": "user"}},
+            }
+            async with httpx.AsyncClient(base_url=server.url) as http:
+                refused = (await http.post("/a2a/busy", json=rpc)).json()
+            (root / "release").write_text("go")
+            done = await running
+            assert done.status.state == TaskState.TASK_STATE_COMPLETED
+            await client.close()
+            return refused
+
+        refused = run(main)
+    error = refused["error"]
+    assert error["code"] == -32603 and "busy" in error["message"]
+    assert (error["data"]["status"], error["data"]["type"]) == ("503", "overloaded")
