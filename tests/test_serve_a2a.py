@@ -28,7 +28,15 @@ from a2a.types import (
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
 
-from server_harness import WAITING_TOOL, WEATHER, Serve, agent_dir, function_tool, log_lines
+from server_harness import (
+    WAITING_TOOL,
+    WEATHER,
+    Serve,
+    agent_dir,
+    function_tool,
+    log_lines,
+    until,
+)
 
 T = TypeVar("T")
 
@@ -332,3 +340,45 @@ def test_a_turn_refused_before_it_starts_is_an_error_with_the_status_chat_would_
     error = refused["error"]
     assert error["code"] == -32603 and "busy" in error["message"]
     assert (error["data"]["status"], error["data"]["type"]) == ("503", "overloaded")
+
+
+@pytest.mark.parametrize("method", ["message/send", "message/stream"])
+def test_a_client_that_leaves_cancels_its_turn(
+    tmp_path: Path, serve: Serve, isolated_home: Path, method: str
+) -> None:
+    root = agent_dir(
+        tmp_path / "left", "left", tools=[function_tool("wait_here")], python=WAITING_TOOL
+    )
+    with serve(root) as server:
+        assert server.chat("hello", session_id="ctx-1").status_code == 200
+        rpc = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": method,
+            "params": {
+                "message": {
+                    "messageId": "m",
+                    "role": "user",
+                    "contextId": "ctx-1",
+                    "parts": [{"kind": "text", "text": "/call wait_here"}],
+                }
+            },
+        }
+
+        async def leave() -> None:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+                sent = asyncio.create_task(http.post("/a2a/left", json=rpc))
+                while not (root / "started").exists():
+                    await asyncio.sleep(0.01)
+                sent.cancel()  # the connection closes with the answer unsent
+                await asyncio.gather(sent, return_exceptions=True)
+
+        run(leave)
+
+        def cancelled() -> list[dict[str, Any]]:
+            lines = log_lines(isolated_home, "left")
+            return [x for x in lines if x["endpoint"] == "/a2a/left" and x["status"] == 499]
+
+        until(cancelled, timeout=30, what="the turn to be cancelled")
+        session = server.client.get("/v1/sessions/ctx-1").json()
+        assert [m["content"] for m in session["messages"] if m["role"] == "user"] == ["hello"]
