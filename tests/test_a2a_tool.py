@@ -180,3 +180,16 @@ def test_an_image_declares_an_a2a_tool_inline(tmp_path: Path) -> None:
         load_agent(image, environ={"DESK_KEY": "k-1"})
     said = str(refused.value)
     assert "config.yaml:" in said and "tools.desk" in said and "http:// or https://" in said
+
+
+def test_without_the_sdk_a_call_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from holodeck.net import OutboundPolicy
+    from holodeck.tools.a2a import A2ACallError, a2a_tool
+
+    for name in ("a2a", "a2a.client"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed
+    built = a2a_tool(A2ATool(name="desk", url="http://127.0.0.1:9/a2a/desk"), OutboundPolicy())
+    with pytest.raises(A2ACallError, match=r"pip install 'holodeck\[a2a\]'"):
+        asyncio.run(built.function(message="hi"))  # type: ignore[call-arg]
