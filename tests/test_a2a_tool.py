@@ -193,3 +193,12 @@ def test_without_the_sdk_a_call_says_what_to_install(monkeypatch: pytest.MonkeyP
     built = a2a_tool(A2ATool(name="desk", url="http://127.0.0.1:9/a2a/desk"), OutboundPolicy())
     with pytest.raises(A2ACallError, match=r"pip install 'holodeck\[a2a\]'"):
         asyncio.run(built.function(message="hi"))  # type: ignore[call-arg]
+
+
+def test_holodeck_chat_lists_the_tool(tmp_path: Path) -> None:
+    from holodeck.cli.chat.commands import tool_rows
+
+    root = caller(tmp_path / "listed", "http://127.0.0.1:9/a2a/desk", key="k")
+    assert tool_rows(load_agent(root / "agent.yaml")) == [
+        ("desk", "a2a", "the A2A agent at http://127.0.0.1:9/a2a/desk")
+    ]
