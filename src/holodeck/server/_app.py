@@ -75,7 +75,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             CORSMiddleware,
             allow_origins=list(options.cors_origins),
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID", "A2A-Version"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
     app.add_middleware(
