@@ -46,6 +46,13 @@ DEFERRED = {
         "the search pipeline and numpy (about 0.2 s): only a definition with a search tool "
         "needs them"
     ),
+    ("server/_routes_a2a.py", "holodeck.server._a2a_handler"): (
+        "it is built on the a2a-sdk (about 1 s to import, an extra): only the first A2A "
+        "request loads it, and a server without the package answers 501"
+    ),
+    ("tools/a2a/__init__.py", "holodeck.tools.a2a._transport"): (
+        "it loads httpx for the a2a-sdk client: only a call of a `type: a2a` tool needs it"
+    ),
     ("search/embeddings/_build.py", "holodeck.net"): (
         "`checked_client` loads httpx2; search.embeddings is imported by `holodeck validate`"
     ),

@@ -71,6 +71,9 @@ def test_the_schema_describes_every_route(tmp_path: Path) -> None:
 
     paths = create_app(ServeOptions(paths=(str(WEATHER),))).openapi()["paths"]
     assert set(paths) == {
+        "/.well-known/agent-card.json",
+        "/a2a/{agent}",
+        "/a2a/{agent}/.well-known/agent-card.json",
         "/health",
         "/ready",
         "/v1/agents",

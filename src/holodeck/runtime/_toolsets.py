@@ -24,6 +24,7 @@ from holodeck.search.toolset import SearchToolset
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
+    A2ATool,
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,
@@ -33,6 +34,7 @@ from holodeck.spec.models.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
+from holodeck.tools.a2a import a2a_tool
 from holodeck.tools.builtins import builtin_toolset
 from holodeck.tools.function import function_tool
 from holodeck.tools.mcp import mcp_toolset
@@ -68,6 +70,8 @@ def agent_toolsets(
             functions.add_tool(prompt_tool(tool, spec.root, _prompt_runner(spec, options, hosting)))
         elif isinstance(tool, AgentTool):
             pass  # added with the image's sub-agents below: both live in spec.subagents
+        elif isinstance(tool, A2ATool):
+            functions.add_tool(a2a_tool(tool, context.outbound))
         elif isinstance(tool, TypeScriptTool):
             typescript.append(tool)
         elif isinstance(tool, McpTool):

@@ -14,7 +14,13 @@ from fastapi.responses import HTMLResponse
 
 from holodeck._version import __version__
 from holodeck.runtime import Run
-from holodeck.server import _routes_agents, _routes_chat, _routes_openai, _routes_sessions
+from holodeck.server import (
+    _routes_a2a,
+    _routes_agents,
+    _routes_chat,
+    _routes_openai,
+    _routes_sessions,
+)
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
 from holodeck.server._keys import Authenticate, Keys
@@ -55,7 +61,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
         version=__version__,
         lifespan=lifespan,
         description="Chat with HoloDeck agents over HTTP: /v1/chat, the OpenAI-compatible "
-        "/v1/chat/completions, sessions and agent images.",
+        "/v1/chat/completions, A2A (/a2a/{agent}), sessions and agent images.",
     )
     app.state.started = time.time()
     install_error_handlers(app)
@@ -69,7 +75,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             CORSMiddleware,
             allow_origins=list(options.cors_origins),
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID", "A2A-Version"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
     app.add_middleware(
@@ -85,6 +91,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_chat.router)
     app.include_router(_routes_openai.router)
     app.include_router(_routes_sessions.router)
+    app.include_router(_routes_a2a.router)
 
     page = files("holodeck.server").joinpath("static/index.html")
 

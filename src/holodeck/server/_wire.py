@@ -122,6 +122,11 @@ class AgentStatus(BaseModel):
         description="Tools that could not start (a search tool whose source or store failed), "
         "each with the reason: the agent answers without them.",
     )
+    protocols: list[str] = Field(
+        default_factory=list,
+        description="What the agent is spoken to with: `holodeck` (/v1/chat), `openai` "
+        "(/v1/chat/completions), `a2a` (/a2a/{name}, when the a2a-sdk package is installed).",
+    )
 
 
 class ReadyResponse(BaseModel):

@@ -11,6 +11,7 @@ from holodeck.cli.chat.view import ChatView
 from holodeck.runtime import Agent, InputRefused
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import (
+    A2ATool,
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,
@@ -70,6 +71,8 @@ def tool_rows(spec: AgentSpec) -> list[tuple[str, str, str]]:
             rows.append((tool.name, tool.type, tool.description or _docstring(spec, tool)))
         elif isinstance(tool, PromptTool | VectorstoreTool | HierarchicalDocumentTool):
             rows.append((tool.name, tool.type, tool.description))
+        elif isinstance(tool, A2ATool):
+            rows.append((tool.name, "a2a", tool.description or f"the A2A agent at {tool.url}"))
     for name, sub in spec.subagents.items():
         described = next(
             (t.description for t in spec.tools if isinstance(t, AgentTool) and t.name == name),

@@ -114,7 +114,7 @@ def _tools(
     for where in [*unknown, *((*entry.path, "tools", k) for k in (block or {}))]:
         image.error(
             where,
-            "an inline agent's tools are inline `type: mcp` or `type: agent` entries",
+            "an inline agent's tools are inline `type: mcp`, `type: agent` or `type: a2a` entries",
             "e.g. `tools: {files: {type: mcp, command: npx, args: [...]}}`",
         )
     tools: list[Tool] = []
@@ -128,6 +128,9 @@ def _tools(
         if sub.kind == "mcp":
             mcp = image.inline_mcp(sub, register=False)
             tools.extend([mcp] if mcp is not None else [])
+        elif sub.kind == "a2a":
+            remote = image.inline_a2a(sub, register=False)
+            tools.extend([remote] if remote is not None else [])
         else:
             agent = image.inline_agent(sub, model, register=False)
             if agent is not None:

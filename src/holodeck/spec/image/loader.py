@@ -32,7 +32,7 @@ from holodeck.spec.models.model_settings import (
     split_model_string,
 )
 from holodeck.spec.models.settings import ExecutionSettings, MemorySettings, overlay
-from holodeck.spec.models.tools import FunctionTool, McpTool, TypeScriptTool
+from holodeck.spec.models.tools import A2ATool, FunctionTool, McpTool, TypeScriptTool
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
 from holodeck.spec.skills import load_skill
@@ -85,6 +85,9 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         if entry.kind == "mcp":
             mcp = image.inline_mcp(entry)
             tools.extend([mcp] if mcp is not None else [])
+        elif entry.kind == "a2a":
+            remote = image.inline_a2a(entry)
+            tools.extend([remote] if remote is not None else [])
         else:
             sub = image.inline_agent(entry, model)
             if sub is not None:
@@ -421,6 +424,14 @@ class _Image:
         if register:
             self._name(entry.name, self.doc.diagnostic(entry.path, ""))
         return self._mcp_tool(declared)
+
+    def inline_a2a(self, entry: InlineTool, register: bool = True) -> A2ATool | None:
+        """`tools.<name>: {type: a2a, url, headers?, timeout?}`: a remote A2A agent."""
+        data = {**entry.data, "name": entry.name}
+        remote = validate(A2ATool, data, self.doc, self.ctx.collector, base=entry.path)
+        if remote is not None and register:
+            self._name(entry.name, self.doc.diagnostic(entry.path, ""))
+        return remote
 
     def inline_agent(
         self, entry: InlineTool, inherited: ModelSettings | None, register: bool = True

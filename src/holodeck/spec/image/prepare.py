@@ -50,7 +50,7 @@ def prepare(data: Any, doc: YamlDocument, collector: Collector) -> Prepared:
         report(
             path,
             f"inline tools of type `{kind}` are not supported in config.yaml",
-            "inline tools are `type: mcp` or `type: agent`; put Python functions in "
+            "inline tools are `type: mcp`, `type: agent` or `type: a2a`; put Python functions in "
             "tools/python/ and TypeScript ones in tools/typescript/",
         )
     if isinstance(block, dict) and isinstance(block.get("builtins"), list):

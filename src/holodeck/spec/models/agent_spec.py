@@ -25,6 +25,7 @@ from holodeck.spec.models.settings import (
     MemorySettings,
 )
 from holodeck.spec.models.tools import (
+    A2ATool,
     AgentTool,
     FunctionTool,
     HierarchicalDocumentTool,
@@ -41,7 +42,8 @@ Tool = Annotated[
     | VectorstoreTool
     | HierarchicalDocumentTool
     | McpTool
-    | AgentTool,
+    | AgentTool
+    | A2ATool,
     Field(discriminator="type"),
 ]
 

@@ -371,7 +371,40 @@ class AgentTool(Strict):
     path: NonEmpty = Field(description="agent.yaml, image directory, or image .tar.gz.")
 
 
+class A2ATool(Strict):
+    """A remote agent spoken to over A2A (Agent2Agent), called as a tool: the model writes
+    a `message`; the remote agent's answer is the result."""
+
+    type: Literal["a2a"] = "a2a"
+    name: ToolName
+    description: str | None = Field(
+        default=None, description="Shown to the model; default: the remote agent's card's."
+    )
+    url: NonEmpty = Field(
+        description="The agent's card (…/.well-known/agent-card.json) or the base URL it is "
+        "under; reached through the agent's outbound `network` policy."
+    )
+    headers: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Sent with every request, e.g. `Authorization: Bearer ${REMOTE_KEY}`.",
+    )
+    timeout: PositiveFloat = Field(
+        default=300.0, description="Seconds to wait for the remote agent's answer."
+    )
+
+    @model_validator(mode="after")
+    def _http(self) -> A2ATool:
+        check_http_url(self.url)
+        return self
+
+
 ToolDefinition = Annotated[
-    FunctionTool | PromptTool | VectorstoreTool | HierarchicalDocumentTool | McpTool | AgentTool,
+    FunctionTool
+    | PromptTool
+    | VectorstoreTool
+    | HierarchicalDocumentTool
+    | McpTool
+    | AgentTool
+    | A2ATool,
     Field(discriminator="type"),
 ]

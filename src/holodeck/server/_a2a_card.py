@@ -1,0 +1,103 @@
+"""An agent's A2A card: its name and description, one skill for each of its tools, skills
+and sub-agents, streaming, the JSON-RPC endpoint it answers at (`/a2a/<name>`), and the
+bearer key it needs when the server has keys. Built from the definition on each request:
+it describes what is served now (an upload replaced, keys configured)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from holodeck._version import __version__
+from holodeck.server._registry import ServedAgent
+
+if TYPE_CHECKING:
+    from a2a.types import AgentCard
+
+BEARER = "bearer"
+
+
+def endpoint_path(name: str) -> str:
+    """Where agent `name`'s JSON-RPC endpoint is, under the server's base URL."""
+    return f"/a2a/{quote(name, safe='')}"
+
+
+def skills_of(served: ServedAgent) -> list[tuple[str, str, str]]:
+    """(id, name, description) of each thing the agent can do: its tools (an MCP server
+    counts as one), its skills and sub-agents; the description says what it is when the
+    definition says nothing."""
+    spec = served.spec
+    found: list[tuple[str, str, str]] = []
+    for tool in spec.tools:
+        if tool.type == "agent":
+            continue  # listed with the sub-agents below
+        described = getattr(tool, "description", None) or f"the {tool.type} tool {tool.name}"
+        found.append((f"tool:{tool.name}", tool.name, described))
+    for skill in spec.skills:
+        found.append((f"skill:{skill.name}", skill.name, skill.description))
+    for name, sub in spec.subagents.items():
+        found.append((f"agent:{name}", name, sub.description or f"the sub-agent {name}"))
+    for builtin in spec.builtins:
+        found.append((f"tool:{builtin.name}", builtin.name, f"the built-in tool {builtin.name}"))
+    return found
+
+
+def agent_card(served: ServedAgent, base_url: str, keyed: bool) -> AgentCard:
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        HTTPAuthSecurityScheme,
+        SecurityRequirement,
+        SecurityScheme,
+        StringList,
+    )
+    from a2a.utils.constants import (
+        PROTOCOL_VERSION_0_3,
+        PROTOCOL_VERSION_CURRENT,
+        TransportProtocol,
+    )
+
+    spec = served.spec
+    modes = ["text/plain"]
+    card = AgentCard(
+        name=spec.name,
+        description=spec.description or f"The HoloDeck agent {spec.name}.",
+        version=spec.prompt_version.version if spec.prompt_version else __version__,
+        # one endpoint speaks both versions: clients of 0.3 read the card's `url`
+        supported_interfaces=[
+            AgentInterface(
+                url=base_url.rstrip("/") + endpoint_path(spec.name),
+                protocol_binding=TransportProtocol.JSONRPC,
+                protocol_version=version,
+            )
+            for version in (PROTOCOL_VERSION_CURRENT, PROTOCOL_VERSION_0_3)
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=modes,
+        default_output_modes=modes,
+        skills=[
+            AgentSkill(id=id_, name=name, description=described, tags=[id_.split(":")[0]])
+            for id_, name, described in skills_of(served)
+        ],
+    )
+    if keyed:
+        card.security_schemes[BEARER].CopyFrom(
+            SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(
+                    scheme="Bearer",
+                    description="An API key of the server's deployment.auth.api_keys",
+                )
+            )
+        )
+        card.security_requirements.append(
+            SecurityRequirement(schemes={BEARER: StringList(list=[])})
+        )
+    return card
+
+
+def card_json(card: AgentCard) -> dict[str, Any]:
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+    return agent_card_to_dict(card)

@@ -1,0 +1,482 @@
+"""The A2A methods on HoloDeck turns, as an a2a-sdk `RequestHandler`: the SDK's JSON-RPC
+dispatcher parses and answers the protocol (both its 1.0 method names, `SendMessage`...,
+and 0.3's `message/send`...), this class runs them:
+
+- sending a message runs one turn of the session its `contextId` names (a new one when it
+  has none) through `open_turn`, as `/v1/chat` does: the same admission, session lock and
+  ownership, request log and trace span; the turn is a task, answered when it ends;
+- streaming sends the task, then the answer's text as artifact chunks and each tool call
+  as a status update (its `metadata.holodeck`), then the final status;
+- getting a task reads its record from the store; cancelling stops the turn when this
+  process runs it.
+
+A refusal before the turn holds its session (overloaded, another key's context, a bad
+message) is a JSON-RPC error whose data carries the HTTP status and type `/v1/chat` would
+give; a turn that fails once started is a task in state failed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.server.routes.common import DefaultServerCallContextBuilder
+from a2a.types import (
+    Artifact,
+    Message,
+    Part,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a.utils.errors import (
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from google.protobuf.json_format import ParseDict
+from google.protobuf.struct_pb2 import Struct
+
+from holodeck.errors import HoloDeckError
+from holodeck.runtime import Attachment, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.server._a2a_tasks import (
+    Running,
+    agent_message,
+    load_task,
+    new_id,
+    now,
+    save_task,
+    task_key,
+)
+from holodeck.server._errors import ApiError, from_holodeck_error
+from holodeck.server._registry import ServedAgent
+from holodeck.server._state import key_name_of, request_id_of
+from holodeck.server._turns import (
+    Turn,
+    call_json,
+    call_tree,
+    jsonable,
+    open_turn,
+    refuse_anothers_session,
+    usage_json,
+)
+
+if TYPE_CHECKING:
+    from a2a.server.context import ServerCallContext
+    from a2a.server.events.event_queue import Event
+    from fastapi import Request
+
+log = logging.getLogger("holodeck.server")
+
+TERMINAL = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+ANSWER = "answer"  # the artifact holding the answer's text
+CANCEL_WAIT_S = 10.0
+SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # as /v1/chat's session_id
+
+
+class _Mark:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_OPENED, _DONE, _CANCELLED = _Mark("opened"), _Mark("done"), _Mark("cancelled")
+
+
+def a2a_error(error: ApiError) -> A2AError:
+    """The JSON-RPC error for a refusal: its data says what `/v1/chat` would answer."""
+    data = {"status": str(error.status), "type": error.kind, "hint": error.hint or ""}
+    if error.status == 404:
+        return TaskNotFoundError(error.message, data=data)
+    if error.status in (400, 422):
+        return InvalidParamsError(error.message, data=data)
+    return InternalError(error.message, data=data)
+
+
+def _struct(value: dict[str, Any]) -> Struct:
+    return ParseDict(jsonable(value), Struct())
+
+
+@dataclass
+class _A2ATurn:
+    request: Request
+    served: ServedAgent
+    owner: str | None
+    turn: Turn
+    user: Message
+    attachments: list[Attachment]
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    producer: asyncio.Task[None] | None = None
+
+    @property
+    def key(self) -> str:
+        return task_key(self.served, self.owner, self.task_id)
+
+    @property
+    def task_id(self) -> str:
+        return self.user.task_id
+
+    @property
+    def context_id(self) -> str:
+        return self.user.context_id
+
+    def task(self, state: int, answer: str | None = None, error: str | None = None) -> Task:
+        status = TaskStatus(state=state, timestamp=now())  # type: ignore[arg-type]
+        history = [self.user]
+        task = Task(id=self.task_id, context_id=self.context_id, status=status)
+        if answer is not None:
+            reply = agent_message(answer, self.context_id, self.task_id)
+            status.message.CopyFrom(reply)
+            history.append(reply)
+            task.artifacts.append(
+                Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=answer)])
+            )
+        elif error is not None:
+            status.message.CopyFrom(agent_message(error, self.context_id, self.task_id))
+        task.history.extend(history)
+        task.status.CopyFrom(status)
+        turn = self.turn
+        task.metadata.update(
+            {
+                "holodeck": {
+                    "agent": self.served.name,
+                    "request_id": turn.request_id,
+                    "tool_calls": jsonable(call_tree(turn.calls)),
+                    "usage": usage_json(turn.usage),
+                    "model": turn.final.model if turn.final else None,
+                }
+            }
+        )
+        return task
+
+
+class RequestContextBuilder(DefaultServerCallContextBuilder):
+    """The SDK's call context, with the request: its key, its agent, its id."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state["request"] = request
+        return context
+
+
+class TurnHandler(RequestHandler):
+    """The served agents' A2A methods; the agent is the one the route found
+    (`request.state.a2a_agent`)."""
+
+    def __init__(self) -> None:
+        self.running = Running()
+
+    # -- messages
+
+    async def on_message_send(self, params: Any, context: ServerCallContext) -> Task:
+        if params.configuration.return_immediately:
+            raise UnsupportedOperationError(
+                "this server answers a message when its turn ends: use SendStreamingMessage "
+                "(message/stream) to follow a long task as it runs"
+            )
+        turn = await self._begin(params, context)
+        final: Task | None = None
+        watcher = asyncio.create_task(self._watch_client(turn), name="a2a client watch")
+        try:
+            async for event in self._run(turn):
+                if isinstance(event, Task):
+                    final = event
+        finally:
+            watcher.cancel()
+        assert final is not None
+        return _trimmed(final, params.configuration)
+
+    async def on_message_send_stream(
+        self, params: Any, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        turn = await self._begin(params, context)
+        async for event in self._run(turn, stream=True):
+            yield event
+
+    async def _begin(self, params: Any, context: ServerCallContext) -> _A2ATurn:
+        request: Request = context.state["request"]
+        served: ServedAgent = request.state.a2a_agent
+        owner = key_name_of(request)
+        message = params.message
+        text, attachments = _content(message)
+        if message.task_id:
+            raise InvalidParamsError(
+                f"message.taskId {message.task_id!r}: every message starts a new task",
+                data={"hint": "send contextId (the conversation), without taskId"},
+            )
+        context_id = message.context_id or new_id()
+        if not SESSION_ID.fullmatch(context_id):
+            raise InvalidParamsError(
+                "message.contextId: letters, digits and `._:-`, at most 128 characters",
+                data={"hint": "send the contextId an earlier task of this server returned"},
+            )
+        try:
+            await refuse_anothers_session(request, served, context_id)
+        except ApiError as exc:
+            raise a2a_error(exc) from None
+        user = Message()
+        user.CopyFrom(message)
+        user.context_id, user.task_id = context_id, new_id()
+        if not user.message_id:
+            user.message_id = new_id()
+        turn = Turn(
+            served=served,
+            session_id=context_id,
+            request_id=request_id_of(request),
+            message=text,
+            endpoint=request.url.path,
+            owner=owner,
+        )
+        return _A2ATurn(request, served, owner, turn, user, attachments)
+
+    async def _run(self, a: _A2ATurn, stream: bool = False) -> AsyncIterator[Event]:
+        """The turn's A2A events: streamed, its updates, ending with the final status;
+        else only the final `Task`. Its record is saved when it starts and ends."""
+        a.producer = asyncio.create_task(self._produce(a, stream), name=f"a2a turn {a.task_id}")
+        self.running.add(a.key, a.producer)
+        try:
+            first = await a.queue.get()
+            if isinstance(first, ApiError):
+                raise a2a_error(first)
+            if first is _CANCELLED:
+                raise InternalError("the turn was stopped before it started")
+            working = a.task(TaskState.TASK_STATE_WORKING)
+            await save_task(a.served, a.owner, working)
+            if stream:
+                yield working
+            streamed = False
+            while True:
+                item = await a.queue.get()
+                if isinstance(item, TextDelta):
+                    if stream and not item.agent and item.text:
+                        yield self._chunk(a, item.text, append=streamed)
+                        streamed = True
+                elif isinstance(item, ToolCallStarted | ToolCallFinished):
+                    if stream:
+                        yield self._tool_update(a, item)
+                elif item is _DONE:
+                    final = a.turn.final
+                    task = a.task(
+                        TaskState.TASK_STATE_COMPLETED, answer=final.text if final else ""
+                    )
+                    break
+                elif item is _CANCELLED:
+                    task = a.task(TaskState.TASK_STATE_CANCELED)
+                    break
+                elif isinstance(item, ApiError):
+                    task = a.task(TaskState.TASK_STATE_FAILED, error=f"{item.kind}: {item.message}")
+                    break
+            await save_task(a.served, a.owner, task)
+            if stream:
+                if task.artifacts:  # the text not streamed yet (all of it, or none)
+                    rest = "" if streamed else task.artifacts[0].parts[0].text
+                    yield self._chunk(a, rest, append=streamed, last=True)
+                yield TaskStatusUpdateEvent(
+                    task_id=a.task_id,
+                    context_id=a.context_id,
+                    status=task.status,
+                    metadata=task.metadata,
+                )
+            else:
+                yield task
+        finally:
+            # a client gone (a stream closed, a request dropped) cancels the turn
+            if not a.producer.done():
+                a.producer.cancel()
+                await asyncio.gather(a.producer, return_exceptions=True)
+            self.running.remove(a.key)
+
+    async def _produce(self, a: _A2ATurn, stream: bool) -> None:
+        """Run the turn, putting its events on the queue between marks."""
+        try:
+            events = await open_turn(
+                a.request, a.turn, attachments=a.attachments, stream_text=stream
+            )
+            a.queue.put_nowait(_OPENED)
+            async for event in events:
+                a.queue.put_nowait(event)
+            a.queue.put_nowait(_DONE)
+        except asyncio.CancelledError:
+            a.queue.put_nowait(_CANCELLED)
+            raise
+        except ApiError as exc:
+            a.queue.put_nowait(exc)
+        except HoloDeckError as exc:
+            a.queue.put_nowait(from_holodeck_error(exc))
+        except Exception as exc:
+            log.error("A2A turn %s failed", a.turn.request_id, exc_info=exc)
+            a.queue.put_nowait(
+                ApiError(500, "turn_failed", f"the server failed: {type(exc).__name__}")
+            )
+
+    async def _watch_client(self, a: _A2ATurn) -> None:
+        """A client that goes away before its answer cancels the turn, as on /v1/chat."""
+        while (await a.request.receive())["type"] != "http.disconnect":
+            pass
+        if a.producer is not None:
+            a.producer.cancel()
+
+    def _chunk(
+        self, a: _A2ATurn, text: str, append: bool, last: bool = False
+    ) -> TaskArtifactUpdateEvent:
+        return TaskArtifactUpdateEvent(
+            task_id=a.task_id,
+            context_id=a.context_id,
+            artifact=Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=text)]),
+            append=append,
+            last_chunk=last,
+        )
+
+    def _tool_update(
+        self, a: _A2ATurn, event: ToolCallStarted | ToolCallFinished
+    ) -> TaskStatusUpdateEvent:
+        if isinstance(event, ToolCallStarted):
+            call = {
+                "event": "tool_call_started",
+                "id": event.call_id,
+                "name": event.name,
+                "args": event.args,
+                "agent": event.agent,
+                "parent_id": event.parent_call_id,
+            }
+        else:
+            call = {"event": "tool_call_finished", **call_json(event)}
+            call["parent_id"] = event.parent_call_id
+        return TaskStatusUpdateEvent(
+            task_id=a.task_id,
+            context_id=a.context_id,
+            status=TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=now()),
+            metadata=_struct({"holodeck": call}),
+        )
+
+    # -- tasks
+
+    async def on_get_task(self, params: Any, context: ServerCallContext) -> Task | None:
+        served, owner = _target(context)
+        task = await load_task(served, owner, params.id)
+        if task is None:
+            raise _no_task(params.id)
+        return _trimmed(task, params)
+
+    async def on_cancel_task(self, params: Any, context: ServerCallContext) -> Task | None:
+        served, owner = _target(context)
+        task = await load_task(served, owner, params.id)
+        if task is None:
+            raise _no_task(params.id)
+        if task.status.state in TERMINAL:
+            state = TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
+            raise TaskNotCancelableError(f"task {params.id} has ended ({state})")
+        key = task_key(served, owner, params.id)
+        turn = self.running.cancel(key)
+        if turn is None:
+            raise TaskNotCancelableError(
+                f"task {params.id} runs in another process of this server, which alone can stop it"
+            )
+        await asyncio.wait([turn], timeout=CANCEL_WAIT_S)
+        task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_CANCELED, timestamp=now()))
+        await save_task(served, owner, task)
+        return task
+
+    # -- what this server does not offer
+
+    async def on_get_extended_agent_card(self, params: Any, context: ServerCallContext) -> Any:
+        raise UnsupportedOperationError("the card at /.well-known/agent-card.json is all there is")
+
+    async def on_list_tasks(self, params: Any, context: ServerCallContext) -> Any:
+        raise UnsupportedOperationError("listing tasks is not offered: get each by its id")
+
+    async def on_subscribe_to_task(
+        self, params: Any, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        raise UnsupportedOperationError("use SendStreamingMessage to follow a task as it runs")
+        yield
+
+    async def on_create_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        raise _no_push()
+
+    async def on_get_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        raise _no_push()
+
+    async def on_list_task_push_notification_configs(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        raise _no_push()
+
+    async def on_delete_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> None:
+        raise _no_push()
+
+
+def _target(context: ServerCallContext) -> tuple[ServedAgent, str | None]:
+    request: Request = context.state["request"]
+    return request.state.a2a_agent, key_name_of(request)
+
+
+def _no_task(task_id: str) -> TaskNotFoundError:
+    return TaskNotFoundError(
+        f"no task {task_id!r} (never started with this key, or expired with its session)",
+        data={"status": "404", "type": "unknown_task"},
+    )
+
+
+def _no_push() -> UnsupportedOperationError:
+    return UnsupportedOperationError("push notifications are not offered: stream instead")
+
+
+def _content(message: Message) -> tuple[str, list[Attachment]]:
+    """The message's text (its text and data parts), and its files as attachments."""
+    texts: list[str] = []
+    files: list[Attachment] = []
+    for index, part in enumerate(message.parts):
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            texts.append(part.text)
+        elif kind == "data":
+            from google.protobuf.json_format import MessageToDict
+
+            texts.append(json.dumps(MessageToDict(part.data), ensure_ascii=False))
+        elif kind == "raw":
+            media = part.media_type or "application/octet-stream"
+            files.append(Attachment(part.raw, media, part.filename))
+        else:
+            raise InvalidParamsError(
+                f"message.parts[{index}]: a {kind or 'empty'} part is not taken",
+                data={"hint": "send text, data, or a file's bytes (raw) with its mediaType"},
+            )
+    text = "\n".join(t for t in texts if t)
+    if not text.strip():
+        raise InvalidParamsError(
+            "message: no text", data={"hint": "send at least one text part with the question"}
+        )
+    return text, files
+
+
+def _trimmed(task: Task, options: Any) -> Task:
+    """The task with at most `history_length` messages of history, when one is given."""
+    if options.HasField("history_length"):
+        keep = max(0, options.history_length)
+        kept = list(task.history)[-keep:] if keep else []
+        del task.history[:]
+        task.history.extend(kept)
+    return task

@@ -1,0 +1,84 @@
+"""A2A tasks on HoloDeck sessions: a task is one turn of a conversation (its contextId is
+the session id). A task's record (its state, the message, the answer) lives in the agent's
+session store beside the session, under the key of the API key that started it: it
+expires with the store's `ttl_seconds`, every process sharing the store finds it, and
+another key finds nothing. The only thing kept in a process is the turns it is running
+now, so that `tasks/cancel` can stop them (bounded by the server's admission slots)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from holodeck.server._registry import ServedAgent
+from holodeck.server._turns import session_key
+
+if TYPE_CHECKING:
+    from a2a.types import Message, Task
+
+# not a session id's character (`/`): a task's record never meets a session's key
+_TASKS = "a2a/task/"
+
+
+def task_key(served: ServedAgent, owner: str | None, task_id: str) -> str:
+    return session_key(served, owner, _TASKS + task_id)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def save_task(served: ServedAgent, owner: str | None, task: Task) -> None:
+    from google.protobuf.json_format import MessageToJson
+
+    await served.store.save(task_key(served, owner, task.id), MessageToJson(task).encode())
+
+
+async def load_task(served: ServedAgent, owner: str | None, task_id: str) -> Task | None:
+    from a2a.types import Task
+    from google.protobuf.json_format import Parse
+
+    if not task_id or "/" in task_id or len(task_id) > 128:
+        return None
+    data = await served.store.load(task_key(served, owner, task_id))
+    return None if data is None else Parse(data.decode(), Task())
+
+
+def agent_message(text: str, context_id: str, task_id: str) -> Message:
+    from a2a.types import Message, Part, Role
+
+    return Message(
+        message_id=new_id(),
+        context_id=context_id,
+        task_id=task_id,
+        role=Role.ROLE_AGENT,
+        parts=[Part(text=text)],
+    )
+
+
+class Running:
+    """The A2A turns this process runs now, by their task's record key: a cancel stops
+    the asyncio task running the turn (the conversation stays as it was before it)."""
+
+    def __init__(self) -> None:
+        self._turns: dict[str, asyncio.Task[None]] = {}
+
+    def add(self, key: str, task: asyncio.Task[None]) -> None:
+        self._turns[key] = task
+
+    def remove(self, key: str) -> None:
+        self._turns.pop(key, None)
+
+    def cancel(self, key: str) -> asyncio.Task[None] | None:
+        """The turn of that key, now being cancelled; None when none runs here."""
+        turn = self._turns.get(key)
+        if turn is None or turn.done():
+            return None
+        turn.cancel()
+        return turn
