@@ -78,6 +78,8 @@ def test_the_schema_describes_every_route(tmp_path: Path) -> None:
         "/v1/chat/completions",
         "/v1/models",
         "/v1/sessions/{session_id}",
+        "/awp",
+        "/awp/{agent}",
     }
     chat = paths["/v1/chat"]["post"]["responses"]
     assert "text/event-stream" in chat["200"]["content"]

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from holodeck.server._errors import ApiError
+from holodeck.server._protocols import protocols
 from holodeck.server._registry import Registry, ServedAgent
 from holodeck.server._state import state_of
 from holodeck.server._wire import (
@@ -37,6 +38,7 @@ def status_of(served: ServedAgent) -> AgentStatus:
         error=served.error,
         uploaded=served.uploaded,
         tool_failures=served.agent.tool_failures,
+        protocols=protocols(),
     )
 
 

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from holodeck.server._protocols import PROTOCOLS
+
 # Session ids travel in URLs and store keys: keep them to a safe alphabet.
 SessionId = Annotated[
     str,
@@ -105,6 +107,12 @@ class AgentStatus(BaseModel):
         default_factory=dict,
         description="Tools that could not start (a search tool whose source or store failed), "
         "each with the reason: the agent answers without them.",
+    )
+    protocols: list[str] = Field(
+        default_factory=list,
+        description="The protocols it answers over: `chat` (/v1/chat), `openai` "
+        "(/v1/chat/completions), `ag-ui` (/awp, /awp/{agent}), `mcp` (/mcp).",
+        json_schema_extra={"items": {"type": "string", "enum": list(PROTOCOLS)}},
     )
 
 
