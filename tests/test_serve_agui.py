@@ -206,3 +206,21 @@ def test_unknown_methods_and_paths_keep_the_error_shape(serve: Serve) -> None:
     with serve(WEATHER) as server:
         got = server.client.get("/awp")
     assert got.status_code == 405 and got.json()["error"]["type"] == "method_not_allowed"
+
+
+def test_ready_agents_and_the_openapi_document_list_each_agents_protocols(serve: Serve) -> None:
+    with serve(WEATHER) as server:
+        ready = server.client.get("/ready").json()
+        agents = server.client.get("/v1/agents").json()
+        schema = server.client.get("/openapi.json").json()
+    from holodeck.server._protocols import PROTOCOLS
+
+    expected = list(PROTOCOLS)
+    assert {"chat", "openai", "ag-ui", "mcp"} <= set(expected)
+    assert [a["protocols"] for a in ready["agents"]] == [expected]
+    assert [a["protocols"] for a in agents["agents"]] == [expected]
+    listed = schema["components"]["schemas"]["AgentStatus"]["properties"]["protocols"]
+    assert listed["items"]["enum"] == expected
+    assert {"/awp", "/awp/{agent}"} <= set(schema["paths"])
+    stream = schema["paths"]["/awp/{agent}"]["post"]["responses"]["200"]["content"]
+    assert "text/event-stream" in stream

@@ -260,3 +260,43 @@ def test_the_deploy_guides_mcp_example_runs(serve: Serve, capsys: Any) -> None:
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "['weather']"
     assert "And tomorrow?" in printed[1]  # the offline model answers the follow-up
+
+
+def test_agui_and_mcp_turns_are_server_spans_named_for_their_endpoint(
+    serve: Serve, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from agui_client import run_input
+    from holodeck.observability import shutdown_shared
+    from otlp_receiver import otlp_http
+
+    monkeypatch.setenv("HOLODECK_HOME", str(tmp_path / "home"))
+    home = tmp_path / "home"
+
+    async def ask(url: str) -> Any:
+        async with http_client(url) as session:
+            return await session.call_tool("traced", {"question": "Hello"})
+
+    with otlp_http() as received:
+        observability = {
+            "enabled": True,
+            "traces": {"schedule_delay_millis": 50},
+            "logs": {"include_trace_context": True},
+            "exporters": {"otlp": {"endpoint": received.endpoint, "protocol": "http"}},
+        }
+        path = agent_dir(tmp_path / "traced", name="traced", observability=observability)
+        try:
+            with serve(path, log_dir=str(home / "logs")) as server:
+                assert server.client.post("/awp", json=run_input("t-1", "Hi")).status_code == 200
+                assert not run(ask(server.url)).is_error
+            lines = {x["endpoint"]: x for x in log_lines(home, "traced") if x["status"] == 200}
+            ids = {lines[e]["span_id"] for e in ("/awp", "/mcp")}
+            received.wait_for(lambda r: ids <= {s.span_id for s in r.spans})
+            for endpoint in ("/awp", "/mcp"):
+                line = lines[endpoint]
+                span = next(s for s in received.spans if s.span_id == line["span_id"])
+                assert span.name == endpoint and span.trace_id == line["trace_id"]
+                assert span.attributes["gen_ai.conversation.id"] == line["session_id"]
+                turns = [s for s in received.spans if s.name == "invoke_agent traced"]
+                assert any(t.parent_id == span.span_id for t in turns)
+        finally:
+            asyncio.run(shutdown_shared())
