@@ -87,6 +87,7 @@ bench: dev services
 	$(BIN)/python bench/server_walls.py
 	$(BIN)/python bench/uploads.py
 	$(BIN)/python bench/outbound_check.py
+	$(BIN)/python bench/protocols_overhead.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules \
