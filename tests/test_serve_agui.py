@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from agui_client import run_client, run_input, stream_events
-from server_harness import WEATHER, Serve, agent_dir, function_tool, log_lines
+from server_harness import (
+    WAITING_TOOL,
+    WEATHER,
+    Serve,
+    agent_dir,
+    function_tool,
+    log_lines,
+    until,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -224,3 +232,30 @@ def test_ready_agents_and_the_openapi_document_list_each_agents_protocols(serve:
     assert {"/awp", "/awp/{agent}"} <= set(schema["paths"])
     stream = schema["paths"]["/awp/{agent}"]["post"]["responses"]["200"]["content"]
     assert "text/event-stream" in stream
+
+
+def test_a_client_that_leaves_mid_run_cancels_the_turn_and_keeps_the_history(
+    serve: Serve, tmp_path: Path, isolated_home: Path
+) -> None:
+    root = agent_dir(
+        tmp_path / "slow", "slow", python=WAITING_TOOL, tools=[function_tool("wait_here")]
+    )
+    with serve(root) as server:
+        body = run_input("t-leave", "first /call wait_here")
+        with server.client.stream("POST", "/awp", json=body) as response:
+            lines = response.iter_lines()  # kept open (a closed iterator closes the stream)
+            first = next(line for line in lines if line.startswith("data:"))
+            assert json.loads(first[5:])["type"] == "RUN_STARTED"
+            until(lambda: (root / "started").exists(), what="the tool to start")
+        # the client has gone: the turn is cancelled and the thread is free at once
+        history = until(
+            lambda: (r := server.client.get("/v1/sessions/t-leave")).status_code == 200 and r,
+            what="the cancelled turn to save its session",
+        )
+        assert history.json()["messages"] == []
+        (root / "release").write_text("go")
+        (after,) = run_client(server.url + "/awp", "t-leave", "second /call wait_here")
+    results = [json.loads(e["content"]) for e in after["events"] if e["type"] == "TOOL_CALL_RESULT"]
+    assert results == ["released"]
+    logged = [line for line in log_lines(isolated_home, "slow") if line["endpoint"] == "/awp"]
+    assert [line["status"] for line in logged] == [499, 200]
