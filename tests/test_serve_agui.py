@@ -259,3 +259,19 @@ def test_a_client_that_leaves_mid_run_cancels_the_turn_and_keeps_the_history(
     assert results == ["released"]
     logged = [line for line in log_lines(isolated_home, "slow") if line["endpoint"] == "/awp"]
     assert [line["status"] for line in logged] == [499, 200]
+
+
+def test_a_file_the_agent_does_not_take_ends_the_run_as_a_streamed_chat_ends(
+    serve: Serve,
+) -> None:
+    image = {"type": "data", "value": "iVBORw0KGgo=", "mimeType": "image/png"}
+    content = [{"type": "text", "text": "What is this?"}, {"type": "image", "source": image}]
+    with serve(WEATHER) as server:
+        over_agui = server.client.post("/awp", json=run_input("t-file", content))
+        attachment = {"media_type": "image/png", "data": image["value"], "name": ""}
+        over_chat = server.events("What is this?", attachments=[attachment])
+    events = stream_events(over_agui.text)
+    error = events[-1].model_dump(by_alias=True, exclude_none=True)
+    (chat_error,) = [data["error"] for name, data in over_chat if name == "error"]
+    assert error["type"] == "RUN_ERROR" and error["code"] == chat_error["type"] == "input_refused"
+    assert error["message"] == chat_error["message"]
