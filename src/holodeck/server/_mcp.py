@@ -15,7 +15,9 @@ first request, in a task the app's lifespan stops."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ ListAgents = Callable[[Any], list[tuple[str, str | None]]]
 # (context, agent, question, session id) -> the /v1/chat answer
 Ask = Callable[[Any, str, str, str | None], Awaitable[dict[str, Any]]]
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -64,8 +67,13 @@ def tool_of(name: str, description: str | None) -> mcp_types.Tool:
         name=name,
         description=about + " Pass the answer's session_id back to continue the conversation.",
         input_schema=INPUT_SCHEMA,
-        output_schema=ChatResponse.model_json_schema(),
+        output_schema=_output_schema(),
     )
+
+
+@functools.cache
+def _output_schema() -> dict[str, Any]:
+    return ChatResponse.model_json_schema()
 
 
 def mcp_server(list_agents: ListAgents, ask: Ask) -> Server[Any]:
@@ -109,8 +117,6 @@ def _problem(
     session_id: Any,
     arguments: dict[str, Any],
 ) -> str | None:
-    import re
-
     names = [n for n, _ in agents]
     if name not in names:
         return f"no agent named {name!r} is served here (tools: {', '.join(names)})"
@@ -120,7 +126,7 @@ def _problem(
     if not isinstance(question, str) or not question.strip():
         return "`question` is required: the text to ask the agent"
     if session_id is not None and not (
-        isinstance(session_id, str) and re.fullmatch(r"[A-Za-z0-9._:-]{1,128}", session_id)
+        isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id)
     ):
         return "`session_id`: letters, digits and `._:-`, at most 128 characters"
     return None
