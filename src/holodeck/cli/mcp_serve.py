@@ -7,8 +7,10 @@ from pathlib import Path
 
 import click
 
+import holodeck.server as server  # loads its names on use: `mcp serve --help` stays light
 from holodeck.cli.run_options import model_option
 from holodeck.config.loader import load_agent
+from holodeck.config.own_process import quiet_program
 
 
 @click.command("serve")
@@ -29,9 +31,6 @@ def serve(paths: tuple[Path, ...], model: str | None) -> None:
       # a desktop assistant's MCP settings:
       {"command": "holodeck", "args": ["mcp", "serve", "/path/to/agent"]}
     """
-    from holodeck.config.own_process import quiet_program
-    from holodeck.server import serve_mcp_stdio
-
     quiet_program()
     specs = [load_agent(path) for path in paths or (Path(),)]
-    asyncio.run(serve_mcp_stdio(specs, model))
+    asyncio.run(server.serve_mcp_stdio(specs, model))
