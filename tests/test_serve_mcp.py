@@ -300,3 +300,18 @@ def test_agui_and_mcp_turns_are_server_spans_named_for_their_endpoint(
                 assert any(t.parent_id == span.span_id for t in turns)
         finally:
             asyncio.run(shutdown_shared())
+
+
+def test_the_rate_limit_refuses_mcp_requests_over_it(serve: Serve) -> None:
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {
+        "Authorization": "Bearer k",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    with serve(WEATHER, api_keys=("k",), requests_per_minute=2) as server:
+        answers = [server.client.post("/mcp", json=listing, headers=headers) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert [t["name"] for t in answers[0].json()["result"]["tools"]] == ["weather"]
+    assert answers[2].json()["error"]["type"] == "rate_limited"
+    assert answers[2].headers["retry-after"]
