@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 NODE_DIR := src/holodeck/tools/node
 
-.PHONY: demo dev test lint typecheck bench clean node browser services
+.PHONY: demo dev test lint typecheck bench clean node test-js browser services
 
 # the base package: what the demo (and a user) runs
 $(BIN)/holodeck: pyproject.toml
@@ -38,6 +38,15 @@ $(NODE_DIR)/node_modules/typescript/package.json: $(NODE_DIR)/package.json $(NOD
 
 node: $(NODE_DIR)/node_modules/typescript/package.json
 
+# the official protocol clients the serving tests run (@ag-ui/client, and esbuild to put
+# it in a page for the headless-Chromium test)
+TEST_JS := tests/js
+$(TEST_JS)/node_modules/@ag-ui/client/package.json: $(TEST_JS)/package.json $(TEST_JS)/package-lock.json
+	npm ci --no-audit --no-fund --prefix $(TEST_JS)
+	touch $@
+
+test-js: $(TEST_JS)/node_modules/@ag-ui/client/package.json
+
 # The HTML report is tested in Debian's headless Chromium (installed when running as root;
 # otherwise that one test is skipped, saying why)
 browser:
@@ -62,7 +71,7 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-test: lint typecheck node browser services
+test: lint typecheck node test-js browser services
 	$(BIN)/pytest -n 2 -q
 
 bench: dev services
@@ -78,6 +87,8 @@ bench: dev services
 	$(BIN)/python bench/server_walls.py
 	$(BIN)/python bench/uploads.py
 	$(BIN)/python bench/outbound_check.py
+	$(BIN)/python bench/protocols_overhead.py
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules
+	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules \
+		$(TEST_JS)/node_modules

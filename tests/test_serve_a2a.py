@@ -253,7 +253,7 @@ def test_each_of_several_agents_has_its_card_and_endpoint(tmp_path: Path, serve:
 def test_agents_and_ready_list_a2a_and_the_openapi_document_has_its_routes(serve: Serve) -> None:
     with serve(WEATHER) as server:
         (agent,) = server.client.get("/v1/agents").json()["agents"]
-        assert agent["protocols"] == ["holodeck", "openai", "a2a"]
+        assert agent["protocols"] == ["chat", "openai", "ag-ui", "mcp", "a2a"]
         (ready,) = server.client.get("/ready").json()["agents"]
         assert "a2a" in ready["protocols"]
         paths = server.client.get("/openapi.json").json()["paths"]

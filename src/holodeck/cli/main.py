@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "chat": ("holodeck.cli.chat.command", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
+    "mcp serve": ("holodeck.cli.mcp_serve", "serve", "Serve agents as MCP tools over stdio."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
 }

@@ -11,12 +11,14 @@ from importlib.resources import files
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
+from starlette.routing import Route
 
 from holodeck._version import __version__
 from holodeck.runtime import Run
 from holodeck.server import (
     _routes_a2a,
     _routes_agents,
+    _routes_agui,
     _routes_chat,
     _routes_openai,
     _routes_sessions,
@@ -24,6 +26,7 @@ from holodeck.server import (
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
 from holodeck.server._keys import Authenticate, Keys
+from holodeck.server._mcp import http_endpoint
 from holodeck.server._options import ServeOptions
 from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
@@ -36,6 +39,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     """The app serving `options.paths`; agents start when the app's lifespan starts.
     `specs`: those paths already loaded (by `holodeck deploy`), not read again."""
     keys = Keys(options.keys, options.requests_per_minute)
+    mcp = http_endpoint()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -54,14 +58,19 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
                 keys=keys,
             )
             await registry.open()
-            yield
+            try:
+                yield
+            finally:  # before the agents close: no tool call is left running
+                await mcp.aclose()
 
     app = FastAPI(
         title="HoloDeck agent server",
         version=__version__,
         lifespan=lifespan,
         description="Chat with HoloDeck agents over HTTP: /v1/chat, the OpenAI-compatible "
-        "/v1/chat/completions, A2A (/a2a/{agent}), sessions and agent images.",
+        "/v1/chat/completions, AG-UI at /awp, MCP (streamable HTTP) at /mcp, A2A at "
+        "/a2a/{agent}, sessions and agent images. GET /v1/agents lists the protocols each "
+        "agent speaks.",
     )
     app.state.started = time.time()
     install_error_handlers(app)
@@ -92,6 +101,9 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_openai.router)
     app.include_router(_routes_sessions.router)
     app.include_router(_routes_a2a.router)
+    app.include_router(_routes_agui.router)
+    # the MCP SDK's transport answers POST (and DELETE) itself
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
 
     page = files("holodeck.server").joinpath("static/index.html")
 

@@ -21,6 +21,7 @@ from holodeck.errors import (
     StoreError,
     meaning_of,
 )
+from holodeck.server._protocols import API_PREFIXES
 
 log = logging.getLogger("holodeck.server")
 
@@ -74,7 +75,7 @@ def _log_refusal(request: Request, status: int, message: str) -> None:
         turn.log(status, message)  # once: a turn that failed has logged itself
         return
     state = getattr(request.app.state, "holodeck", None)
-    if state is None or not request.url.path.startswith("/v1/"):
+    if state is None or not request.url.path.startswith(API_PREFIXES):
         return
     agents = state.registry.agents
     if len(agents) == 1:

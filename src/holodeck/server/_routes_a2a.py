@@ -12,7 +12,6 @@ first A2A request; without it these routes answer 501 saying what to install."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -20,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 
 from holodeck.server._a2a_card import agent_card, card_json, endpoint_path
 from holodeck.server._errors import ApiError
+from holodeck.server._protocols import a2a_available
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import state_of
 from holodeck.server._wire import ErrorResponse, sse_schema
@@ -72,13 +72,8 @@ _RPC_ANSWER = {
 }
 
 
-def available() -> bool:
-    """Whether the a2a-sdk package is installed (found, not imported)."""
-    return importlib.util.find_spec("a2a") is not None
-
-
 def _require_sdk() -> None:
-    if not available():
+    if not a2a_available():
         raise ApiError(
             501,
             "a2a_unavailable",

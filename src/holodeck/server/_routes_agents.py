@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from holodeck.server import _routes_a2a
 from holodeck.server._errors import ApiError
+from holodeck.server._protocols import protocols
 from holodeck.server._registry import Registry, ServedAgent
 from holodeck.server._state import state_of
 from holodeck.server._wire import (
@@ -30,12 +30,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def protocols() -> tuple[str, ...]:
-    """What every served agent speaks (A2A when its package is installed)."""
-    spoken = ("holodeck", "openai")
-    return (*spoken, "a2a") if _routes_a2a.available() else spoken
-
-
 def status_of(served: ServedAgent) -> AgentStatus:
     return AgentStatus(
         name=served.name,
@@ -44,7 +38,7 @@ def status_of(served: ServedAgent) -> AgentStatus:
         error=served.error,
         uploaded=served.uploaded,
         tool_failures=served.agent.tool_failures,
-        protocols=list(protocols()),
+        protocols=protocols(),
     )
 
 

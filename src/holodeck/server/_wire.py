@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from holodeck.server._protocols import PROTOCOLS
+
 # Session ids travel in URLs and store keys: keep them to a safe alphabet.
 SessionId = Annotated[
     str,
@@ -124,8 +126,10 @@ class AgentStatus(BaseModel):
     )
     protocols: list[str] = Field(
         default_factory=list,
-        description="What the agent is spoken to with: `holodeck` (/v1/chat), `openai` "
-        "(/v1/chat/completions), `a2a` (/a2a/{name}, when the a2a-sdk package is installed).",
+        description="The protocols it answers over: `chat` (/v1/chat), `openai` "
+        "(/v1/chat/completions), `ag-ui` (/awp, /awp/{agent}), `mcp` (/mcp), `a2a` "
+        "(/a2a/{agent}, when the a2a-sdk package is installed).",
+        json_schema_extra={"items": {"type": "string", "enum": list(PROTOCOLS)}},
     )
 
 

@@ -1,0 +1,111 @@
+"""A turn's runtime events as AG-UI events (the `ag-ui-protocol` types): RUN_STARTED,
+the answer as TEXT_MESSAGE_START/CONTENT/END, each tool call as TOOL_CALL_START/ARGS/END
+then TOOL_CALL_RESULT, a STATE_SNAPSHOT of the conversation (session, usage, model),
+and RUN_FINISHED, or RUN_ERROR. A text message is closed before a tool call starts, and
+a new one opened for the text after it, so each message is one contiguous stream.
+
+Text a sub-agent writes is its answer to the tool call that asked it, which arrives as
+that call's result: only the top agent's text is the assistant's message."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.server._turns import jsonable
+
+if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
+
+def _id() -> str:
+    return uuid.uuid4().hex
+
+
+class AguiRun:
+    """The AG-UI events of one run (a turn) of thread `thread_id`."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        self.thread_id, self.run_id = thread_id, run_id
+        self._message: str | None = None  # the text message open now
+        self._wrote = False  # some answer text was sent
+
+    def started(self) -> BaseEvent:
+        from ag_ui.core import RunStartedEvent
+
+        return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)
+
+    def events_of(self, event: Event) -> list[BaseEvent]:
+        if isinstance(event, TextDelta):
+            return self._text(event.text) if not event.agent and event.text else []
+        if isinstance(event, ToolCallStarted):
+            return self._call_started(event)
+        if isinstance(event, ToolCallFinished):
+            return [self._call_finished(event)]
+        if isinstance(event, FinalMessage) and not self._wrote and event.text:
+            return self._text(event.text)  # an answer that did not stream (structured)
+        return []
+
+    def finished(self, state: dict[str, Any], result: Any) -> list[BaseEvent]:
+        from ag_ui.core import RunFinishedEvent, StateSnapshotEvent
+
+        return [
+            *self._close_text(),
+            StateSnapshotEvent(snapshot=state),
+            RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=result),
+        ]
+
+    def failed(self, kind: str, message: str) -> list[BaseEvent]:
+        from ag_ui.core import RunErrorEvent
+
+        return [*self._close_text(), RunErrorEvent(message=message, code=kind)]
+
+    # -- the pieces
+
+    def _text(self, text: str) -> list[BaseEvent]:
+        from ag_ui.core import TextMessageContentEvent, TextMessageStartEvent
+
+        out: list[BaseEvent] = []
+        if self._message is None:
+            self._message = _id()
+            out.append(TextMessageStartEvent(message_id=self._message, role="assistant"))
+        out.append(TextMessageContentEvent(message_id=self._message, delta=text))
+        self._wrote = True
+        return out
+
+    def _close_text(self) -> list[BaseEvent]:
+        from ag_ui.core import TextMessageEndEvent
+
+        if self._message is None:
+            return []
+        message, self._message = self._message, None
+        return [TextMessageEndEvent(message_id=message)]
+
+    def _call_started(self, call: ToolCallStarted) -> list[BaseEvent]:
+        from ag_ui.core import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
+
+        return [
+            *self._close_text(),
+            ToolCallStartEvent(tool_call_id=call.call_id, tool_call_name=call.name),
+            ToolCallArgsEvent(tool_call_id=call.call_id, delta=_json(call.args)),
+            ToolCallEndEvent(tool_call_id=call.call_id),
+        ]
+
+    def _call_finished(self, call: ToolCallFinished) -> BaseEvent:
+        from ag_ui.core import ToolCallResultEvent
+
+        content = _json({"error": call.error}) if call.error is not None else _json(call.result)
+        return ToolCallResultEvent(
+            message_id=_id(), tool_call_id=call.call_id, content=content, role="tool"
+        )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(jsonable(value), ensure_ascii=False)
+
+
+def state_of_turn(answer: dict[str, Any]) -> dict[str, Any]:
+    """The STATE_SNAPSHOT after a turn: what a client needs to continue and account."""
+    return {k: answer[k] for k in ("session_id", "agent", "model", "usage", "request_id")}
