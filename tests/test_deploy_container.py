@@ -191,3 +191,61 @@ def test_the_images_entrypoint_answers_a_chat_turn(built: str, container: str) -
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _compose_tool() -> list[str] | None:
+    for candidate in (["docker", "compose"], ["podman", "compose"], ["podman-compose"]):
+        if shutil.which(candidate[0]) is None:
+            continue
+        probe = subprocess.run([*candidate, "version"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+def test_the_compose_example_runs_the_agent_with_redis(
+    base_image: str, wheels: Path, built: str, tmp_path: Path
+) -> None:
+    """docs/deploy.md's `--emit compose` example, up: two turns of one session through
+    the agent's Redis. Needs a runtime that starts containers and a registry for Redis."""
+    compose = _compose_tool()
+    if compose is None:
+        pytest.skip("no compose tool here (docker compose, podman compose or podman-compose)")
+    probe = subprocess.run(["podman", "run", "--rm", built, "--help"], capture_output=True,
+                           text=True, check=False, timeout=120)  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"`podman run` cannot start containers here: {probe.stderr.strip()[-300:]}")
+    port = free_port()
+    agent = _agent(tmp_path / "weather")
+    spec = (agent / "agent.yaml").read_text(encoding="utf-8")
+    spec += f"memory: {{store: redis, url: '${{REDIS_URL}}'}}\ndeployment: {{port: {port}}}\n"
+    (agent / "agent.yaml").write_text(spec, encoding="utf-8")
+    image = "localhost/holodeck-test-compose:latest"
+    for step in (
+        ["--build", "--tag", image, "--base-image", base_image, "--wheels", str(wheels)],
+        ["--emit", "compose", "-o", str(tmp_path / "compose"), "--tag", image, "--model", "test"],
+    ):
+        _run(sys.executable, "-m", "holodeck", "deploy", str(agent), *step, timeout=1500)
+    file = str(tmp_path / "compose" / "compose.yaml")
+    env = {**os.environ, "OPENAI_API_KEY": "unused-by-the-test-model"}
+    up = subprocess.run([*compose, "-f", file, "up", "-d"], capture_output=True, text=True,
+                        env=env, check=False, timeout=600)  # fmt: skip
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        url = f"http://127.0.0.1:{port}"
+
+        def ready() -> bool:
+            try:
+                return httpx.get(f"{url}/ready", timeout=2).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        until(ready, timeout=180, what="the composed agent to be ready")
+        first = httpx.post(f"{url}/v1/chat", json={"message": "Oslo?"}, timeout=60).json()
+        again = {"message": "And Bergen?", "session_id": first["session_id"]}
+        assert httpx.post(f"{url}/v1/chat", json=again, timeout=60).status_code == 200
+        history = httpx.get(f"{url}/v1/sessions/{first['session_id']}", timeout=10).json()
+        assert len(history["messages"]) >= 4  # both turns, kept in Redis
+    finally:
+        subprocess.run([*compose, "-f", file, "down", "-v"], capture_output=True, env=env,
+                       check=False, timeout=300)  # fmt: skip

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -319,3 +320,40 @@ def test_the_registry_block_names_the_built_image(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     compose = yaml.safe_load((out / "compose.yaml").read_text(encoding="utf-8"))
     assert compose["services"]["agent"]["image"] == "registry.invalid:5000/org/solo:latest"
+
+
+def test_serving_flags_with_build_or_emit_are_refused_naming_the_block(tmp_path: Path) -> None:
+    agent = agent_dir(tmp_path / "agent", "solo")
+    done = deploy(str(agent), "--emit", "kubernetes", "-o", str(tmp_path / "k8s"), "--port", "9000")
+    assert done.returncode == 2
+    assert "--port" in done.stderr and "`deployment:` block" in done.stderr
+    assert not (tmp_path / "k8s").exists()
+
+
+def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extras(
+    tmp_path: Path,
+) -> None:
+    """--wheels: holodeck's wheel apart (installed last), the rest beside it, the
+    requirements its metadata declares for the agent's extras, and the printed command
+    builds without the index."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "holodeck-9.9-py3-none-any.whl", "w") as own:
+        own.writestr(
+            "holodeck-9.9.dist-info/METADATA",
+            "Name: holodeck\nRequires-Dist: click>=8.1\n"
+            'Requires-Dist: redis>=5; extra == "redis"\n'
+            'Requires-Dist: chromadb>=1.0; extra == "chromadb"\n',
+        )
+    (wheels / "redis-5.0-py3-none-any.whl").write_bytes(b"a dependency's wheel")
+    agent = agent_dir(tmp_path / "agent", "solo", memory={"store": "redis", "url": "${REDIS_URL}"})
+    out = tmp_path / "context"
+    done = deploy(str(agent), "--emit", "dockerfile", "-o", str(out), "--wheels", str(wheels),
+                  "--base-image", "localhost/base:1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--build-arg PIP_NO_INDEX=1" in done.stdout
+    assert "--build-arg BASE_IMAGE=localhost/base:1" in done.stdout
+    assert [p.name for p in (out / "wheels").iterdir()] == ["redis-5.0-py3-none-any.whl"]
+    assert [p.name for p in (out / "holodeck").iterdir()] == ["holodeck-9.9-py3-none-any.whl"]
+    requirements = (out / "requirements.txt").read_text(encoding="utf-8").split()
+    assert requirements == ["click>=8.1", "redis>=5"]

@@ -103,6 +103,16 @@ def deploy(
       holodeck deploy examples/weather --emit kubernetes -o k8s/
     """
     if build or emit:
+        serving: dict[str, object] = {"--host": host, "--port": port, "--workers": workers}
+        serving["--allow-uploads"] = allow_uploads
+        given = [flag for flag, value in serving.items() if value is not None]
+        if given:
+            raise ConfigurationError(
+                f"{', '.join(given)}: how this machine serves, not the image's server",
+                hint="set them in the agent's `deployment:` block (port, workers, "
+                "allow_uploads), which the image's `holodeck deploy` reads; it listens on "
+                "all of the container's addresses",
+            )
         _ship(
             paths,
             build=build,
@@ -220,6 +230,18 @@ def _ship(
             registry=registry,
             wheels=wheels,
             output=output,
+            model=model,
+        )
+        return
+    if emit == "dockerfile":
+        deploy_ship.emit_build_context(
+            spec,
+            target,
+            output,
+            tag=tag,
+            base_image=base_image,
+            registry=registry,
+            wheels=wheels,
             model=model,
         )
         return

@@ -111,6 +111,44 @@ def build_image(
     return reference
 
 
+def emit_build_context(
+    spec: AgentSpec,
+    target: Path,
+    output: Path | None,
+    *,
+    tag: str | None,
+    base_image: str | None,
+    registry: str | None,
+    wheels: Path | None,
+    model: str | None,
+) -> None:
+    """`--emit dockerfile`: the context `--build` would build, for another builder."""
+    output = _needs_output(output, "dockerfile", target)
+    context = write_context(
+        spec,
+        target,
+        output,
+        base_image=base_image or DEFAULT_BASE_IMAGE,
+        wheels=wheels,
+        model=model,
+    )
+    args = [f"BASE_IMAGE={base_image}"] if base_image else []
+    if context.offline:
+        args.append("PIP_NO_INDEX=1")
+    command = build_command("podman", output, image_reference(spec, tag, registry), build_args=args)
+    click.echo(f"holodeck: wrote the build context to {output}; build it with")
+    click.echo(f"  {' '.join(command)}")
+
+
+def _needs_output(output: Path | None, kind: str, target: Path) -> Path:
+    if output is None:
+        raise ConfigurationError(
+            f"--emit {kind} writes files: give the directory with -o DIR",
+            hint=f"holodeck deploy {target} --emit {kind} -o {kind}/",
+        )
+    return output
+
+
 def one_target(paths: tuple[Path, ...], flag: str) -> Path:
     if len(paths) > 1:
         raise ConfigurationError(
@@ -131,20 +169,8 @@ def emit_manifests(
     registry: str | None,
     model: str | None,
 ) -> None:
-    """Write `kind`'s files into `output`: manifests, or the build context (`dockerfile`)."""
-    if output is None:
-        raise ConfigurationError(
-            f"--emit {kind} writes files: give the directory with -o DIR",
-            hint=f"holodeck deploy {target} --emit {kind} -o {kind}/",
-        )
-    if kind == "dockerfile":
-        context = write_context(spec, target, output, model=model)
-        mode = "offline (PIP_NO_INDEX=1)" if context.offline else "online"
-        click.echo(f"holodeck: wrote the build context to {output}; build it {mode} with")
-        click.echo(
-            f"  podman build --format docker -t {image_reference(spec, tag, registry)} {output}"
-        )
-        return
+    """Write `kind`'s manifests (kubernetes, compose) into `output`."""
+    output = _needs_output(output, kind, target)
     from holodeck.deploy_targets import manifests
     from holodeck.deploy_targets.variables import agent_variables
     from holodeck.spec.archives.pack import image_files
