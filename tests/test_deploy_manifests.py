@@ -357,3 +357,37 @@ def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extra
     assert [p.name for p in (out / "holodeck").iterdir()] == ["holodeck-9.9-py3-none-any.whl"]
     requirements = (out / "requirements.txt").read_text(encoding="utf-8").split()
     assert requirements == ["click>=8.1", "redis>=5"]
+
+
+def fake_holodeck_wheels(directory: Path) -> Path:
+    """A holodeck wheel with only its metadata: enough for a build context."""
+    directory.mkdir()
+    with zipfile.ZipFile(directory / "holodeck-9.9-py3-none-any.whl", "w") as own:
+        own.writestr("holodeck-9.9.dist-info/METADATA", "Name: holodeck\nRequires-Dist: click\n")
+    return directory
+
+
+@pytest.mark.parametrize("form", ["directory", "archive"])
+def test_an_agent_image_is_shipped_whole_and_started_from_where_it_lies(
+    tmp_path: Path, form: str
+) -> None:
+    image = REPO / "examples" / "support-image"
+    target = image
+    if form == "archive":
+        target = tmp_path / "support.tar.gz"
+        packed = subprocess.run(
+            [sys.executable, "-m", "holodeck", "pack", str(image), "-o", str(target)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert packed.returncode == 0, packed.stderr
+    out = tmp_path / "context"
+    done = deploy(str(target), "--emit", "dockerfile", "-o", str(out),
+                  "--wheels", str(fake_holodeck_wheels(tmp_path / "wheels")))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    dockerfile = (out / "Dockerfile").read_text(encoding="utf-8")
+    if form == "archive":
+        assert [p.name for p in (out / "agent").iterdir()] == ["support.tar.gz"]
+        assert '"deploy", "/agent/support.tar.gz"' in dockerfile
+    else:
+        assert (out / "agent" / "config.yaml").is_file()
+        assert '"deploy", "/agent", ' in dockerfile
