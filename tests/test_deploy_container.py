@@ -6,6 +6,7 @@ network), because `podman run` cannot run in every sandbox."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -55,11 +57,26 @@ def _run(*command: str, timeout: float = 900) -> subprocess.CompletedProcess[str
     return done
 
 
+@contextmanager
+def _locked() -> Iterator[None]:
+    """One xdist worker at a time prepares (base image, wheels, build); the others then
+    find it done."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "containers.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="module")
 def base_image() -> str:
     why = _why_not()
     if why:
         pytest.skip(why)
+    with _locked():
+        return _base_image()
+
+
+def _base_image() -> str:
     if subprocess.run(["podman", "image", "exists", BASE], check=False).returncode == 0:
         return BASE
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -79,14 +96,20 @@ def base_image() -> str:
 
 
 @pytest.fixture(scope="module")
-def wheels() -> Path:
+def wheels(base_image: str) -> Path:
     """holodeck's dependencies (with the redis extra) as wheels for Python 3.11, built
     once per version of pyproject.toml; holodeck's own wheel is left to the build, so
     the image has this source tree."""
+    with _locked():
+        return _wheels()
+
+
+def _wheels() -> Path:
     digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
     directory = CACHE / f"wheels-py311-{digest}"
     if not (directory / ".complete").exists():
-        shutil.rmtree(directory, ignore_errors=True)
+        for stale in CACHE.glob("wheels-py311-*"):  # an earlier pyproject.toml's
+            shutil.rmtree(stale, ignore_errors=True)
         _run(
             sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(directory), f"{REPO}[redis]"
         )
@@ -106,7 +129,24 @@ def _agent(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(base_image: str, wheels: Path) -> Iterator[str]:
+def built(base_image: str, wheels: Path) -> str:
+    """The weather example's image, built once per test run (by whichever worker of the
+    run comes first)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    with _locked():
+        done_by_this_run = CACHE / f"built-{run}"
+        exists = subprocess.run(["podman", "image", "exists", IMAGE], check=False)
+        if run and done_by_this_run.exists() and exists.returncode == 0:
+            return IMAGE
+        _build(base_image, wheels)
+        for earlier in CACHE.glob("built-*"):
+            earlier.unlink()
+        if run:
+            done_by_this_run.touch()
+    return IMAGE
+
+
+def _build(base_image: str, wheels: Path) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         agent = _agent(Path(scratch) / "weather")
         done = subprocess.run(
@@ -117,7 +157,6 @@ def built(base_image: str, wheels: Path) -> Iterator[str]:
         )  # fmt: skip
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert f"built {IMAGE}" in done.stdout
-    yield IMAGE
 
 
 @pytest.fixture()

@@ -12,10 +12,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
-from server_harness import REPO, agent_dir
+from server_harness import REPO, agent_dir, deploy_process
 
 SECRET = "sk-this-value-stays-out"
 STORE_SECRET = "redis://:hunter2@sessions.invalid:6379/0"
@@ -191,6 +192,7 @@ def test_the_context_holds_the_agent_files_the_extras_it_needs_and_no_secret(
     dockerfile = (weather_context / "Dockerfile").read_text(encoding="utf-8")
     assert "HEALTHCHECK" in dockerfile and "/health" in dockerfile
     assert "USER 10001:10001" in dockerfile
+    assert "HOLODECK_IN_IMAGE=1" in dockerfile  # its server serves a `deployment.target`
     assert '"/agent/agent.yaml"' in dockerfile and 'CMD ["--model", "test"]' in dockerfile
     for path in weather_context.rglob("*"):
         if path.is_file() and path.suffix != ".whl":
@@ -391,3 +393,19 @@ def test_an_agent_image_is_shipped_whole_and_started_from_where_it_lies(
     else:
         assert (out / "agent" / "config.yaml").is_file()
         assert '"deploy", "/agent", ' in dockerfile
+
+
+def test_the_images_own_server_serves_an_agent_whose_block_names_a_cloud(
+    tmp_path: Path,
+) -> None:
+    """The cloud runs the image `--build` made: its server (HOLODECK_IN_IMAGE=1, set in
+    the Dockerfile) serves, where the same command on a workstation is refused."""
+    agent = shipped_agent(tmp_path / "agent")
+    env = {"HOLODECK_IN_IMAGE": "1", "REDIS_URL": "redis://127.0.0.1:9/0",
+           "UPSTREAM_URL": "http://127.0.0.1:9"}  # fmt: skip
+    # sessions in memory for this run: the Redis of the block is not started here
+    spec = yaml.safe_load((agent / "agent.yaml").read_text(encoding="utf-8"))
+    spec["memory"] = {"store": "memory"}
+    (agent / "agent.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    with deploy_process(str(agent), "--model", "test", env=env) as (_, url):
+        assert httpx.get(f"{url}/ready", timeout=10).status_code == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import holodeck.runtime as runtime  # these two load their names on use: `deploy
 import holodeck.server as server  # loads no model SDK or server framework
 from holodeck.cli.run_options import model_option
 from holodeck.config.loader import load_agent
+from holodeck.deploy_targets.build_context import IN_IMAGE_VAR
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
 
@@ -137,9 +139,9 @@ def deploy(
             hint="each served agent answers by its `name`: give them different names",
         )
     for spec in specs:
-        runtime.Agent(spec, runtime.RunOptions(model=model))  # credentials and models, checked now
-    for spec in specs:
         _refuse_cloud_target(spec)
+    for spec in specs:
+        runtime.Agent(spec, runtime.RunOptions(model=model))  # credentials and models, checked now
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:
@@ -171,8 +173,10 @@ def deploy(
 
 
 def _refuse_cloud_target(spec: AgentSpec) -> None:
+    """A `target` here meant "deploy to that cloud": refused, except by the server of an
+    image `--build` made (the cloud runs that image, so it serves)."""
     target = spec.deployment.target if spec.deployment is not None else None
-    if target is not None:
+    if target is not None and os.environ.get(IN_IMAGE_VAR) != "1":
         raise ConfigurationError(
             f"{spec.name}: `deployment.target` names a cloud ({target.provider}) to deploy "
             "to; `holodeck deploy` serves the agent on this machine and deploys to no cloud",

@@ -22,6 +22,8 @@ from holodeck.spec.models.agent_spec import AgentSpec
 # Debian bookworm's Python is 3.11, the oldest holodeck supports
 DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 AGENT_DIR = "/agent"
+# set in the image: its server serves an agent whose `deployment.target` names a cloud
+IN_IMAGE_VAR = "HOLODECK_IN_IMAGE"
 USER_ID = 10001  # not root, and no name to create: a base image needs no useradd
 _ARCHIVES = (".tar.gz", ".tgz")
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
@@ -91,6 +93,7 @@ def render_dockerfile(
         base_image=base_image,
         port=port,
         uid=USER_ID,
+        in_image=IN_IMAGE_VAR,
         entrypoint=json.dumps(entrypoint),  # exec form: no shell between the signal and us
         cmd=json.dumps(cmd),
     )
