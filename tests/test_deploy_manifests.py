@@ -348,13 +348,19 @@ def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extra
             'Requires-Dist: chromadb>=1.0; extra == "chromadb"\n',
         )
     (wheels / "redis-5.0-py3-none-any.whl").write_bytes(b"a dependency's wheel")
-    agent = agent_dir(tmp_path / "agent", "solo", memory={"store": "redis", "url": "${REDIS_URL}"})
+    agent = agent_dir(
+        tmp_path / "agent",
+        "solo",
+        memory={"store": "redis", "url": "${REDIS_URL}"},
+        deployment={"platform": "linux/arm64"},  # the shipped HoloDeck's key
+    )
     out = tmp_path / "context"
     done = deploy(str(agent), "--emit", "dockerfile", "-o", str(out), "--wheels", str(wheels),
                   "--base-image", "localhost/base:1")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "--build-arg PIP_NO_INDEX=1" in done.stdout
     assert "--build-arg BASE_IMAGE=localhost/base:1" in done.stdout
+    assert "--platform linux/arm64" in done.stdout
     assert [p.name for p in (out / "wheels").iterdir()] == ["redis-5.0-py3-none-any.whl"]
     assert [p.name for p in (out / "holodeck").iterdir()] == ["holodeck-9.9-py3-none-any.whl"]
     requirements = (out / "requirements.txt").read_text(encoding="utf-8").split()

@@ -99,7 +99,7 @@ def build_image(
         if context.offline:
             build_args.append("PIP_NO_INDEX=1")
         click.echo(f"holodeck: building {reference} with {tool} from {directory}")
-        platform = spec.deployment.platform if spec.deployment is not None else None
+        platform = _platform(spec)
         command = build_command(
             tool, directory, reference, platform=platform, build_args=build_args
         )
@@ -135,9 +135,15 @@ def emit_build_context(
     args = [f"BASE_IMAGE={base_image}"] if base_image else []
     if context.offline:
         args.append("PIP_NO_INDEX=1")
-    command = build_command("podman", output, image_reference(spec, tag, registry), build_args=args)
+    reference = image_reference(spec, tag, registry)
+    command = build_command("podman", output, reference, platform=_platform(spec), build_args=args)
     click.echo(f"holodeck: wrote the build context to {output}; build it with")
     click.echo(f"  {' '.join(command)}")
+
+
+def _platform(spec: AgentSpec) -> str | None:
+    """`deployment.platform`: the architecture the image is built for (linux/arm64)."""
+    return spec.deployment.platform if spec.deployment is not None else None
 
 
 def _needs_output(output: Path | None, kind: str, target: Path) -> Path:
