@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 NODE_DIR := src/holodeck/tools/node
 
-.PHONY: demo dev test lint typecheck bench clean node test-js browser services
+.PHONY: demo dev test lint typecheck bench clean node test-js browser services containers
 
 # the base package: what the demo (and a user) runs
 $(BIN)/holodeck: pyproject.toml
@@ -63,6 +63,16 @@ services:
 			apt-get install -y -qq redis-server postgresql >/dev/null; } || \
 		echo "redis-server or PostgreSQL not installed: the Redis and PostgreSQL store tests will be skipped"; }
 
+# `holodeck deploy --build` is tested by building an image with podman on a base image made
+# with mmdebstrap, run with buildah (installed when running as root; otherwise that test is
+# skipped, saying why)
+containers:
+	@{ command -v podman && command -v buildah && command -v mmdebstrap; } >/dev/null 2>&1 || \
+		{ [ "$$(id -u)" = 0 ] && \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq podman buildah mmdebstrap >/dev/null; } || \
+		echo "podman, buildah or mmdebstrap not installed: the container image test will be skipped"; }
+
 lint: dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -71,7 +81,7 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-test: lint typecheck node test-js browser services
+test: lint typecheck node test-js browser services containers
 	$(BIN)/pytest -n 2 -q
 
 bench: dev services

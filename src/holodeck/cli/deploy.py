@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import holodeck.runtime as runtime  # these two load their names on use: `deploy
 import holodeck.server as server  # loads no model SDK or server framework
 from holodeck.cli.run_options import model_option
 from holodeck.config.loader import load_agent
+from holodeck.deploy_targets.build_context import IN_IMAGE_VAR
 from holodeck.errors import ConfigurationError
+from holodeck.spec.models.agent_spec import AgentSpec
 
 
 @click.command()
@@ -33,6 +36,40 @@ from holodeck.errors import ConfigurationError
     help="Accept agent images over POST /v1/agents; their tools run on this server, so "
     "allow them only behind API keys [default: deployment.allow_uploads, off].",
 )
+@click.option(
+    "--build",
+    is_flag=True,
+    help="Build an OCI image of the agent (podman, buildah or docker) instead of serving.",
+)
+@click.option("--tag", help="--build: the image's name [default: <agent name>:latest].")
+@click.option(
+    "--base-image",
+    help="--build: the Python 3.11+ image to build on [default: python:3.11-slim-bookworm].",
+)
+@click.option("--push", "registry", metavar="REGISTRY", help="--build: push the image there.")
+@click.option(
+    "--wheels",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="--build: install only these wheels (an offline build): holodeck's and its "
+    "dependencies', for the image's Python.",
+)
+@click.option(
+    "--emit",
+    type=click.Choice(["kubernetes", "compose", "dockerfile"]),
+    help="Instead of serving, write into -o DIR manifests that run the agent's image "
+    "(kubernetes, compose), or the build context of its image (dockerfile).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="--emit: the directory for the manifests; --build: keep the build context there.",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(1, 1000),
+    help="--emit kubernetes: the replicas the autoscaler starts from [default: 1].",
+)
 def deploy(
     paths: tuple[Path, ...],
     host: str | None,
@@ -40,6 +77,14 @@ def deploy(
     workers: int | None,
     model: str | None,
     allow_uploads: bool | None,
+    build: bool,
+    tag: str | None,
+    base_image: str | None,
+    registry: str | None,
+    wheels: Path | None,
+    emit: str | None,
+    output: Path | None,
+    replicas: int | None,
 ) -> None:
     """Serve agents over HTTP: agent.yaml files, image directories or image .tar.gz.
 
@@ -56,7 +101,33 @@ def deploy(
       holodeck deploy examples/weather --model test
       holodeck deploy support.tar.gz billing/agent.yaml --port 9000
       curl -s localhost:8000/v1/chat -d '{"message": "Hi"}' -H 'Content-Type: application/json'
+      holodeck deploy examples/weather --build --tag weather:1.0
+      holodeck deploy examples/weather --emit kubernetes -o k8s/
     """
+    if build or emit:
+        serving: dict[str, object] = {"--host": host, "--port": port, "--workers": workers}
+        serving["--allow-uploads"] = allow_uploads
+        given = [flag for flag, value in serving.items() if value is not None]
+        if given:
+            raise ConfigurationError(
+                f"{', '.join(given)}: how this machine serves, not the image's server",
+                hint="set them in the agent's `deployment:` block (port, workers, "
+                "allow_uploads), which the image's `holodeck deploy` reads; it listens on "
+                "all of the container's addresses",
+            )
+        _ship(
+            paths,
+            build=build,
+            emit=emit,
+            output=output,
+            tag=tag,
+            base_image=base_image,
+            registry=registry,
+            wheels=wheels,
+            replicas=replicas,
+            model=model,
+        )
+        return
 
     targets = paths or (Path(),)
     specs = [load_agent(path) for path in targets]  # every problem before anything starts
@@ -67,6 +138,8 @@ def deploy(
             f"several agents are named {', '.join(twice)}",
             hint="each served agent answers by its `name`: give them different names",
         )
+    for spec in specs:
+        _refuse_cloud_target(spec)
     for spec in specs:
         runtime.Agent(spec, runtime.RunOptions(model=model))  # credentials and models, checked now
     deployment = specs[0].deployment
@@ -99,6 +172,20 @@ def deploy(
     server.serve(options, specs)
 
 
+def _refuse_cloud_target(spec: AgentSpec) -> None:
+    """A `target` here meant "deploy to that cloud": refused, except by the server of an
+    image `--build` made (the cloud runs that image, so it serves)."""
+    target = spec.deployment.target if spec.deployment is not None else None
+    if target is not None and os.environ.get(IN_IMAGE_VAR) != "1":
+        raise ConfigurationError(
+            f"{spec.name}: `deployment.target` names a cloud ({target.provider}) to deploy "
+            "to; `holodeck deploy` serves the agent on this machine and deploys to no cloud",
+            hint="build an image with `holodeck deploy PATH --build --push REGISTRY`, write "
+            "manifests with `holodeck deploy PATH --emit kubernetes -o DIR` (sized by "
+            "`target`), or remove `target` to serve here",
+        )
+
+
 def _check_address(host: str, port: int) -> None:
     """Refuse a taken or foreign address now, before the agents and their servers start
     (uvicorn would find out only after)."""
@@ -113,3 +200,56 @@ def _check_address(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                 hint="pass another --port (or deployment.port), or stop the program using it",
             ) from None
+
+
+def _ship(
+    paths: tuple[Path, ...],
+    *,
+    build: bool,
+    emit: str | None,
+    output: Path | None,
+    tag: str | None,
+    base_image: str | None,
+    registry: str | None,
+    wheels: Path | None,
+    replicas: int | None,
+    model: str | None,
+) -> None:
+    from holodeck.cli import deploy_ship  # the image and manifest code, only when asked
+
+    if build and emit:
+        raise ConfigurationError(
+            "give --build or --emit, not both",
+            hint="build the image first, then write manifests naming it with --tag",
+        )
+    target = deploy_ship.one_target(paths, "--build" if build else f"--emit {emit}")
+    # as written: a `${VAR}` stays a reference for the container's environment
+    spec = load_agent(target, expand_env=False)
+    if build:
+        deploy_ship.build_image(
+            spec,
+            target,
+            tag=tag,
+            base_image=base_image,
+            registry=registry,
+            wheels=wheels,
+            output=output,
+            model=model,
+        )
+        return
+    if emit == "dockerfile":
+        deploy_ship.emit_build_context(
+            spec,
+            target,
+            output,
+            tag=tag,
+            base_image=base_image,
+            registry=registry,
+            wheels=wheels,
+            model=model,
+        )
+        return
+    assert emit is not None
+    deploy_ship.emit_manifests(
+        spec, target, emit, output, tag=tag, replicas=replicas, registry=registry, model=model
+    )

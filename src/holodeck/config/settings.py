@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from holodeck.spec.compat.deployment import deployment_warnings
 from holodeck.spec.compat.execution import without_no_effect
 from holodeck.spec.diagnostics import Collector, Diagnostic, Severity, SpecError
 from holodeck.spec.env_references import substitute
@@ -90,6 +91,7 @@ def _read(path: Path, env: Mapping[str, str], collector: Collector) -> Settings:
         return Settings()
     local = Collector()
     data = without_no_effect(substitute(doc, env, local), doc, local)
+    deployment_warnings(data, doc, local)
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:

@@ -71,3 +71,24 @@ def _expand(
         return match.group(0)
 
     return _REFERENCE.sub(replace, text)
+
+
+def referenced_names(value: Any) -> dict[str, bool]:
+    """Each variable a parsed YAML value refers to, and whether every reference to it has a
+    default (`${NAME:-x}`): what a runtime environment must provide, without resolving any."""
+    found: dict[str, bool] = {}
+    if isinstance(value, dict):
+        items: list[Any] = list(value.values())
+    elif isinstance(value, list):
+        items = value
+    else:
+        items = []
+        if isinstance(value, str):
+            for match in _REFERENCE.finditer(value):
+                name, has_default, _ = match.group(2).partition(":-")
+                if not match.group(1) and _NAME.fullmatch(name):
+                    found[name] = found.get(name, True) and bool(has_default)
+    for item in items:
+        for name, defaulted in referenced_names(item).items():
+            found[name] = found.get(name, True) and defaulted
+    return found

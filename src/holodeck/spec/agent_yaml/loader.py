@@ -12,6 +12,7 @@ from holodeck.spec.agent_yaml.front_matter import instructions_with_version
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
 from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.structured_files import read_structured
+from holodeck.spec.compat.deployment import deployment_warnings
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
@@ -64,6 +65,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
             ]
         )
     data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
+    deployment_warnings(data, doc, ctx.collector)
     data = read_optimizer(data, doc, ctx.collector, strict=ctx.strict)
     data = with_provider_defaults(data, ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector, strict=ctx.strict)

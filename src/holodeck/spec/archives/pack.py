@@ -68,6 +68,13 @@ def pack_image(source: Path, output: Path) -> PackResult:
     )
 
 
+def image_files(root: Path) -> list[tuple[str, Path]]:
+    """The files an image of `root` holds, by the rules `pack_image` follows (.gitignore,
+    no .env, caches or VCS data; links refused), as (posix path in the image, path)."""
+    entries = _collect_entries(root.resolve(), Path(os.devnull))
+    return [(entry.rel, entry.path) for entry in entries if not entry.is_dir]
+
+
 def _check_image_dir(source: Path) -> Path:
     if not source.is_dir():
         what = "does not exist" if not source.exists() else "is not a directory"

@@ -1,20 +1,15 @@
 """The shipped HoloDeck's `deployment:` block: building and pushing a container image,
-deploying it to a cloud, and the protocol its server spoke. `holodeck deploy` serves the
-agent over HTTP from this machine and builds no image."""
+deploying it to a cloud, and the protocol its server spoke. Here `registry`, `platform`
+and `environment` shape `holodeck deploy --build` and `--emit`, and a cloud `target`
+sizes the Kubernetes manifests; the cloud itself is not deployed to, which `validate`
+warns about (`deployment_warnings`) and plain `holodeck deploy` refuses."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# Keys that describe the container image and the cloud it ran in.
-CONTAINER_DEPLOYMENT_KEYS = (
-    "registry",
-    "target",
-    "runtime",
-    "platform",
-    "environment",
-    "health_check_path",
-)
+from holodeck.spec.diagnostics import Collector, Severity
+from holodeck.spec.yaml.document import YamlDocument
 
 # What the server speaks here, for the `protocol` message.
 _SERVED = (
@@ -22,15 +17,57 @@ _SERVED = (
     "with `stream: true`) and OpenAI's `POST /v1/chat/completions`"
 )
 
+CLOUD_TARGET = (
+    "`target` names a cloud ({provider}) that `holodeck deploy` does not deploy to; the "
+    "agent does the same wherever it runs. Its cpu, memory and replica counts size "
+    "`holodeck deploy --emit kubernetes -o DIR`; build the image with `holodeck deploy "
+    "--build --push REGISTRY` and run it on the cloud's container service"
+)
+# accepted from the shipped HoloDeck, with no effect here: a warning says why
+NO_EFFECT = {
+    ("runtime",): "`runtime: container` has no effect: `holodeck deploy --build` always "
+    "builds a container image; remove it",
+    ("registry", "credentials_env_prefix"): "`credentials_env_prefix` has no effect: "
+    "`--push` uses the container tool's own login (`podman login REGISTRY`); remove it",
+}
+
+
+def deployment_warnings(data: Any, doc: YamlDocument, collector: Collector) -> None:
+    """Warn, at their lines, about the keys of a `deployment:` block that deploy nothing
+    here: a cloud `target`, and the keys of `NO_EFFECT`."""
+    block = data.get("deployment") if isinstance(data, dict) else None
+    if not isinstance(block, dict):
+        return
+    target = block.get("target")
+    if isinstance(target, dict):
+        provider = target.get("provider", "?")
+        message = CLOUD_TARGET.format(provider=provider)
+        collector.add(doc.diagnostic(("deployment", "target"), message, severity=Severity.WARNING))
+    for path, why in NO_EFFECT.items():
+        node: Any = block
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            where = ("deployment", *path)
+            collector.add(doc.diagnostic(where, f"ignored: {why}", severity=Severity.WARNING))
+
 
 def refuse_container_deployment(data: Any) -> Any:
-    """`protocol: rest` says what happens here anyway, so it is dropped; the container
-    keys and another protocol are refused in one message, not one per key."""
+    """`protocol: rest` says what happens here anyway, and the keys of `NO_EFFECT` do
+    nothing: they are dropped. Another protocol, or a health check path other than the
+    server's `/health`, is refused."""
     if not isinstance(data, dict):
         return data
+    data = dict(data)
     if data.get("protocol") == "rest":
-        data = {k: v for k, v in data.items() if k != "protocol"}
-    found = [k for k in CONTAINER_DEPLOYMENT_KEYS if k in data]
+        del data["protocol"]
+    if data.get("runtime") == "container":
+        del data["runtime"]
+    registry = data.get("registry")
+    if isinstance(registry, dict) and "credentials_env_prefix" in registry:
+        data["registry"] = {k: v for k, v in registry.items() if k != "credentials_env_prefix"}
+    if data.get("health_check_path") == "/health":
+        del data["health_check_path"]
     problems = []
     if "protocol" in data:
         shown = data["protocol"] if isinstance(data["protocol"], str) else "that value"
@@ -40,16 +77,14 @@ def refuse_container_deployment(data: Any) -> Any:
             "cannot be honoured: remove it (or write `protocol: rest`) and point AG-UI "
             "clients at an adapter over /v1/chat"
         )
-    if found:
+    if "health_check_path" in data:
         problems.append(
-            "`"
-            + "`, `".join(found)
-            + "` describe building a container image and deploying it to a cloud, which "
-            "`holodeck deploy` does not do: here it serves the agent over HTTP from this "
-            "machine. Remove them and set what the server needs: `host`, `port`, `workers`, "
-            "`auth`, `rate_limit`, `cors_origins` (see docs/deploy.md); to run in a "
-            "container, run `holodeck deploy --host 0.0.0.0` in your own image"
+            "`health_check_path`: the server answers its health check at `/health` (and "
+            "readiness at `/ready`), which the image's HEALTHCHECK and the manifests' probes "
+            "use; remove it (or write `health_check_path: /health`)"
         )
+    if "runtime" in data:
+        problems.append("`runtime`: `container` is the only runtime; remove it")
     if problems:
         raise ValueError(". ".join(problems))
     return data

@@ -20,6 +20,7 @@ from holodeck.spec.compat.deployment import refuse_container_deployment
 from holodeck.spec.compat.execution import translate_execution
 from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.container_settings import CloudTarget, ImageRegistry
 from holodeck.spec.models.controls import Limits
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
@@ -70,7 +71,13 @@ class MemorySettings(Strict):
             "redis": ("redis://", "rediss://", "unix://"),
             "postgres": ("postgres://", "postgresql://"),
         }
-        if self.store in schemes and not url.startswith(schemes[self.store]):
+        # a `${VAR}` left as written (a definition read to ship it) is checked where it runs
+        written_as_reference = url.startswith("${")
+        if (
+            self.store in schemes
+            and not url.startswith(schemes[self.store])
+            and not written_as_reference
+        ):
             raise ValueError(
                 f"the `url` of a {self.store} store starts with "
                 + " or ".join(f"`{s}`" for s in schemes[self.store])
@@ -231,6 +238,22 @@ class DeploymentSettings(Strict):
         "server with its rights: enable it only behind API keys you trust.",
     )
     uploads: UploadSettings = Field(default_factory=UploadSettings)
+    registry: ImageRegistry | None = Field(
+        default=None, description="`holodeck deploy --build`: the image's default name."
+    )
+    platform: NonEmpty | None = Field(
+        default=None, description="`--build`: the platform to build for (linux/arm64)."
+    )
+    environment: dict[NonEmpty, str] = Field(
+        default_factory=dict,
+        description="`--emit`: plain variables the manifests set in the container "
+        "(`${VAR}` values are left to the container's environment).",
+    )
+    target: CloudTarget | None = Field(
+        default=None,
+        description="The shipped HoloDeck's cloud: not deployed to here; its cpu, memory "
+        "and replicas size `--emit kubernetes`.",
+    )
 
     @model_validator(mode="before")
     @classmethod
