@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -88,6 +88,11 @@ class AgentFile(Strict):
     )
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."
+    )
+    approval: Approval | None = Field(
+        default=None,
+        description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
+        "person to approve or deny them.",
     )
 
     @model_validator(mode="before")

@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.optimizer import OptimizerSettings
-from holodeck.spec.models.tools import RetryPolicy, check_http_url
+from holodeck.spec.models.tools import APPROVAL_HELP, ApprovalMode, RetryPolicy, check_http_url
 
 InputModality = Literal["text", "image", "audio", "video", "file"]
 OutputModality = Literal["text", "image", "audio"]
@@ -106,6 +106,11 @@ class ImageConfig(Strict):
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."
     )
+    approval: Approval | None = Field(
+        default=None,
+        description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
+        "person to approve or deny them.",
+    )
 
 
 class McpFile(Strict):
@@ -125,6 +130,9 @@ class McpFile(Strict):
         default=None, description="Only these of the server's tools are exposed."
     )
     scope: Literal["agent", "session"] = "agent"  # a HoloDeck extension, as in agent.yaml
+    approval: ApprovalMode | None = Field(
+        default=None, description=APPROVAL_HELP + " (each of the server's tools)"
+    )
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpFile:

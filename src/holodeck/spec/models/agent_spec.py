@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.models.cases import TestCase
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -116,6 +116,7 @@ class AgentSpec(_Frozen):
         default=None, description="The definition's caps over the config files'."
     )
     tools_policy: ToolsPolicy | None = None
+    approval: Approval | None = None
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:
