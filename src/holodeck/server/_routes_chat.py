@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Event, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import ApprovalRequired, Event, TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
@@ -22,6 +22,7 @@ from holodeck.server._turns import (
     call_json,
     jsonable,
     open_turn,
+    pending_json,
     refuse_anothers_session,
     run_through,
 )
@@ -32,7 +33,15 @@ router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 502, 503)
 }
-EVENTS = ["session", "text", "tool_call_started", "tool_call_finished", "final", "error"]
+EVENTS = [
+    "session",
+    "text",
+    "tool_call_started",
+    "tool_call_finished",
+    "approval_required",
+    "final",
+    "error",
+]
 _STREAM_DOC = {
     "description": "The answer; with `stream: true`, Server-Sent Events.",
     "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
@@ -69,14 +78,14 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         await run_through(request, events)
         return turn.answer_json()
     return EventSourceResponse(
-        _sse(turn, events),
+        sse_answer(turn, events),
         ping=15,
         shutdown_grace_period=state.options.shutdown_grace_seconds,
         headers={"X-Request-ID": turn.request_id},
     )
 
 
-async def _sse(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
+async def sse_answer(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
     head = {"session_id": turn.session_id, "agent": turn.served.name, "request_id": turn.request_id}
     yield _event("session", head)
     try:
@@ -105,6 +114,8 @@ def sse_of(event: Event) -> ServerSentEvent | None:
         return _event("tool_call_started", started)
     if isinstance(event, ToolCallFinished):
         return _event("tool_call_finished", {**call_json(event), "parent_id": event.parent_call_id})
+    if isinstance(event, ApprovalRequired):  # the turn pauses; `final` lists these too
+        return _event("approval_required", pending_json(event))
     return None
 
 
