@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
+    from holodeck.runtime._approval import DENIED as DENIED
     from holodeck.runtime._approval import Decision as Decision
     from holodeck.runtime._attachments import Attachment as Attachment
     from holodeck.runtime._entries import Entry as Entry
@@ -76,6 +77,7 @@ _EXPORTS = {
     "ApprovalPending": "holodeck.errors",
     "ApprovalRequired": "holodeck.runtime._events",
     "Decision": "holodeck.runtime._approval",
+    "DENIED": "holodeck.runtime._approval",
     "Used": "holodeck.runtime._limits",
     "FinalMessage": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
