@@ -36,6 +36,7 @@ def operations() -> list[str]:
         "GET /v1/models",
         "GET /v1/sessions/{session_id}",
         "DELETE /v1/sessions/{session_id}",
+        "POST /v1/sessions/{session_id}/approvals/{call_id}",
     ]
 
 
@@ -78,6 +79,7 @@ def test_the_schema_describes_every_route(tmp_path: Path) -> None:
         "/v1/chat/completions",
         "/v1/models",
         "/v1/sessions/{session_id}",
+        "/v1/sessions/{session_id}/approvals/{call_id}",
     }
     chat = paths["/v1/chat"]["post"]["responses"]
     assert "text/event-stream" in chat["200"]["content"]

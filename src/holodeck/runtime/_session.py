@@ -140,8 +140,10 @@ class Session:
                 f"the last turn waits for approval of {names}",
                 hint="approve or deny each call first (decide(), then resume())",
             )
-        async for event in self._turn(prompt, attachments, stream_text, key_used, None):
-            yield event
+        turn = self._turn(prompt, attachments, stream_text, key_used, None)
+        async with contextlib.aclosing(turn) as events:  # closing this closes the turn now
+            async for event in events:
+                yield event
 
     def decide(self, call_id: str, approve: bool, reason: str | None = None) -> bool:
         """Record a decision on a paused call; True when every call is decided (then
@@ -164,8 +166,10 @@ class Session:
         pending = self.pending
         if pending is None or pending.undecided:
             raise SessionError("no paused turn with every call decided to resume")
-        async for event in self._turn(None, (), stream_text, key_used, pending):
-            yield event
+        turn = self._turn(None, (), stream_text, key_used, pending)
+        async with contextlib.aclosing(turn) as events:
+            async for event in events:
+                yield event
 
     async def _turn(
         self,

@@ -81,7 +81,7 @@ async def delete_session(
 
 CallPath = Path(
     description="The id of a call waiting for approval (`pending[].id` of the answer).",
-    pattern=r"^[A-Za-z0-9._:/-]{1,256}$",
+    pattern=r"^[A-Za-z0-9._:-]{1,256}$",
 )
 _DECIDE_ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": ErrorResponse} for s in (401, 403, 404, 409, 413, 422, 429, 502, 503)

@@ -4,7 +4,8 @@ decided as the case says, and the turn goes on until it answers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import replace
 
 from holodeck.errors import InputError
@@ -34,7 +35,7 @@ def case_decisions(approve: list[str] | None, deny: list[str] | None) -> Decide:
 
 
 async def through_pauses(
-    session: Session, events: AsyncIterator[Event], decide: Decide
+    session: Session, events: AsyncGenerator[Event, None], decide: Decide
 ) -> AsyncIterator[Event]:
     """The turn's events until it answers: at each pause its calls are decided and the
     turn resumed (the paused `FinalMessage`s are not passed on; the last is the answer,
@@ -42,14 +43,15 @@ async def through_pauses(
     used = Usage()
     while True:
         paused: FinalMessage | None = None
-        async for event in events:
-            if isinstance(event, FinalMessage):
-                used = used + event.usage
-                if event.pending:
-                    paused = event
-                    continue
-                event = replace(event, usage=used)
-            yield event
+        async with contextlib.aclosing(events):  # closing this closes the turn now
+            async for event in events:
+                if isinstance(event, FinalMessage):
+                    used = used + event.usage
+                    if event.pending:
+                        paused = event
+                        continue
+                    event = replace(event, usage=used)
+                yield event
         if paused is None:
             return
         for call in paused.pending:
