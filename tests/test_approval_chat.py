@@ -95,7 +95,7 @@ def test_piped_chat_denies_with_a_clear_line_unless_approve_all(write: Write) ->
     assert denied.returncode == 0, denied.stderr
     assert "delete_order denied: nobody was asked (stdin is not a terminal)" in denied.stderr
     assert "--approve-all" in denied.stderr
-    assert "delete_order was not run: The user was not asked" in denied.stdout
+    assert "delete_order was not run: Nobody was asked to approve" in denied.stdout
     assert allowed.returncode == 0, allowed.stderr
     assert "delete_order approved (--approve-all)" in allowed.stderr
     assert "order 43 deleted" in allowed.stdout

@@ -48,7 +48,7 @@ NOT_ASKED = "nobody was asked (stdin is not a terminal); run with --approve-all 
 async def deny_unasked(call: ApprovalRequired, view: ChatView) -> Decision:
     """Piped chat's answer: nobody can be asked, so the call is denied."""
     view.decided(call, False, f": {NOT_ASKED}")
-    return Decision(False, f"The user was not asked: {NOT_ASKED.split(';')[0]}.")
+    return Decision(False, "Nobody was asked to approve this call: chat's input is not a terminal.")
 
 
 async def approve_unasked(call: ApprovalRequired, view: ChatView) -> Decision:
