@@ -50,9 +50,9 @@ def needs_approval(spec: AgentSpec) -> Callable[[str, dict[str, Any]], bool] | N
         server, tool = meta.get("mcp_server"), meta.get("mcp_tool")
         if server is not None and server in servers:
             return True
-        aliases = (f"{server}.{tool}",) if server is not None and tool is not None else ()
-        if name in named and not aliases:
+        if name in named:
             return True
+        aliases = (f"{server}.{tool}",) if server is not None and tool is not None else ()
         return patterns is not None and patterns.requires(name, *aliases)
 
     return needs
