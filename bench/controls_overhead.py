@@ -2,8 +2,12 @@
 and with all of them on (turn and session caps on cost, tokens, requests and tool calls; a
 fallback model behind the agent's; a tools_policy filtering its tools; input and output
 guardrails: a regex, PII redaction, a length and a keyword check, so the answer's text is
-held until its checks pass). A judge check is left out: it is one more model request,
-whose cost is the judge model's latency, not HoloDeck's.
+held until its checks pass; human approval configured for `delete_*`, which this agent's
+calls never trigger: what every turn pays for the check and the paused-turn output type).
+A judge check is left out: it is one more model request, whose cost is the judge model's
+latency, not HoloDeck's. A third line is a turn whose every call waits for approval and
+is approved at once: the turn pauses, is decided and resumes (one more model request per
+turn: the model is asked again after the pause).
 
 Both run turns of one session against a zero-latency scripted model (a pydantic-ai
 FunctionModel that streams N calls of one async tool, then a short answer) named like a
@@ -31,6 +35,7 @@ from pydantic_ai.models.fallback import FallbackModel
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.runtime import Agent, FinalMessage, Session
+from holodeck.runtime._events import final_message
 
 sys.path.insert(0, str(Path(__file__).parent))
 from runtime_overhead import TOOLS_PY, scripted_model
@@ -61,8 +66,11 @@ guardrails:
   output:
     - {block_keywords: [password]}
     - {pii: [email, phone, card], action: redact}
+approval:
+  require: ["delete_*"]
 """
 )
+APPROVED = PLAIN + "approval:\n  require: [lookup]\n"
 
 
 def session_turn(
@@ -78,6 +86,10 @@ def session_turn(
     async def turn() -> Any:
         with agent._agent.override(model=model):
             final = await session.answer("look it up")
+            while final.pending:  # approved at once, as a person at the keyboard would
+                for call in final.pending:
+                    session.decide(call.call_id, True)
+                final = await final_message(session.resume())
         assert isinstance(final, FinalMessage) and len(final.tool_calls) == calls
 
     return agent, turn
@@ -110,20 +122,31 @@ async def main() -> None:
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as directory:
         plain_root, controlled_root = Path(directory) / "plain", Path(directory) / "controlled"
-        for root, yaml in ((plain_root, PLAIN), (controlled_root, CONTROLLED)):
+        approved_root = Path(directory) / "approved"
+        for root, yaml in (
+            (plain_root, PLAIN),
+            (controlled_root, CONTROLLED),
+            (approved_root, APPROVED),
+        ):
             root.mkdir()
             (root / "agent.yaml").write_text(yaml, encoding="utf-8")
             (root / "tools.py").write_text(TOOLS_PY, encoding="utf-8")
         plain_agent, plain = session_turn(plain_root, calls, fallback=False)
         controlled_agent, controlled = session_turn(controlled_root, calls, fallback=True)
+        approved_agent, approved = session_turn(approved_root, calls, fallback=False)
         assert controlled_agent.spec.limits is not None and plain_agent.spec.limits is None
         assert controlled_agent.spec.guardrails is not None
-        async with plain_agent, controlled_agent:
+        assert controlled_agent.spec.approval is not None
+        async with plain_agent, controlled_agent, approved_agent:
             bare_ms, controls_ms = await medians_ms(plain, controlled, turns)
+            bare2_ms, approved_ms = await medians_ms(plain, approved, turns)
     print(f"median ms per session turn with {calls} tool call(s), over {turns} turns")
-    print(f"  no controls:   {bare_ms:.3f}")
-    print(f"  all on:        {controls_ms:.3f}")
-    print(f"  ratio:         {controls_ms / bare_ms:.2f}x")
+    print(f"  no controls:                   {bare_ms:.3f}")
+    print(f"  all on (approval not asked):   {controls_ms:.3f}")
+    print(f"  ratio:                         {controls_ms / bare_ms:.2f}x")
+    print(f"  no controls (second run):      {bare2_ms:.3f}")
+    print(f"  every call approved at once:   {approved_ms:.3f}")
+    print(f"  ratio:                         {approved_ms / bare2_ms:.2f}x")
 
 
 if __name__ == "__main__":

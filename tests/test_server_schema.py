@@ -38,6 +38,7 @@ def operations() -> list[str]:
         "DELETE /v1/sessions/{session_id}",
         "POST /awp",
         "POST /awp/{agent}",
+        "POST /v1/sessions/{session_id}/approvals/{call_id}",
     ]
 
 
@@ -89,6 +90,7 @@ def test_the_schema_describes_every_route(tmp_path: Path) -> None:
         "/v1/sessions/{session_id}",
         "/awp",
         "/awp/{agent}",
+        "/v1/sessions/{session_id}/approvals/{call_id}",
     }
     chat = paths["/v1/chat"]["post"]["responses"]
     assert "text/event-stream" in chat["200"]["content"]

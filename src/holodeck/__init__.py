@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from holodeck.llm.errors import ProviderError as ProviderError
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._attachments import Attachment as Attachment
+    from holodeck.runtime._events import ApprovalRequired as ApprovalRequired
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import GuardrailTriggered as GuardrailTriggered
@@ -71,6 +72,7 @@ _EXPORTS = {
     "Event": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
     "ToolCallStarted": "holodeck.runtime._events",
+    "ApprovalRequired": "holodeck.runtime._events",
     "ToolCallFinished": "holodeck.runtime._events",
     "Usage": "holodeck.runtime._events",
     "FinalMessage": "holodeck.runtime._events",

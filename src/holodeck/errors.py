@@ -42,6 +42,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_TEST_FAILED",
     "MEANINGS",
+    "ApprovalPending",
     "BusyError",
     "ConfigurationError",
     "DefinitionError",
@@ -172,6 +173,11 @@ class BusyError(ExecutionError):
     """The session is answering another turn (exit 3; 409: try again)."""
 
 
+class ApprovalPending(BusyError):
+    """The session's last turn is paused on tool calls waiting for approval: decide them
+    before the next message (exit 3; 409)."""
+
+
 @dataclass(frozen=True)
 class Meaning:
     exit_code: int  # what `holodeck` exits with
@@ -194,6 +200,7 @@ MEANINGS: dict[type[HoloDeckError], Meaning] = {
     SessionError: Meaning(EXIT_EXECUTION, 500, "session_damaged"),
     StoreError: Meaning(EXIT_EXECUTION, 503, "store_unavailable"),
     BusyError: Meaning(EXIT_EXECUTION, 409, "session_busy"),
+    ApprovalPending: Meaning(EXIT_EXECUTION, 409, "approval_pending"),
 }
 
 

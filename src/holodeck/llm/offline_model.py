@@ -14,7 +14,8 @@ call's arguments are generated to fit the tool's JSON schema, then filled from t
 words where a rule fits (`offline_args`: a `city` from "weather in Oslo", an `order_id`
 from "order 42", a `query` from the question), then given the values the case or `/call`
 names. Then it answers from what the tools returned. It makes no network call and needs
-no key, so `holodeck test --model test` exercises the whole pipeline of any agent.
+no key, so `holodeck test --model test` exercises the whole pipeline of any agent. A
+call a person denied (`approval:`) is named in the answer with the reason given.
 """
 
 from __future__ import annotations
@@ -291,8 +292,18 @@ def _answer_from(turn: list[ModelMessage], prompt: str) -> str:
         for p in m.parts
         if isinstance(p, ToolReturnPart) and p.outcome == "success"
     ]
+    # a call a person denied (human approval): the answer says so, with their reason
+    denied = [
+        f"{p.tool_name} was not run: {p.model_response_str()}"
+        for m in turn
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart) and p.outcome == "denied"
+    ]
     if len(results) == 1:
-        return _readable(results[0]) or f"{results[0].tool_name} returned nothing"
-    if results:
-        return "\n".join(f"{p.tool_name}: {_readable(p)}" for p in results)
-    return f"Test answer to: {prompt}"
+        answer = _readable(results[0]) or f"{results[0].tool_name} returned nothing"
+    elif results:
+        answer = "\n".join(f"{p.tool_name}: {_readable(p)}" for p in results)
+    else:
+        answer = "" if denied else f"Test answer to: {prompt}"
+    return "\n".join(line for line in (answer, *denied) if line)

@@ -26,16 +26,20 @@ from typing import TYPE_CHECKING
 from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from holodeck.errors import ApprovalPending as ApprovalPending
     from holodeck.errors import InputRefused as InputRefused
     from holodeck.errors import LifecycleError as LifecycleError
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.runtime._agent import Agent as Agent
+    from holodeck.runtime._approval import DENIED as DENIED
+    from holodeck.runtime._approval import Decision as Decision
     from holodeck.runtime._attachments import Attachment as Attachment
     from holodeck.runtime._entries import Entry as Entry
     from holodeck.runtime._entries import Message as Message
     from holodeck.runtime._entries import entries_of as entries_of
     from holodeck.runtime._entries import messages_from as messages_from
+    from holodeck.runtime._events import ApprovalRequired as ApprovalRequired
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import GuardrailTriggered as GuardrailTriggered
@@ -71,6 +75,10 @@ _EXPORTS = {
     "LifecycleError": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",
     "Event": "holodeck.runtime._events",
+    "ApprovalPending": "holodeck.errors",
+    "ApprovalRequired": "holodeck.runtime._events",
+    "Decision": "holodeck.runtime._approval",
+    "DENIED": "holodeck.runtime._approval",
     "Used": "holodeck.runtime._limits",
     "FinalMessage": "holodeck.runtime._events",
     "GuardrailTriggered": "holodeck.runtime._events",

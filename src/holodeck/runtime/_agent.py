@@ -30,15 +30,23 @@ from pydantic_ai.messages import (
     UserContent,
 )
 from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import DefinitionError, InputRefused, LimitReached, ModelOutputError
+from holodeck.errors import (
+    DefinitionError,
+    InputRefused,
+    LimitReached,
+    ModelOutputError,
+    ToolError,
+)
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.first_request import SignallingModel
 from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
+from holodeck.runtime._approval import Pending, needs_approval, with_approval
 from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
@@ -118,12 +126,15 @@ class Agent:
             spec.model, self.options, execution, responses_api=bool(native), hosting=self.hosting
         )
         tools = agent_toolsets(spec, self.options, self.hosting, type(self))
-        self._toolsets = tools.toolsets
+        self._needs_approval = needs_approval(spec)
+        self._toolsets = [with_approval(t, self._needs_approval) for t in tools.toolsets]
         self._per_session = tools.per_session
         instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
         output_type: Any = str
         if spec.response_format is not None:
             output_type = StructuredDict(spec.response_format, name="answer")
+        if self._needs_approval is not None:  # a run may end paused on calls to approve
+            output_type = [output_type, DeferredToolRequests]
         model = self.model.model
         if self.hosting.signals_first_request:
             model = SignallingModel(model)
@@ -131,7 +142,7 @@ class Agent:
             model,
             output_type=output_type,
             instructions=instructions or None,
-            toolsets=tools.toolsets,
+            toolsets=self._toolsets,
             model_settings=cast("ModelSettings", self.model.settings) or None,
             retries={"output": OUTPUT_RETRIES} if spec.response_format else None,
             name=spec.name,
@@ -221,7 +232,9 @@ class Agent:
 
     def session_toolsets(self) -> list[AbstractToolset[Any]]:
         """New per-session toolsets, for one conversation (`SessionScope` owns them)."""
-        return self._per_session() if self._per_session is not None else []
+        if self._per_session is None:
+            return []
+        return [with_approval(t, self._needs_approval) for t in self._per_session()]
 
     async def run(
         self,
@@ -242,7 +255,7 @@ class Agent:
 
     async def stream_turn(
         self,
-        prompt: str,
+        prompt: str | None,
         *,
         history: Sequence[ModelMessage] = (),
         attachments: Sequence[Attachment] = (),
@@ -251,8 +264,10 @@ class Agent:
         stream_text: bool = True,
         running: dict[str, ToolCallStarted] | None = None,
         used: Mapping[str, Used] | None = None,
+        resume: Pending | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Stream one turn after `history`; `on_result` sees the outcome before the
+        """Stream one turn after `history`, or (`resume`, with `prompt` None) the rest of
+        a paused turn once its calls are decided; `on_result` sees the outcome before the
         final events are yielded (the turn's messages are `result.all_messages()`).
         `stream_text=False` asks the model for whole responses (no `TextDelta` events,
         less work per request): for callers that only read the final message.
@@ -266,7 +281,7 @@ class Agent:
         stop, and `on_result` is not called.
         """
         self.lifecycle.claim()
-        content = self._content(prompt, attachments)
+        content = None if prompt is None else self._content(prompt, attachments)
         limits = turn_limits(self.spec.limits, self._iteration_requests, used)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
         turn = Turn(
@@ -285,7 +300,7 @@ class Agent:
             TOOL_THREADS.set(self.threads)
             try:
                 asked = content
-                if guards.has("input"):
+                if prompt is not None and guards.has("input"):
                     checked = await guards.check("input", prompt, queue.put_nowait)
                     if checked.blocked:  # no model request; the session keeps nothing
                         if stream_text:
@@ -296,9 +311,15 @@ class Agent:
                         queue.put_nowait(_End(None))
                         return
                     asked = self._content(checked.text, attachments)
-                result = await self._drive(asked, turn, list(history), limits=limits)
+                before, deferred = list(history), None
+                if resume is not None:
+                    resume.report_denied(turn)
+                    before, deferred = list(resume.messages), resume.results()
+                result = await self._drive(asked, turn, before, limits=limits, deferred=deferred)
                 final = self._final(result, turn)
-                if withholds:
+                for call in final.pending:  # the turn pauses on them
+                    queue.put_nowait(call)
+                if withholds and not final.pending:
                     checked = await guards.check("output", final.text, queue.put_nowait)
                     if checked.text != final.text:
                         rewrite_answer(result, checked.text)
@@ -354,6 +375,11 @@ class Agent:
                     return FinalMessage(checked.text)
                 prompt = checked.text
             result = await self._drive(prompt, turn, [], usage=usage)
+            if isinstance(result.output, DeferredToolRequests):
+                raise ToolError(
+                    f"{self.spec.name}: a sub-agent's tool asked for approval, which only the "
+                    "top agent's tools can; require approval of the sub-agent itself"
+                )
             final = self._final(result, turn)
             if guards.has("output"):
                 checked = await guards.check("output", final.text, turn.emit, agent=turn.agent)
@@ -373,18 +399,19 @@ class Agent:
 
     async def _drive(
         self,
-        content: str | Sequence[UserContent],
+        content: str | Sequence[UserContent] | None,
         turn: Turn,
         history: list[ModelMessage],
         usage: Any = None,
         limits: TurnLimits | None = None,
+        deferred: DeferredToolResults | None = None,
     ) -> AgentRunResult[Any]:
         """Run the turn under `limits` (default: the agent's own caps); a cap that stops
         it is raised as `LimitReached`, carrying what the turn used (`spent`)."""
         limits = limits or turn_limits(self.spec.limits, self._iteration_requests)
         counted = usage if usage is not None else RunUsage()
         try:
-            return await self._run(content, turn, history, counted, limits.usage_limits)
+            return await self._run(content, turn, history, counted, limits.usage_limits, deferred)
         except UsageLimitExceeded as exc:
             reached = limits.reached(exc)
             if reached is None:
@@ -394,11 +421,12 @@ class Agent:
 
     async def _run(
         self,
-        content: str | Sequence[UserContent],
+        content: str | Sequence[UserContent] | None,
         turn: Turn,
         history: list[ModelMessage],
         usage: RunUsage,
         limits: UsageLimits,
+        deferred: DeferredToolResults | None = None,
     ) -> AgentRunResult[Any]:
         result: AgentRunResult[Any] | None = None
         own = turn.scope.toolsets_for(self) if turn.scope is not None else []
@@ -409,6 +437,7 @@ class Agent:
                 usage_limits=limits,
                 usage=usage,
                 toolsets=own or None,
+                deferred_tool_results=deferred,
             )
         async with self._agent.run_stream_events(
             content,
@@ -416,6 +445,7 @@ class Agent:
             usage_limits=limits,
             usage=usage,
             toolsets=own or None,
+            deferred_tool_results=deferred,
         ) as stream:
             async for event in stream:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
@@ -433,6 +463,9 @@ class Agent:
         run_usage = result.usage
         usage = Usage(run_usage.input_tokens, run_usage.output_tokens, run_usage.requests)
         output = result.output
+        if isinstance(output, DeferredToolRequests):  # paused: no answer yet
+            pending = Pending.of(result.all_messages(), output).calls
+            return FinalMessage("", None, usage, tuple(turn.calls), "", pending)
         responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
         answered = (responses[-1].model_name or "") if responses else ""  # a fallback's, too
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)

@@ -42,6 +42,17 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ApprovalRequired:
+    """A tool call that waits for a person's decision (`approval:`): the turn pauses
+    after it, and `Session.resume()` goes on once every such call is decided."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    agent: str = ""
+
+
+@dataclass(frozen=True)
 class Usage:
     """Tokens used by one turn (all model requests, sub-agents and prompt tools included)."""
 
@@ -70,6 +81,8 @@ class FinalMessage:
     usage: Usage = field(default_factory=Usage)
     tool_calls: tuple[ToolCallFinished, ...] = ()
     model: str = ""  # the model that gave the answer (a fallback, when one took over)
+    # calls waiting for a decision: the turn is paused, `text` is empty
+    pending: tuple[ApprovalRequired, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,7 +101,15 @@ class GuardrailTriggered:
     text: str | None = None  # after a redaction: the text now (what a log should keep)
 
 
-Event = TextDelta | ToolCallStarted | ToolCallFinished | Usage | FinalMessage | GuardrailTriggered
+Event = (
+    TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ApprovalRequired
+    | Usage
+    | FinalMessage
+    | GuardrailTriggered
+)
 
 
 async def final_message(events: AsyncIterator[Event]) -> FinalMessage:

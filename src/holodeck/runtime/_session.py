@@ -17,6 +17,11 @@ starts for this conversation alone (MCP servers with `scope: session`), which it
 `aclose()`. The agent's shared servers are not the session's: thousands of sessions of one
 agent use one connection. A session is cheap: opening one allocates a few small objects.
 
+A turn that calls a tool needing approval (`approval:`) ends paused: its final message
+lists the calls (`pending`), the session keeps them (`pending`, saved with it), and
+`decide()` then `resume()` run the rest of the turn. A new message is refused
+(`ApprovalPending`) until then.
+
 `to_json()` / `Session.from_json()` carry a session between processes (a chat's
 `--session` file, a `SessionStore`). A turn that is interrupted or fails leaves the
 conversation as it was before the turn. Turns of one session object run one at a time.
@@ -35,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import LimitReached, SessionError
+from holodeck.errors import ApprovalPending, LimitReached, SessionError
+from holodeck.runtime._approval import Decision, Pending
 from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, Usage, final_message
 from holodeck.runtime._history import trim_history
 from holodeck.runtime._limits import Used
@@ -62,6 +68,7 @@ class Session:
         "interrupted_calls",
         "max_messages",
         "messages",
+        "pending",
         "spend",
         "updated_at",
     )
@@ -87,6 +94,7 @@ class Session:
         self._lock: asyncio.Lock | None = None
         # the tool calls the last turn had started when it was cancelled, in the order made
         self.interrupted_calls: tuple[ToolCallStarted, ...] = ()
+        self.pending: Pending | None = None  # a turn paused on calls to approve
 
     def __repr__(self) -> str:
         return f"<Session {self.id} of {self.agent.spec.name}: {len(self.messages)} messages>"
@@ -126,6 +134,51 @@ class Session:
         the API key has used today, for `limits.key_daily` (the server passes it). A turn
         a cap stops raises `LimitReached`; what it used is counted, its messages are not
         kept."""
+        if self.pending is not None:
+            names = ", ".join(c.name for c in self.pending.calls)
+            raise ApprovalPending(
+                f"the last turn waits for approval of {names}",
+                hint="approve or deny each call first (decide(), then resume())",
+            )
+        turn = self._turn(prompt, attachments, stream_text, key_used, None)
+        async with contextlib.aclosing(turn) as events:  # closing this closes the turn now
+            async for event in events:
+                yield event
+
+    def decide(self, call_id: str, approve: bool, reason: str | None = None) -> bool:
+        """Record a decision on a paused call; True when every call is decided (then
+        `resume()` runs the turn on). Raises KeyError for a call that is not pending and
+        ValueError for one decided already."""
+        pending = self.pending
+        if pending is None or pending.call(call_id) is None:
+            raise KeyError(call_id)
+        if call_id in pending.decisions:
+            raise ValueError(f"call {call_id} is decided already")
+        pending.decisions[call_id] = Decision(approve, reason)
+        self.updated_at = time.time()
+        return not pending.undecided
+
+    async def resume(
+        self, *, stream_text: bool = True, key_used: Used | None = None
+    ) -> AsyncGenerator[Event, None]:
+        """Stream the rest of the paused turn, once `decide()` has every call's decision:
+        approved calls run, denied ones tell the model why. It may pause again."""
+        pending = self.pending
+        if pending is None or pending.undecided:
+            raise SessionError("no paused turn with every call decided to resume")
+        turn = self._turn(None, (), stream_text, key_used, pending)
+        async with contextlib.aclosing(turn) as events:
+            async for event in events:
+                yield event
+
+    async def _turn(
+        self,
+        prompt: str | None,
+        attachments: Sequence[Attachment],
+        stream_text: bool,
+        key_used: Used | None,
+        resume: Pending | None,
+    ) -> AsyncGenerator[Event, None]:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -138,13 +191,17 @@ class Session:
                 finished = True
                 responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
                 self.spend.add(final.usage, responses, result.usage.tool_calls)
-                if self.agent.spec.interaction.conversational:
+                self.pending = None
+                if final.pending:  # kept whole, whatever the memory: the turn goes on
+                    self.pending = Pending(result.all_messages(), final.pending)
+                elif self.agent.spec.interaction.conversational:
                     self.messages = trim_history(result.all_messages(), self.max_messages)
                 self.updated_at = time.time()
 
             turn = self.agent.stream_turn(
                 prompt,
                 history=self.messages,
+                resume=resume,
                 attachments=attachments,
                 scope=self._scope,
                 on_result=finish,
@@ -167,6 +224,9 @@ class Session:
                     self.spend.cancelled += 1
                     self.interrupted_calls = tuple(running.values())
                 raise
+            finally:
+                if resume is not None and not finished:  # it waits for decisions again
+                    resume.decisions.clear()
 
     def _used(self, key_used: Used | None) -> dict[str, Used] | None:
         limits = self.agent.spec.limits
@@ -184,6 +244,7 @@ class Session:
     def reset(self) -> None:
         """Forget the conversation (what was used so far stays counted)."""
         self.messages = []
+        self.pending = None
         self.updated_at = time.time()
 
     # -- saving
@@ -200,7 +261,10 @@ class Session:
             "spend": self.spend.to_dict(),
         }
         messages = ModelMessagesTypeAdapter.dump_python(self.messages, mode="json")
-        return json.dumps({**head, "messages": messages}, indent=indent).encode()
+        body: dict[str, Any] = {**head, "messages": messages}
+        if self.pending is not None:
+            body["pending"] = self.pending.to_dict()
+        return json.dumps(body, indent=indent).encode()
 
     @classmethod
     def from_json(
@@ -245,6 +309,8 @@ class Session:
             spend=spend,
             created_at=float(created) if isinstance(created, int | float) else None,
         )
+        if raw.get("pending") is not None:
+            session.pending = Pending.from_dict(raw["pending"])
         updated = raw.get("updated_at")
         if isinstance(updated, int | float):
             session.updated_at = float(updated)

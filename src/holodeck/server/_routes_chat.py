@@ -13,7 +13,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Event, GuardrailTriggered, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import (
+    ApprovalRequired,
+    Event,
+    GuardrailTriggered,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
@@ -23,6 +30,7 @@ from holodeck.server._turns import (
     guardrail_json,
     jsonable,
     open_turn,
+    pending_json,
     refuse_anothers_session,
     run_through,
 )
@@ -39,6 +47,7 @@ EVENTS = [
     "tool_call_started",
     "tool_call_finished",
     "guardrail",
+    "approval_required",
     "final",
     "error",
 ]
@@ -78,14 +87,14 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         await run_through(request, events)
         return turn.answer_json()
     return EventSourceResponse(
-        _sse(turn, events),
+        sse_answer(turn, events),
         ping=15,
         shutdown_grace_period=state.options.shutdown_grace_seconds,
         headers={"X-Request-ID": turn.request_id},
     )
 
 
-async def _sse(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
+async def sse_answer(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
     head = {"session_id": turn.session_id, "agent": turn.served.name, "request_id": turn.request_id}
     yield _event("session", head)
     try:
@@ -116,6 +125,8 @@ def sse_of(event: Event) -> ServerSentEvent | None:
         return _event("tool_call_finished", {**call_json(event), "parent_id": event.parent_call_id})
     if isinstance(event, GuardrailTriggered):
         return _event("guardrail", guardrail_json(event))
+    if isinstance(event, ApprovalRequired):  # the turn pauses; `final` lists these too
+        return _event("approval_required", pending_json(event))
     return None
 
 

@@ -168,6 +168,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         message=prompt,
         endpoint="/v1/chat/completions",
         owner=key_name_of(request),
+        can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
     )
     events = await open_turn(
         request,

@@ -1,17 +1,41 @@
 """`GET /v1/sessions/{id}` (the conversation so far) and `DELETE /v1/sessions/{id}`, of
-the sessions the request's API key started: another key's are unknown here (404)."""
+the sessions the request's API key started: another key's are unknown here (404).
+`POST /v1/sessions/{id}/approvals/{call_id}` decides a tool call a paused turn waits for
+(another key's session: 403); the last decision resumes the turn and answers with the
+rest of it, as /v1/chat does (JSON, or Server-Sent Events with `stream: true`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter, Path, Query, Request
+from sse_starlette import EventSourceResponse
 
-from holodeck.runtime import Session, entries_of
+from holodeck.runtime import Decision, Session, entries_of
+from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
-from holodeck.server._state import key_name_of, state_of
-from holodeck.server._turns import jsonable, session_key, unknown_session, usage_json
-from holodeck.server._wire import AgentName, Deleted, ErrorResponse, SessionId, SessionOut
+from holodeck.server._routes_chat import EVENTS, sse_answer
+from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turns import (
+    Turn,
+    jsonable,
+    open_turn,
+    pending_json,
+    run_through,
+    session_key,
+    unknown_session,
+    usage_json,
+)
+from holodeck.server._wire import (
+    AgentName,
+    ApprovalIn,
+    ChatResponse,
+    Deleted,
+    ErrorResponse,
+    SessionId,
+    SessionOut,
+    sse_schema,
+)
 
 router = APIRouter()
 
@@ -55,6 +79,73 @@ async def delete_session(
     raise unknown_session(session_id)
 
 
+CallPath = Path(
+    description="The id of a call waiting for approval (`pending[].id` of the answer).",
+    pattern=r"^[A-Za-z0-9._:-]{1,256}$",
+)
+_DECIDE_ERRORS: dict[int | str, dict[str, Any]] = {
+    s: {"model": ErrorResponse} for s in (401, 403, 404, 409, 413, 422, 429, 502, 503)
+}
+_STREAM_DOC = {
+    "description": "The rest of the turn once every call is decided (or the calls still "
+    "waiting, in `pending`); with `stream: true`, Server-Sent Events.",
+    "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
+}
+
+
+@router.post(
+    "/v1/sessions/{session_id}/approvals/{call_id}",
+    response_model=ChatResponse,
+    responses={**_DECIDE_ERRORS, 200: _STREAM_DOC},
+    summary="Approve or deny a tool call a paused turn waits for",
+)
+async def decide(
+    body: ApprovalIn,
+    request: Request,
+    session_id: SessionId = SessionPath,
+    call_id: str = CallPath,
+) -> Any:
+    state = state_of(request)
+    served = await state.registry.get(body.agent)
+    owner = key_name_of(request)
+    if await served.store.load(session_key(served, owner, session_id)) is None:
+        await _refuse_anothers(request, served, session_id)
+        raise unknown_session(session_id)
+    verb = "approve" if body.approve else "deny"
+    turn = Turn(
+        served=served,
+        session_id=session_id,
+        request_id=request_id_of(request),
+        message=f"{verb} {call_id}" + (f": {body.reason}" if body.reason else ""),
+        endpoint="/v1/sessions/{session_id}/approvals/{call_id}",
+        owner=owner,
+        decision=(call_id, Decision(body.approve, body.reason)),
+    )
+    events = await open_turn(request, turn, stream_text=body.stream)
+    if not body.stream:
+        await run_through(request, events)
+        return turn.answer_json()
+    return EventSourceResponse(
+        sse_answer(turn, events),
+        ping=15,
+        shutdown_grace_period=state.options.shutdown_grace_seconds,
+        headers={"X-Request-ID": turn.request_id},
+    )
+
+
+async def _refuse_anothers(request: Request, served: ServedAgent, session_id: str) -> None:
+    """403 for a session another key started: deciding its calls is that key's."""
+    owner = key_name_of(request)
+    for name, _ in state_of(request).keys.keys:
+        if name != owner and await served.store.load(session_key(served, name, session_id)):
+            raise ApiError(
+                403,
+                "not_your_session",
+                f"session {session_id!r} belongs to another API key",
+                hint="a turn's tool calls are decided with the key that started the session",
+            )
+
+
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
 
     messages: list[dict[str, Any]] = []
@@ -70,4 +161,5 @@ def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
         "updated_at": session.updated_at,
         "messages": messages,
         "usage": usage_json(session.spend.usage),
+        "pending": [pending_json(c) for c in session.pending.undecided] if session.pending else [],
     }

@@ -18,9 +18,11 @@ from typing import Any
 from fastapi import Request
 from pydantic_core import to_jsonable_python
 
-from holodeck.errors import HoloDeckError
+from holodeck.errors import ApprovalPending, HoloDeckError
 from holodeck.runtime import (
+    ApprovalRequired,
     Attachment,
+    Decision,
     Event,
     FinalMessage,
     GuardrailTriggered,
@@ -90,6 +92,10 @@ def guardrail_json(hit: GuardrailTriggered) -> dict[str, Any]:
     }
 
 
+def pending_json(call: ApprovalRequired) -> dict[str, Any]:
+    return {"id": call.call_id, "name": call.name, "args": jsonable(call.args), "agent": call.agent}
+
+
 def usage_json(usage: Usage) -> dict[str, int]:
     return {
         "input_tokens": usage.input_tokens,
@@ -122,6 +128,9 @@ class Turn:
     final: FinalMessage | None = None
     logged: bool = False
     trace_ids: tuple[str, str] | None = None  # (trace id, span id) when traced
+    # a decision on a paused call (POST .../approvals/{call_id}) instead of a message
+    decision: tuple[str, Decision] | None = None
+    can_pause: bool = True  # False: an endpoint with no way to ask for approval
 
     @property
     def usage(self) -> Usage:
@@ -139,6 +148,7 @@ class Turn:
             "model": final.model if final else None,
             "guardrails": [guardrail_json(hit) for hit in self.guardrails],
             "request_id": self.request_id,
+            "pending": [pending_json(c) for c in final.pending] if final else [],
         }
 
     @property
@@ -286,6 +296,7 @@ async def _turn_events(
                 ) as stored,
                 reservation.run(),
             ):
+                _admit(turn, stored)
                 yield OPENED
                 async for event in _events(turn, stored, attachments, stream_text):
                     yield event
@@ -304,9 +315,48 @@ async def _turn_events(
     turn.log(200)
 
 
+def _admit(turn: Turn, session: Session) -> None:
+    """Refuse, before anything is streamed, a message to a session paused on calls to
+    approve, and a decision on a call that is not pending or was decided already."""
+    pending = session.pending
+    if turn.decision is None:
+        if pending is not None:
+            names = ", ".join(f"{c.name} ({c.call_id})" for c in pending.undecided)
+            raise from_holodeck_error(
+                ApprovalPending(
+                    f"session {turn.session_id!r} waits for approval of {names}",
+                    hint=f"decide each with POST /v1/sessions/{turn.session_id}/approvals/"
+                    '{call_id} and {"approve": true|false}',
+                )
+            )
+        return
+    call_id = turn.decision[0]
+    if pending is None or pending.call(call_id) is None:
+        waiting = ", ".join(c.call_id for c in pending.undecided) if pending else ""
+        raise ApiError(
+            404,
+            "unknown_call",
+            f"session {turn.session_id!r} has no call {call_id!r} waiting for approval",
+            hint=f"the calls waiting: {waiting}" if waiting else "nothing waits for approval",
+        )
+    if call_id in pending.decisions:
+        raise ApiError(
+            409,
+            "already_decided",
+            f"call {call_id!r} of session {turn.session_id!r} is decided already",
+            hint="each call is decided once",
+        )
+
+
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
+    if turn.decision is not None:
+        call_id, decision = turn.decision
+        if not session.decide(call_id, decision.approve, decision.reason):
+            assert session.pending is not None  # others wait: the turn stays paused
+            turn.final = FinalMessage("", pending=session.pending.undecided)
+            return
 
     attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
     limits = turn.served.spec.limits
@@ -317,8 +367,12 @@ async def _events(
         turn.served.agent.telemetry,
         turn.endpoint,
         attributes,
-        lambda: session.run(
-            turn.message, attachments=attachments, stream_text=stream_text, key_used=key_used
+        lambda: (
+            session.run(
+                turn.message, attachments=attachments, stream_text=stream_text, key_used=key_used
+            )
+            if turn.decision is None
+            else session.resume(stream_text=stream_text, key_used=key_used)
         ),
         lambda trace_id, span_id: turn.traced((trace_id, span_id)),
         answered_by,
@@ -333,10 +387,24 @@ async def _events(
                     turn.message = event.text  # the request log keeps it redacted
             elif isinstance(event, FinalMessage):
                 turn.final = event
+                if event.pending and not turn.can_pause:
+                    raise _cannot_pause(turn, event)
             yield event
     finally:  # a turn a cap stopped counts too: what it used was spent
         if daily is not None and before is not None:
             daily.add(turn.owner, session.spend.used() - before)
+
+
+def _cannot_pause(turn: Turn, final: FinalMessage) -> ApiError:
+    names = ", ".join(c.name for c in final.pending)
+    return ApiError(
+        409,
+        "approval_required",
+        f"the turn waits for approval of {names}, which {turn.endpoint} cannot ask for",
+        hint="use POST /v1/chat: its answer lists the calls waiting (`pending`); a stored "
+        "session (`holodeck.session_id`) keeps the turn paused: decide each call with "
+        "POST /v1/sessions/{session_id}/approvals/{call_id}",
+    )
 
 
 def answered_by(event: object) -> dict[str, Any]:

@@ -82,6 +82,33 @@ class UsageOut(BaseModel):
     requests: int
 
 
+class PendingCallOut(BaseModel):
+    """A tool call that waits for approval: decide it with
+    `POST /v1/sessions/{session_id}/approvals/{id}`."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    agent: str = ""
+
+
+class ApprovalIn(Body):
+    """A decision on a tool call that waits for approval."""
+
+    approve: bool
+    reason: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
+        default=None, description="Why; a denial's reason is what the model is told."
+    )
+    agent: AgentName | None = Field(
+        default=None, description="The session's agent; needed when several are served."
+    )
+    stream: bool = Field(
+        default=False,
+        description="Once every call is decided, stream the rest of the turn as Server-Sent "
+        "Events (as /v1/chat does).",
+    )
+
+
 class ChatResponse(BaseModel):
     response: str
     output: Any = Field(default=None, description="The parsed answer of a response_format.")
@@ -96,6 +123,11 @@ class ChatResponse(BaseModel):
         default_factory=list, description="Guardrails that blocked or redacted in this turn."
     )
     request_id: str
+    pending: list[PendingCallOut] = Field(
+        default_factory=list,
+        description="Tool calls waiting for approval: the turn is paused (`response` is "
+        "empty) until each is decided.",
+    )
 
 
 class ErrorDetail(BaseModel):
@@ -155,6 +187,9 @@ class SessionOut(BaseModel):
     updated_at: float
     messages: list[SessionMessage]
     usage: UsageOut
+    pending: list[PendingCallOut] = Field(
+        default_factory=list, description="Tool calls the paused last turn waits for."
+    )
 
 
 class Deleted(BaseModel):

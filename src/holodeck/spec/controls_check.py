@@ -1,7 +1,7 @@
 """Load-time checks of an agent's controls: a cost cap on a model with no known price
-(an error: the cap could never be enforced), a `tools_policy` pattern that matches
-none of the agent's tools (a warning, except where an MCP server's tools may match), and
-guardrails that could never run (a judge with no model)."""
+(an error: the cap could never be enforced), a `tools_policy` or `approval.require`
+pattern that matches none of the agent's tools (a warning, except where an MCP server's
+tools may match), and guardrails that could never run (a judge with no model)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 
 from holodeck.spec.diagnostics import Collector, FieldPath, Severity
 from holodeck.spec.models.agent_spec import AgentSpec
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
@@ -33,23 +33,51 @@ def check_tools_policy(
     only known once the server runs."""
     if policy is None:
         return
-    severity = Severity.ERROR if strict else Severity.WARNING
     for key, patterns in (("allow", policy.allow or []), ("deny", policy.deny)):
-        for index, pattern in enumerate(patterns):
-            if any(fnmatchcase(name, pattern) for name in tools):
-                continue
-            if _may_match_mcp(pattern, mcp_servers):
-                continue
-            listed = ", ".join(tools) or "none"
-            collector.add(
-                doc.diagnostic(
-                    (*where, key, index),
-                    f"`{pattern}` matches none of the agent's tools",
-                    hint=f"its tools: {listed}"
-                    + ("; an MCP tool is written `server.tool`" if mcp_servers else ""),
-                    severity=severity,
-                )
+        _check_patterns(patterns, (*where, key), tools, mcp_servers, doc, collector, strict)
+
+
+def check_approval(
+    approval: Approval | None,
+    tools: Sequence[str],
+    mcp_servers: Sequence[str],
+    doc: YamlDocument,
+    collector: Collector,
+    *,
+    strict: bool = False,
+) -> None:
+    """`approval.require` patterns are checked as `tools_policy`'s are: one that matches
+    no tool is reported at its line."""
+    if approval is not None:
+        where = ("approval", "require")
+        _check_patterns(approval.require, where, tools, mcp_servers, doc, collector, strict)
+
+
+def _check_patterns(
+    patterns: Sequence[str],
+    where: FieldPath,
+    tools: Sequence[str],
+    mcp_servers: Sequence[str],
+    doc: YamlDocument,
+    collector: Collector,
+    strict: bool,
+) -> None:
+    severity = Severity.ERROR if strict else Severity.WARNING
+    for index, pattern in enumerate(patterns):
+        if any(fnmatchcase(name, pattern) for name in tools):
+            continue
+        if _may_match_mcp(pattern, mcp_servers):
+            continue
+        listed = ", ".join(tools) or "none"
+        collector.add(
+            doc.diagnostic(
+                (*where, index),
+                f"`{pattern}` matches none of the agent's tools",
+                hint=f"its tools: {listed}"
+                + ("; an MCP tool is written `server.tool`" if mcp_servers else ""),
+                severity=severity,
             )
+        )
 
 
 def _may_match_mcp(pattern: str, servers: Sequence[str]) -> bool:

@@ -137,6 +137,10 @@ class References:
             for name in map(expected_name, expected):
                 if not tools.knows(name):
                     self._unknown_tool(name, (*at, "expected_tools"), tools.names)
+            for key in ("approve", "deny"):  # the calls a case decides
+                for name in getattr(case, key) or []:
+                    if not tools.knows(name):
+                        self._unknown_tool(name, (*at, key), tools.names, f"tool to {key}")
             for f_index, file in enumerate(case.files or []):
                 if file.path is not None:
                     self.path((*at, "files", f_index, "path"), file.path, "file")
@@ -150,9 +154,11 @@ class References:
             if case.evaluations:
                 self.metrics(case.evaluations, (*at, "evaluations"))
 
-    def _unknown_tool(self, name: str, where: FieldPath, known: Collection[str]) -> None:
+    def _unknown_tool(
+        self, name: str, where: FieldPath, known: Collection[str], what: str = "expected tool"
+    ) -> None:
         self.error(
             where,
-            f"expected tool `{name}` is not one of the agent's tools",
+            f"{what} `{name}` is not one of the agent's tools",
             did_you_mean(name, known) or "defined: " + (", ".join(sorted(known)) or "none"),
         )

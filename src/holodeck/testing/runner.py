@@ -30,6 +30,7 @@ from holodeck.runtime import (
 )
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Turn
+from holodeck.testing.approvals import Decide, case_decisions, through_pauses
 from holodeck.testing.case_files import CaseFiles
 from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
@@ -193,17 +194,19 @@ async def _run_case(
     records: list[TurnRecord] = []
     checks: list[ToolCheck] = []
     simulation = None
+    decide = case_decisions(case.approve, case.deny)
     try:
         if case.simulate is not None:  # a model plays the user: the turns are its messages
 
             def run_turn(
                 said: str, expected: Sequence[str | ExpectedTool] | None
             ) -> Awaitable[TurnRecord]:
-                return _run_turn(session, files, Turn(input=said, expected_tools=expected))
+                said_turn = Turn(input=said, expected_tools=expected)
+                return _run_turn(session, files, said_turn, decide)
 
             simulation = await simulate(case, judges.user, run_turn, records)
         for turn in turns:
-            record = await _run_turn(session, files, turn)
+            record = await _run_turn(session, files, turn, decide)
             records.append(record)
             if case.turns and turn.expected_tools is not None:
                 checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
@@ -247,7 +250,7 @@ async def _run_case(
     )
 
 
-async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecord:
+async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Decide) -> TurnRecord:
     clock = time.perf_counter()
     expected = None
     if turn.expected_tools is not None:  # `[]`: an offline turn calls no tool
@@ -261,7 +264,8 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn) -> TurnRecor
     # the answer is only read whole: no text streaming, less work per model request; an
     # offline run's model calls the tools the turn expects (the turn starts in the block)
     with expecting(expected):
-        async for event in session.run(prompt, attachments=attachments, stream_text=False):
+        events = session.run(prompt, attachments=attachments, stream_text=False)
+        async for event in through_pauses(session, events, decide):
             if isinstance(event, ToolCallStarted):
                 order[event.call_id] = len(order)
             elif isinstance(event, ToolCallFinished):

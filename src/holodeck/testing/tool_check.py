@@ -4,7 +4,8 @@ Names must match exactly. `tool_order` decides how order counts: `any` (each exp
 tool was called), `in_order` (they were called in this order; other calls may come
 between) or `exact` (exactly these calls, in this order, nothing else). A failed call (its
 record has an `error`) meets an expectation only when the entry says `allow_error: true`;
-an expectation met only by failed calls is listed in `failed`.
+an expectation met only by failed calls is listed in `failed`. A call the case denied
+(`deny:`, human approval) was made by the agent: it meets its expectation.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from holodeck.runtime import DENIED
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, ToolOrder
 from holodeck.testing.results import ArgMismatch, ToolCallRecord, ToolCheck, all_failed
+
+
+def _made(call: ToolCallRecord) -> bool:
+    """The call ran, or the case denied it (the agent asked for it all the same)."""
+    return call.error is None or call.error.startswith(f"{DENIED}: ")
 
 
 def check_tools(
@@ -33,7 +40,7 @@ def check_tools(
             if entry.count != 0:
                 missing.append(entry.name)
             continue
-        made = same_name if entry.allow_error else [c for c in same_name if c.error is None]
+        made = same_name if entry.allow_error else [c for c in same_name if _made(c)]
         if not made and entry.count != 0:
             failed.append(all_failed(entry.name, same_name))
             continue

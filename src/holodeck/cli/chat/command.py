@@ -41,6 +41,12 @@ from holodeck.cli.run_options import run_options
     help="Let web_fetch and what the model steers reach this machine (127.0.0.1, ::1, "
     "localhost), for agents under development; other private addresses stay refused.",
 )
+@click.option(
+    "--approve-all",
+    is_flag=True,
+    help="Allow every tool call that needs approval without asking. Without it a terminal "
+    "asks y/N for each; piped chat (stdin not a terminal) denies them.",
+)
 @click.pass_context
 def chat(ctx: click.Context, /, **options: Any) -> None:
     """Chat with an agent: an agent.yaml, an image directory or an image .tar.gz.
@@ -51,6 +57,10 @@ def chat(ctx: click.Context, /, **options: Any) -> None:
 
     With stdin not a terminal, the whole of stdin is one question: the answer goes to
     stdout, everything else to stderr, and the command exits.
+
+    A tool call that needs approval (`approval:`) is shown with its arguments and asked
+    about: `Allow TOOL(args)? [y/N]`. Piped chat cannot ask: it denies the call (the model
+    is told) unless --approve-all is given.
 
     Exits 0 when done, 2 for an invalid definition or options, 3 when the model fails.
 

@@ -1,7 +1,10 @@
 """A terminal chat's conversation: a `Session` shown on a `ChatView`, its transcript, the
 files attached for the next question, and the `--session` file it is resumed from and
 saved to after each turn (each turn holds the file's lock, and first takes in what
-another process saved there meanwhile)."""
+another process saved there meanwhile).
+
+A turn that pauses on tool calls needing approval asks the conversation's `approver`
+about each (chat asks y/N in the terminal), then goes on with the decisions."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
@@ -19,12 +23,38 @@ from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError, LimitReached
 from holodeck.llm.cassette import CassetteError
 from holodeck.llm.offline_model import ExpectedCall, expecting
-from holodeck.runtime import Agent, Attachment, InputRefused, Session, SessionError, Usage
+from holodeck.runtime import (
+    Agent,
+    ApprovalRequired,
+    Attachment,
+    Decision,
+    Event,
+    FinalMessage,
+    InputRefused,
+    Session,
+    SessionError,
+    Usage,
+)
 from holodeck.spec.models.agent_spec import AgentSpec
 
 __all__ = ["Conversation", "Outcome", "SessionFileError"]
 
 Outcome = Literal["answered", "cancelled", "failed"]
+# asks a person about a call waiting for approval
+Approver = Callable[[ApprovalRequired, ChatView], Awaitable[Decision]]
+NOT_ASKED = "nobody was asked (stdin is not a terminal); run with --approve-all to allow"
+
+
+async def deny_unasked(call: ApprovalRequired, view: ChatView) -> Decision:
+    """Piped chat's answer: nobody can be asked, so the call is denied."""
+    view.decided(call, False, f": {NOT_ASKED}")
+    return Decision(False, "Nobody was asked to approve this call: chat's input is not a terminal.")
+
+
+async def approve_unasked(call: ApprovalRequired, view: ChatView) -> Decision:
+    """`--approve-all`: every call is allowed, and said so."""
+    view.decided(call, True, " (--approve-all)")
+    return Decision(True)
 
 
 class Conversation:
@@ -38,6 +68,7 @@ class Conversation:
         session_file: Path | None = None,
         adopt_session: bool = False,
         debug: bool = False,
+        approver: Approver = deny_unasked,
     ) -> None:
         self.session = Session(agent, max_messages=max_messages)
         self.session_file = session_file
@@ -47,6 +78,7 @@ class Conversation:
         self.transcript: list[Exchange] = []
         self.attached: list[Attachment] = []  # sent with the next question
         self.calls: list[ExpectedCall] = []  # `/call`: what the offline model calls next
+        self.approver = approver
 
     @property
     def agent(self) -> Agent:
@@ -141,14 +173,30 @@ class Conversation:
         calls, self.calls = self.calls, []
         usage: Usage | None = None
         view.turn_started()
+        if self.session.pending is not None:  # a saved session's paused turn: not asked now
+            names = ", ".join(c.name for c in self.session.pending.calls)
+            view.dim(f"The saved session's last turn waited for approval of {names}: dropped.")
+            self.session.pending = None
         try:
             with expecting(calls or None):
-                async for event in self.session.run(prompt, attachments=attachments):
-                    exchange.record(event)
-                    if isinstance(event, Usage):
-                        usage = event
-                    view.event(event)
+                events: AsyncIterator[Event] = self.session.run(prompt, attachments=attachments)
+                while True:
+                    final: FinalMessage | None = None
+                    async for event in events:
+                        exchange.record(event)
+                        if isinstance(event, Usage):
+                            usage = event if usage is None else usage + event
+                        elif isinstance(event, FinalMessage):
+                            final = event
+                        view.event(event)
+                    if final is None or not final.pending:
+                        break
+                    for call in final.pending:  # asked one by one, then the turn goes on
+                        decision = await self.approver(call, view)
+                        self.session.decide(call.call_id, decision.approve, decision.reason)
+                    events = self.session.resume()
         except asyncio.CancelledError:
+            self.session.pending = None  # the question is not kept, nor its paused calls
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()  # the cancellation ends here: the chat goes on
@@ -157,6 +205,7 @@ class Conversation:
             self._save_cassette(view)
             return "cancelled"
         except HoloDeckError as exc:  # said in one line; the conversation goes on
+            self.session.pending = None
             if isinstance(exc, LimitReached):  # its messages are not kept; its spend is
                 with contextlib.suppress(SessionFileError):
                     self.save_session()

@@ -12,14 +12,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from holodeck.cli.chat.commands import run_command
-from holodeck.cli.chat.conversation import Conversation, Outcome
+from holodeck.cli.chat.conversation import Approver, Conversation, Outcome
 from holodeck.cli.chat.view import ChatView
+from holodeck.runtime import ApprovalRequired, Decision
 
 EXIT_WORDS = ("exit", "quit")
 KEYS_HINT = (
     "Enter sends · Esc then Enter (or Alt+Enter) adds a line · /help lists commands · "
     "exit, quit or Ctrl+D leaves"
 )
+
+
+def asking_approval(output: Any = None) -> Approver:
+    """Asks `Allow TOOL(args)? [y/N]` about a call waiting for approval: `y` or `yes`
+    allows it; anything else (Enter, Ctrl+C, Ctrl+D) denies it."""
+    from prompt_toolkit import PromptSession
+
+    question: PromptSession[str] = PromptSession(output=output)
+
+    async def ask(call: ApprovalRequired, view: ChatView) -> Decision:
+        try:
+            answer = await question.prompt_async(view.approval_question(call))
+        except (KeyboardInterrupt, EOFError):
+            answer = ""
+        approved = answer.strip().lower() in ("y", "yes")
+        view.decided(call, approved)
+        return Decision(approved, None if approved else "The user denied this tool call.")
+
+    return ask
 
 
 async def interactive(conversation: Conversation, view: ChatView, output: Any = None) -> None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from holodeck.cli.chat.commands import banner_rows
-from holodeck.cli.chat.conversation import Conversation
-from holodeck.cli.chat.loop import KEYS_HINT, interactive
+from holodeck.cli.chat.conversation import Conversation, approve_unasked, deny_unasked
+from holodeck.cli.chat.loop import KEYS_HINT, asking_approval, interactive
 from holodeck.cli.chat.view import ChatView
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.config.loader import load_agent
@@ -42,6 +42,7 @@ def run(
     verbose: bool,
     trace: bool,
     allow_loopback: bool,
+    approve_all: bool,
 ) -> None:
     """`holodeck chat` with its options read; leaves with the exit code."""
 
@@ -72,6 +73,7 @@ def run(
             from prompt_toolkit.output import create_output
 
             output = create_output(stdout=sys.stderr)
+        conversation.approver = approve_unasked if approve_all else asking_approval(output)
         _leave(_run(conversation, interactive(conversation, view, output)))
     question = sys.stdin.read()
     if not question.strip():
@@ -80,6 +82,7 @@ def run(
             hint="run it in a terminal to chat, or pipe a question in",
         )
     view.banner(conversation.spec.name, rows, None)
+    conversation.approver = approve_unasked if approve_all else deny_unasked
     outcome = _run(conversation, conversation.ask(question, view))
     codes = {"answered": EXIT_OK, "cancelled": EXIT_INTERRUPTED, "failed": EXIT_EXECUTION}
     _leave(codes[outcome])

@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.segment import Segment, Segments
 
 from holodeck.runtime import (
+    ApprovalRequired,
     Event,
     FinalMessage,
     GuardrailTriggered,
@@ -102,8 +103,21 @@ class ChatView:
         elif isinstance(event, GuardrailTriggered):
             self._end_answer()
             self._say(f"{_indent(event.agent)}[yellow]⚠[/yellow] {escape(guardrail_line(event))}")
-        elif isinstance(event, FinalMessage):
+        elif isinstance(event, ApprovalRequired):
+            self._end_answer()
+            call = escape(self._call(event.name, event.args))
+            self._say(f"{_indent(event.agent)}[yellow]?[/yellow] {call} waits for approval")
+        elif isinstance(event, FinalMessage) and not event.pending:
             self._final(event)
+
+    def approval_question(self, call: ApprovalRequired) -> str:
+        """What chat asks about a call waiting for approval (its arguments in full)."""
+        shown = ", ".join(f"{key}={_json(value)}" for key, value in call.args.items())
+        return f"Allow {call.name}({shown})? [y/N] "
+
+    def decided(self, call: ApprovalRequired, approved: bool, why: str = "") -> None:
+        verdict = "[green]approved[/green]" if approved else "[red]denied[/red]"
+        self._say(f"  {escape(call.name)} {verdict}{escape(why)}")
 
     def turn_finished(self, usage: Usage | None, cost: str | None = None) -> None:
         self._end_answer()

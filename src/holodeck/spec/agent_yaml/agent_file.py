@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
@@ -94,6 +94,11 @@ class AgentFile(Strict):
         default=None,
         description="Checks on each user message (`input`) and each answer (`output`): "
         "block or redact.",
+    )
+    approval: Approval | None = Field(
+        default=None,
+        description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
+        "person to approve or deny them.",
     )
 
     @model_validator(mode="before")

@@ -50,6 +50,8 @@ CSV_COLUMNS: dict[str, str] = {
     "retrieval_context": "list",
     "turns": "json",
     "evaluations": "json",
+    "approve": "list",
+    "deny": "list",
 }
 
 

@@ -16,7 +16,12 @@ from holodeck.spec.compat.deployment import deployment_warnings
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
 from holodeck.spec.compat.retrieval import retrieval_warnings
-from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
+from holodeck.spec.controls_check import (
+    check_approval,
+    check_cost_caps,
+    check_guardrails,
+    check_tools_policy,
+)
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
@@ -94,14 +99,10 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     ]
     limits = overlay_limits(ctx.settings.limits, agent.limits)
     check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
-    check_tools_policy(
-        agent.tools_policy,
-        _offered_names(agent, subagents, skills),
-        [t.name for t in agent.tools if isinstance(t, McpTool)],
-        doc,
-        ctx.collector,
-        strict=ctx.strict,
-    )
+    offered = _offered_names(agent, subagents, skills)
+    servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
+    check_tools_policy(agent.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
+    check_approval(agent.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
     guardrails = overlay_guardrails(ctx.settings.guardrails, agent.guardrails)
     check_guardrails(
         guardrails,
@@ -142,6 +143,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         limits=limits,
         tools_policy=agent.tools_policy,
         guardrails=guardrails,
+        approval=agent.approval,
         warnings=tuple(ctx.collector.warnings),
     )
 

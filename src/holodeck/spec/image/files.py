@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.optimizer import OptimizerSettings
-from holodeck.spec.models.tools import RetryPolicy, check_http_url
+from holodeck.spec.models.tools import APPROVAL_HELP, ApprovalMode, RetryPolicy, check_http_url
 
 InputModality = Literal["text", "image", "audio", "video", "file"]
 OutputModality = Literal["text", "image", "audio"]
@@ -112,6 +112,11 @@ class ImageConfig(Strict):
         description="Checks on each user message and each answer (Omnigent's request and "
         "response prompt policies are read into it).",
     )
+    approval: Approval | None = Field(
+        default=None,
+        description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
+        "person to approve or deny them.",
+    )
 
 
 class McpFile(Strict):
@@ -131,6 +136,9 @@ class McpFile(Strict):
         default=None, description="Only these of the server's tools are exposed."
     )
     scope: Literal["agent", "session"] = "agent"  # a HoloDeck extension, as in agent.yaml
+    approval: ApprovalMode | None = Field(
+        default=None, description=APPROVAL_HELP + " (each of the server's tools)"
+    )
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpFile:

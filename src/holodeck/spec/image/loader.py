@@ -11,7 +11,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from holodeck.spec.controls_check import check_cost_caps, check_guardrails, check_tools_policy
+from holodeck.spec.controls_check import (
+    check_approval,
+    check_cost_caps,
+    check_guardrails,
+    check_tools_policy,
+)
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import ExecutorModel
@@ -102,14 +107,10 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
     evaluations, test_cases = load_image_tests(root, ctx, known)
     limits = overlay_limits(ctx.settings.limits, config.limits)
     check_cost_caps(limits, model, ctx.settings, doc, ctx.collector, ("limits",), ("llm", "model"))
-    check_tools_policy(
-        config.tools_policy,
-        sorted({*(n for n, t in _offered(tools, builtins)), *subagents, *known.extra}),
-        known.mcp_servers,
-        doc,
-        ctx.collector,
-        strict=ctx.strict,
-    )
+    offered = sorted({*(n for n, t in _offered(tools, builtins)), *subagents, *known.extra})
+    servers = known.mcp_servers
+    check_tools_policy(config.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
+    check_approval(config.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
     guardrails = overlay_guardrails(ctx.settings.guardrails, config.guardrails)
     check_guardrails(guardrails, model, False, ctx.settings, doc, ctx.collector)
     ctx.collector.raise_if_errors()
@@ -145,6 +146,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         limits=limits,
         tools_policy=config.tools_policy,
         guardrails=guardrails,
+        approval=config.approval,
         warnings=tuple(ctx.collector.warnings),
     )
 
@@ -409,6 +411,7 @@ class _Image:
             retry=declared.retry or self.config.tools.retry,
             tools=declared.tools,
             scope=declared.scope,
+            approval=declared.approval,
         )
 
     def inline_mcp(self, entry: InlineTool, register: bool = True) -> McpTool | None:

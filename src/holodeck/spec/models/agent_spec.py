@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.models.cases import TestCase
-from holodeck.spec.models.controls import Limits, ToolsPolicy
+from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import ModelSettings
@@ -120,6 +120,7 @@ class AgentSpec(_Frozen):
     )
     tools_policy: ToolsPolicy | None = None
     guardrails: Guardrails | None = None
+    approval: Approval | None = None
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:

@@ -230,6 +230,22 @@ class TestCase(Strict):
     evaluations: list[Metric] | None = Field(
         default=None, description="Replaces the agent's metrics for this case."
     )
+    approve: list[NonEmpty] | None = Field(
+        default=None,
+        description="Tools whose calls waiting for approval (`approval:`) this case approves.",
+    )
+    deny: list[NonEmpty] | None = Field(
+        default=None,
+        description="Tools whose calls waiting for approval this case denies (the model is "
+        "told); a call of a tool in neither list makes the case an ERROR.",
+    )
+
+    @model_validator(mode="after")
+    def _approve_or_deny(self) -> TestCase:
+        both = sorted(set(self.approve or []) & set(self.deny or []))
+        if both:
+            raise ValueError(f"{', '.join(both)}: in both `approve` and `deny`; give one")
+        return self
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> TestCase:

@@ -83,3 +83,21 @@ class ToolsPolicy(Strict):
         if self.allow is None:
             return True
         return any(fnmatchcase(n, p) for p in self.allow for n in names)
+
+
+class Approval(Strict):
+    """`approval:`: tools whose calls wait for a person's decision. Patterns are globs over
+    every tool name the agent has, as in `tools_policy` (`server.tool` for MCP tools). A
+    tool entry's own `approval: required` does the same for that tool."""
+
+    require: list[NonEmpty] = Field(
+        default_factory=list,
+        description="Calls of tools matching one of these wait for a person to approve "
+        "or deny them.",
+    )
+
+    def requires(self, name: str, *aliases: str) -> bool:
+        """Whether a call of this tool (`aliases`: other names it goes by) waits."""
+        from fnmatch import fnmatchcase
+
+        return any(fnmatchcase(n, p) for p in self.require for n in (name, *aliases))

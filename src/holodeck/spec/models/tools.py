@@ -12,6 +12,10 @@ from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
+# `approval: required` on a tool entry: each call waits for a person's decision
+ApprovalMode = Literal["required"]
+APPROVAL_HELP = "`required`: each call waits for a person to approve or deny it."
+
 
 class FunctionTool(Strict):
     """A Python function; its schema comes from type hints and the docstring, or from
@@ -25,6 +29,7 @@ class FunctionTool(Strict):
     file: NonEmpty = Field(description="Python file, relative to the agent's directory.")
     function: NonEmpty = Field(description="Function defined in `file`.")
     timeout: PositiveFloat | None = Field(default=None, description="Seconds per call.")
+    approval: ApprovalMode | None = Field(default=None, description=APPROVAL_HELP)
     parameters: dict[NonEmpty, dict[str, Any]] | None = Field(
         default=None,
         description="JSON Schema of each argument, by name: what the model is offered "
@@ -63,6 +68,7 @@ class PromptTool(Strict):
     model: ModelSettings | None = Field(
         default=None, description="Model for this prompt; defaults to the agent's."
     )
+    approval: ApprovalMode | None = Field(default=None, description=APPROVAL_HELP)
 
     @model_validator(mode="after")
     def _one_source(self) -> PromptTool:
@@ -335,6 +341,9 @@ class McpTool(Strict):
         description="agent: one server serves every conversation; session: each "
         "conversation gets its own (for servers that keep state per connection).",
     )
+    approval: ApprovalMode | None = Field(
+        default=None, description=APPROVAL_HELP + " (each of the server's tools)"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -369,6 +378,7 @@ class AgentTool(Strict):
     name: ToolName
     description: str | None = None
     path: NonEmpty = Field(description="agent.yaml, image directory, or image .tar.gz.")
+    approval: ApprovalMode | None = Field(default=None, description=APPROVAL_HELP)
 
 
 class A2ATool(Strict):
