@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import click
 
 import holodeck.runtime as runtime  # these two load their names on use: `deploy --help`
 import holodeck.server as server  # loads no model SDK or server framework
-from holodeck.cli.run_options import model_option
+from holodeck.cli.run_options import harness_option, model_option
 from holodeck.config.loader import load_agent
 from holodeck.errors import ConfigurationError
 
@@ -27,6 +28,7 @@ from holodeck.errors import ConfigurationError
     "memory.store sqlite, redis or postgres.",
 )
 @model_option
+@harness_option
 @click.option(
     "--allow-uploads/--no-uploads",
     default=None,
@@ -58,6 +60,8 @@ def deploy(
       curl -s localhost:8000/v1/chat -d '{"message": "Hi"}' -H 'Content-Type: application/json'
     """
 
+    # a served harness agent's shell and file tools are off unless the deployment allows them
+    os.environ["HOLODECK_SERVING"] = "1"
     targets = paths or (Path(),)
     specs = [load_agent(path) for path in targets]  # every problem before anything starts
     names = [spec.name for spec in specs]

@@ -52,6 +52,7 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
+from holodeck.runtime.harness import choose_harness
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
@@ -124,6 +125,16 @@ class Agent:
         if spec.response_format is not None:
             output_type = StructuredDict(spec.response_format, name="answer")
         model = self.model.model
+        if choose_harness(spec, self.options.model, self.options.env or {}):
+            from holodeck.runtime.harness._build import harness_model
+
+            model = harness_model(
+                spec,
+                self.options.model,
+                self.options.env or {},
+                instructions or None,
+                lambda: list(self._toolsets),
+            )
         if self.hosting.signals_first_request:
             model = SignallingModel(model)
         self._agent: PydanticAgent[None, Any] = PydanticAgent(

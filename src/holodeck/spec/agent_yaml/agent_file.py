@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.model_settings import ModelSettings
@@ -88,6 +89,11 @@ class AgentFile(Strict):
     )
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."
+    )
+    claude: ClaudeSettings | None = Field(
+        default=None,
+        description="Run the agent inside the Claude Agent SDK (the Claude Code CLI): its "
+        "loop, built-in tools and permission modes (docs/harnesses.md).",
     )
 
     @model_validator(mode="before")

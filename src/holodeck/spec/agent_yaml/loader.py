@@ -129,6 +129,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=agent.optimizer,
         limits=limits,
         tools_policy=agent.tools_policy,
+        claude=agent.claude,
+        harness="claude-sdk" if agent.claude is not None else None,
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -14,7 +14,7 @@ from typing import Any
 from holodeck.spec.controls_check import check_cost_caps, check_tools_policy
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
-from holodeck.spec.image.executor import ExecutorModel
+from holodeck.spec.image.executor import ExecutorModel, harness_settings
 from holodeck.spec.image.files import BuiltinConfig, ImageConfig, McpFile
 from holodeck.spec.image.inline_agents import build_inline_agent
 from holodeck.spec.image.inline_tools import InlineTool, mcp_file_data
@@ -138,6 +138,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         optimizer=config.optimizer,
         limits=limits,
         tools_policy=config.tools_policy,
+        harness=prepared.executor.harness if prepared.executor else None,
+        claude=harness_settings(prepared.executor),
         warnings=tuple(ctx.collector.warnings),
     )
 

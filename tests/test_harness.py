@@ -1,0 +1,283 @@
+"""The Claude Agent SDK harness, run for real: the SDK starts the Claude Code CLI (the
+native binary its wheel carries), pointed at a scripted Anthropic Messages server on
+127.0.0.1. Each test starts the CLI once per turn (about 1 s each), so the cases share
+turns where one turn can show several behaviours.
+
+Skipped, saying why, when the `claude` extra is not installed or the CLI cannot start."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from holodeck import Agent, RunOptions, load_agent
+from holodeck.errors import DefinitionError
+from holodeck.runtime import FinalMessage, ToolCallFinished
+from scripted_servers import AnthropicServer, Call, text, tool_calls
+from server_harness import agent_dir, deploy_process, function_tool
+
+REPO = Path(__file__).resolve().parents[1]
+NOTES_SERVER = Path(__file__).parent / "mcp_servers" / "notes.py"
+WEATHER = "def get_weather(city: str) -> str:\n    '''The weather in a city.'''\n    return f'sunny in {city}'\n"
+
+
+def _cli_problem() -> str | None:
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return "claude-agent-sdk is not installed (pip install 'holodeck[claude]')"
+    cli = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if not cli.is_file():
+        return f"the SDK's wheel carries no Claude Code CLI for this platform ({cli})"
+    ran = subprocess.run([str(cli), "--version"], capture_output=True, text=True, timeout=60)
+    if ran.returncode != 0:
+        return f"the Claude Code CLI does not start here: {ran.stderr.strip()[:200]}"
+    return None
+
+
+PROBLEM = _cli_problem()
+pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=PROBLEM or "")
+
+
+@pytest.fixture
+def server() -> Iterator[AnthropicServer]:
+    s = AnthropicServer().start()
+    yield s
+    s.stop()
+
+
+def claude_agent(root: Path, server: AnthropicServer, **fields: Any) -> Path:
+    model = {"provider": "anthropic", "name": "claude-sonnet-4-5", "endpoint": server.root}
+    return agent_dir(root, model={**model, "api_key": "x"}, **fields)
+
+
+def turn(agent: Agent, *prompts: str) -> list[list[Any]]:
+    async def main() -> list[list[Any]]:
+        async with agent, agent.session() as session:
+            return [[e async for e in session.run(p)] for p in prompts]
+
+    return asyncio.run(main())
+
+
+def finished(events: list[Any]) -> dict[str, ToolCallFinished]:
+    return {e.name: e for e in events if isinstance(e, ToolCallFinished)}
+
+
+def test_a_claude_agent_calls_its_python_tool_and_bash_in_its_own_directory_then_resumes(
+    tmp_path: Path, server: AnthropicServer
+) -> None:
+    root = claude_agent(
+        tmp_path / "a",
+        server,
+        claude={"bash": {"enabled": True}},
+        tools=[function_tool("get_weather")],
+        python=WEATHER,
+    )
+    server.script(
+        tool_calls(Call("mcp__holodeck__get_weather", {"city": "Oslo"})),
+        tool_calls(Call("Bash", {"command": "pwd > where.txt", "description": "where"})),
+        text("It is sunny in Oslo."),
+        text("Still sunny."),
+    )
+    first, second = turn(Agent(load_agent(root)), "Weather in Oslo?", "And now?")
+
+    calls = finished(first)
+    assert calls["get_weather"].result == "sunny in Oslo"  # ran here, through the MCP bridge
+    assert calls["Bash"].ok
+    answer = first[-1]
+    assert isinstance(answer, FinalMessage) and answer.text == "It is sunny in Oslo."
+    assert [c.name for c in answer.tool_calls] == ["get_weather", "Bash"]
+    # the CLI was offered the HoloDeck tool and Bash, nothing else of its own
+    offered = {t["name"] for t in server.requests[0].body["tools"]}
+    assert offered == {"mcp__holodeck__get_weather", "Bash"}
+    # the shell ran in a fresh directory of this session, not in the process's own
+    (written,) = (root / ".holodeck" / "work").glob("*/where.txt")
+    assert Path(written.read_text().strip()) == written.parent.resolve()
+    assert not (Path.cwd() / "where.txt").exists()
+    # the second turn resumed the CLI's session: the model saw the whole conversation
+    assert isinstance(second[-1], FinalMessage) and second[-1].text == "Still sunny."
+    history = json.dumps(server.requests[-1].body["messages"])
+    assert "Weather in Oslo?" in history and "sunny in Oslo" in history
+
+
+def test_in_default_mode_a_tool_the_agent_was_not_given_is_refused(
+    tmp_path: Path, server: AnthropicServer
+) -> None:
+    root = claude_agent(tmp_path / "a", server, claude={"permission_mode": "default"})
+    server.script(
+        tool_calls(Call("Bash", {"command": "touch pwned", "description": "x"})),
+        text("I may not run commands."),
+    )
+    (events,) = turn(Agent(load_agent(root)), "Run touch pwned")
+    refused = finished(events)["Bash"]
+    assert refused.error and not refused.ok
+    assert not list(root.rglob("pwned"))
+    assert "Bash" not in {t["name"] for t in server.requests[0].body["tools"]}
+
+
+def test_a_subagent_from_claude_agents_and_a_stdio_mcp_servers_tool_are_called(
+    tmp_path: Path, server: AnthropicServer
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.note").write_text("ship on friday")
+    mcp = {
+        "type": "mcp",
+        "name": "notes",
+        "command": sys.executable,
+        "args": [str(NOTES_SERVER), str(notes)],
+    }
+    critic = {"description": "Reviews plans", "prompt": "You are the CRITIC-7 reviewer."}
+    root = claude_agent(tmp_path / "a", server, claude={"agents": {"critic": critic}}, tools=[mcp])
+    server.script(
+        tool_calls(Call("mcp__holodeck__read_note", {"name": "plan"})),
+        tool_calls(
+            Call("Task", {"subagent_type": "critic", "description": "review", "prompt": "Review"})
+        ),
+        text("Risky but fine."),  # the critic's answer
+        text("The plan ships on friday; the critic agrees."),
+    )
+    (events,) = turn(Agent(load_agent(root)), "What is the plan?")
+    calls = finished(events)
+    assert calls["read_note"].result == "ship on friday"
+    assert calls["Task"].ok and "Risky but fine." in str(calls["Task"].result)
+    systems = [json.dumps(r.body.get("system")) for r in server.requests]
+    assert any("CRITIC-7" in s for s in systems)  # the sub-agent ran with its own prompt
+
+
+def holodeck(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "holodeck", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=180,
+    )
+
+
+def test_holodeck_test_checks_the_expected_tools_of_a_harness_agent(
+    tmp_path: Path, server: AnthropicServer
+) -> None:
+    case = {"name": "oslo", "input": "Weather in Oslo?", "expected_tools": ["get_weather"]}
+    root = claude_agent(
+        tmp_path / "a",
+        server,
+        claude={},
+        tools=[function_tool("get_weather")],
+        python=WEATHER,
+        test_cases=[case, {**case, "name": "lazy"}],
+        execution={"parallel_test_cases": 1},
+    )
+    server.script(
+        tool_calls(Call("mcp__holodeck__get_weather", {"city": "Oslo"})),
+        text("Sunny."),
+        text("No idea."),  # the second case answers without the tool
+    )
+    report = tmp_path / "report.json"
+    ran = holodeck("test", str(root), "-o", str(report))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    results = {r["name"]: r for r in json.loads(report.read_text())["results"]}
+    assert results["oslo"]["passed"] and not results["lazy"]["passed"]
+
+
+def test_deploy_streams_a_harness_turn_and_resumes_it_after_a_restart(
+    tmp_path: Path, server: AnthropicServer
+) -> None:
+    root = claude_agent(
+        tmp_path / "a",
+        server,
+        claude={"bash": {"enabled": True}},
+        memory={"store": "sqlite"},
+    )
+    server.script(
+        tool_calls(Call("Bash", {"command": "echo hi", "description": "x"})),
+        text("Served."),
+        text("Resumed."),
+    )
+    with (
+        deploy_process(str(root)) as (_, url),
+        httpx.stream(
+            "POST", url + "/v1/chat", json={"message": "hello", "stream": True}, timeout=120
+        ) as response,
+    ):
+        body = "".join(response.iter_text())
+    assert "Served." in body and "session_id" in body
+    # on deploy the shell is off unless deployment.harness_tools allows it
+    assert "Bash" not in {t["name"] for t in server.requests[0].body.get("tools", [])}
+    session = json.loads(body.split('"session_id": ')[1].split(",")[0].split("}")[0])
+    with deploy_process(str(root)) as (_, url):
+        answer = httpx.post(
+            url + "/v1/chat", json={"message": "again", "session_id": session}, timeout=120
+        ).json()
+    assert answer["message"] == "Resumed." if "message" in answer else "Resumed." in str(answer)
+    history = json.dumps(server.requests[-1].body["messages"])
+    assert "hello" in history and "Served." in history
+
+
+IMAGE = {
+    "spec_version": 1,
+    "name": "lead",
+    "executor": {"model": "anthropic/claude-sonnet-4-5", "config": {"harness": "claude-sdk"}},
+    "tools": {"agents": ["coder"]},
+}
+CODER = {
+    "spec_version": 1,
+    "name": "coder",
+    "executor": {"model": "anthropic/claude-sonnet-4-5", "config": {"harness": "codex"}},
+}
+
+
+def image(root: Path) -> Path:
+    (root / "agents" / "coder").mkdir(parents=True)
+    (root / "config.yaml").write_text(yaml.safe_dump(IMAGE))
+    (root / "AGENTS.md").write_text("You lead.")
+    (root / "agents" / "coder" / "config.yaml").write_text(yaml.safe_dump(CODER))
+    (root / "agents" / "coder" / "AGENTS.md").write_text("You code.")
+    return root
+
+
+def test_an_image_with_codex_subagents_needs_harness_none_and_then_runs(tmp_path: Path) -> None:
+    root = image(tmp_path / "img")
+    spec = load_agent(root)
+    assert spec.harness == "claude-sdk" and spec.subagents["coder"].harness == "codex"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "x"}
+    with pytest.raises(DefinitionError, match="--harness none"):
+        Agent(spec, RunOptions(env={k: v for k, v in env.items() if k != "HOLODECK_HARNESS"}))
+    refused = holodeck("chat", str(root), "--model", "test", env={"ANTHROPIC_API_KEY": "x"})
+    assert refused.returncode != 0 and "--harness none" in refused.stdout + refused.stderr
+    ran = holodeck(
+        "test", str(root), "--model", "test", "--harness", "none", env={"ANTHROPIC_API_KEY": "x"}
+    )
+    assert "--harness none" not in ran.stdout + ran.stderr or ran.returncode == 0, ran.stderr
+    answer = asyncio.run(
+        Agent(spec, RunOptions(model="test", env={**env, "HOLODECK_HARNESS": "none"})).answer(
+            "Ask the coder. /call coder"
+        )
+    )
+    assert [c.name for c in answer.tool_calls] == ["coder"]
+
+
+def test_a_non_claude_model_override_needs_harness_none(tmp_path: Path) -> None:
+    root = agent_dir(
+        tmp_path / "a",
+        model={"provider": "anthropic", "name": "claude-sonnet-4-5", "api_key": "x"},
+        claude={},
+    )
+    spec = load_agent(root)
+    with pytest.raises(DefinitionError, match="needs a Claude model"):
+        Agent(spec, RunOptions(model="test", env={}))
+    answer = asyncio.run(
+        Agent(spec, RunOptions(model="test", env={"HOLODECK_HARNESS": "none"})).answer("hi")
+    )
+    assert answer.text
