@@ -140,23 +140,25 @@ def test_a_subagent_from_claude_agents_and_a_stdio_mcp_servers_tool_are_called(
     critic = {"description": "Reviews plans", "prompt": "You are the CRITIC-7 reviewer."}
     root = claude_agent(tmp_path / "a", server, claude={"agents": {"critic": critic}}, tools=[mcp])
     server.script(
-        tool_calls(Call("mcp__holodeck__read_note", {"name": "plan"})),
+        tool_calls(Call("mcp__holodeck__notes_read_note", {"name": "plan"})),
         tool_calls(
-            Call("Task", {"subagent_type": "critic", "description": "review", "prompt": "Review"})
+            Call("Agent", {"subagent_type": "critic", "description": "review", "prompt": "Review"})
         ),
         text("Risky but fine."),  # the critic's answer
         text("The plan ships on friday; the critic agrees."),
     )
     (events,) = turn(Agent(load_agent(root)), "What is the plan?")
     calls = finished(events)
-    assert calls["read_note"].result == "ship on friday"
-    assert calls["Task"].ok and "Risky but fine." in str(calls["Task"].result)
+    assert calls["notes_read_note"].result == "ship on friday"  # the server's tool, run here
+    assert calls["Agent"].ok and "Risky but fine." in str(calls["Agent"].result)
+    assert events[-1].text == "The plan ships on friday; the critic agrees."
     systems = [json.dumps(r.body.get("system")) for r in server.requests]
     assert any("CRITIC-7" in s for s in systems)  # the sub-agent ran with its own prompt
 
 
 def holodeck(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
+    path = os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])
+    environment = {**os.environ, "PYTHONPATH": path, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "holodeck", *args],
         capture_output=True,
@@ -187,8 +189,8 @@ def test_holodeck_test_checks_the_expected_tools_of_a_harness_agent(
     report = tmp_path / "report.json"
     ran = holodeck("test", str(root), "-o", str(report))
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    results = {r["name"]: r for r in json.loads(report.read_text())["results"]}
-    assert results["oslo"]["passed"] and not results["lazy"]["passed"]
+    results = {c["name"]: c["status"] for c in json.loads(report.read_text())["cases"]}
+    assert results == {"oslo": "pass", "lazy": "fail"}
 
 
 def test_deploy_streams_a_harness_turn_and_resumes_it_after_a_restart(

@@ -52,7 +52,7 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
-from holodeck.runtime.harness import choose_harness
+from holodeck.runtime.harness import check_harnesses, choose_harness
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
@@ -125,6 +125,7 @@ class Agent:
         if spec.response_format is not None:
             output_type = StructuredDict(spec.response_format, name="answer")
         model = self.model.model
+        check_harnesses(spec, self.options.model, self.options.env or {})
         if choose_harness(spec, self.options.model, self.options.env or {}):
             from holodeck.runtime.harness._build import harness_model
 

@@ -7,6 +7,6 @@ limits, traces, chat, test and deploy therefore consume it unchanged.
 
 `choose_harness` decides whether an agent runs in a harness for this run."""
 
-from holodeck.runtime.harness._choice import HARNESS_ENV, choose_harness
+from holodeck.runtime.harness._choice import HARNESS_ENV, check_harnesses, choose_harness
 
-__all__ = ["HARNESS_ENV", "choose_harness"]
+__all__ = ["HARNESS_ENV", "check_harnesses", "choose_harness"]

@@ -46,6 +46,15 @@ def choose_harness(spec: AgentSpec, model_override: object, env: Mapping[str, st
     return True
 
 
+def check_harnesses(spec: AgentSpec, model_override: object, env: Mapping[str, str]) -> None:
+    """Refuse now, not at the first call, a sub-agent (at any depth) whose harness this
+    run cannot honour."""
+    for sub in spec.subagents.values():
+        if sub.harness is not None and env.get(HARNESS_ENV) != "none":
+            choose_harness(sub, model_override, env)
+        check_harnesses(sub, model_override, env)
+
+
 def _claude_model(override: object) -> bool:
     if not isinstance(override, str):
         return False

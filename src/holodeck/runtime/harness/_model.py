@@ -194,7 +194,7 @@ class HarnessStream(StreamedResponse):
                 continue  # HoloDeck's own tools report themselves when they run
             turn = self._turn_of(message.parent_tool_use_id)
             self._calls[block.id] = (block.name, dict(block.input), time.perf_counter(), turn)
-            _observe(turn, lambda: TURN_OBSERVER.started(block.id, block.name, dict(block.input)))
+            _observe(turn, TURN_OBSERVER.started, block.id, block.name, dict(block.input))
             if block.name in _SUBAGENT_TOOLS and turn is not None:
                 agent = str(block.input.get("subagent_type") or "agent")
                 self._subagents[block.id] = turn.nested(agent, block.id)
@@ -211,12 +211,8 @@ class HarnessStream(StreamedResponse):
             result = _text(block.content)
             error = result or "refused" if block.is_error else None
             ms = (time.perf_counter() - started) * 1000
-            _observe(
-                turn,
-                lambda: TURN_OBSERVER.finished(
-                    block.tool_use_id, name, args, None if error else result, error, ms
-                ),
-            )
+            output = None if error else result
+            _observe(turn, TURN_OBSERVER.finished, block.tool_use_id, name, args, output, error, ms)
 
     def _turn_of(self, parent: str | None) -> Turn | None:
         if parent is None:
@@ -268,13 +264,13 @@ class HarnessStream(StreamedResponse):
         return self._timestamp
 
 
-def _observe(turn: Turn | None, report: Callable[[], None]) -> None:
+def _observe(turn: Turn | None, report: Callable[..., None], *args: Any) -> None:
     """Report into `turn` (a sub-agent's nested turn, or the top one)."""
     if turn is None:
         return
     token = CURRENT_TURN.set(turn)
     try:
-        report()
+        report(*args)
     finally:
         CURRENT_TURN.reset(token)
 

@@ -19,6 +19,8 @@ QUIET = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
     "ENABLE_TOOL_SEARCH": "false",
+    # a sub-agent answers within the turn that asked it, not in a later one
+    "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1",
 }
 _PERMISSION_MODES = {"manual": "default", "acceptAll": "bypassPermissions"}
 # what each auth provider passes to the CLI, besides the allow-listed environment
@@ -93,8 +95,13 @@ class HarnessPlan:
         if c.bash is not None:
             disallowed += [f"Bash({command}:*)" for command in c.bash.excluded_commands]
         agents = {
+            # in the foreground: the turn ends with the sub-agent's answer in it
             name: AgentDefinition(
-                description=a.description, prompt=a.prompt, tools=a.tools, model=a.model
+                description=a.description,
+                prompt=a.prompt,
+                tools=a.tools,
+                model=a.model,
+                background=False,
             )
             for name, a in (c.agents or {}).items()
         }
@@ -110,7 +117,7 @@ class HarnessPlan:
             system_prompt=self.instructions or "",
             mcp_servers={SERVER_NAME: mcp_server} if tool_names else {},
             strict_mcp_config=True,
-            permission_mode=_PERMISSION_MODES.get(c.permission_mode, c.permission_mode),  # type: ignore[arg-type]
+            permission_mode=self.permission_mode(),  # type: ignore[arg-type]
             resume=session if resume else None,
             session_id=None if resume else session,
             max_turns=c.max_turns,
@@ -125,6 +132,14 @@ class HarnessPlan:
             effort=c.effort,
             max_thinking_tokens=thinking.budget_tokens if thinking and thinking.enabled else None,
         )
+
+    def permission_mode(self) -> str:
+        """The SDK's mode; an unchecked one only when the definition acknowledged it."""
+        c = self.claude
+        mode = _PERMISSION_MODES.get(c.permission_mode, c.permission_mode)
+        if mode == "bypassPermissions" and not c.i_understand_this_is_unsafe:
+            return "default"
+        return mode
 
     def environment(self) -> dict[str, str]:
         """The CLI's environment: the allow-listed variables, the credentials its auth

@@ -47,7 +47,7 @@ def harness_settings(executor: ExecutorModel | None) -> ClaudeSettings | None:
     if executor is None or executor.harness not in CLAUDE_HARNESSES:
         return None
     mode = executor.permission_mode or "default"
-    return ClaudeSettings(permission_mode=mode, max_turns=executor.max_iterations)  # type: ignore[arg-type]
+    return ClaudeSettings(permission_mode=mode, max_turns=executor.max_iterations)
 
 
 def read_executor(raw: Any, report: Report, base: FieldPath = ()) -> ExecutorModel | None:
