@@ -82,14 +82,18 @@ def test_a_claude_agent_calls_its_python_tool_and_bash_in_its_own_directory_then
         claude={"bash": {"enabled": True}},
         tools=[function_tool("get_weather")],
         python=WEATHER,
+        memory={"max_messages": 2},
     )
     server.script(
         tool_calls(Call("mcp__holodeck__get_weather", {"city": "Oslo"})),
         tool_calls(Call("Bash", {"command": "pwd > where.txt", "description": "where"})),
         text("It is sunny in Oslo."),
         text("Still sunny."),
+        text("Third answer."),
     )
-    first, second = turn(Agent(load_agent(root)), "Weather in Oslo?", "And now?")
+    first, second, third = turn(
+        Agent(load_agent(root)), "Weather in Oslo?", "And now?", "One more?"
+    )
 
     calls = finished(first)
     assert calls["get_weather"].result == "sunny in Oslo"  # ran here, through the MCP bridge
@@ -106,8 +110,15 @@ def test_a_claude_agent_calls_its_python_tool_and_bash_in_its_own_directory_then
     assert not (Path.cwd() / "where.txt").exists()
     # the second turn resumed the CLI's session: the model saw the whole conversation
     assert isinstance(second[-1], FinalMessage) and second[-1].text == "Still sunny."
-    history = json.dumps(server.requests[-1].body["messages"])
+    history = json.dumps(server.requests[3].body["messages"])
     assert "Weather in Oslo?" in history and "sunny in Oslo" in history
+    # memory.max_messages: 2 kept only the second turn, so the third started a new CLI
+    # session given those two messages, and the first turn is gone
+    assert isinstance(third[-1], FinalMessage) and third[-1].text == "Third answer."
+    (asked,) = server.requests[4].body["messages"]
+    context = json.dumps(asked)
+    assert "And now?" in context and "Still sunny." in context and "One more?" in context
+    assert "Weather in Oslo?" not in context
 
 
 def test_in_default_mode_a_tool_the_agent_was_not_given_is_refused(
