@@ -257,6 +257,9 @@ def image(root: Path) -> Path:
     (root / "AGENTS.md").write_text("You lead.")
     (root / "agents" / "coder" / "config.yaml").write_text(yaml.safe_dump(CODER))
     (root / "agents" / "coder" / "AGENTS.md").write_text("You code.")
+    (root / "tests").mkdir()
+    case = {"name": "delegates", "input": "Ask the coder.", "expected_tools": ["coder"]}
+    (root / "tests" / "smoke.yaml").write_text(yaml.safe_dump({"test_cases": [case]}))
     return root
 
 
@@ -267,12 +270,14 @@ def test_an_image_with_codex_subagents_needs_harness_none_and_then_runs(tmp_path
     env = {**os.environ, "ANTHROPIC_API_KEY": "x"}
     with pytest.raises(DefinitionError, match="--harness none"):
         Agent(spec, RunOptions(env={k: v for k, v in env.items() if k != "HOLODECK_HARNESS"}))
-    refused = holodeck("chat", str(root), "--model", "test", env={"ANTHROPIC_API_KEY": "x"})
-    assert refused.returncode != 0 and "--harness none" in refused.stdout + refused.stderr
+    refused = holodeck("test", str(root), "--model", "test", env={"ANTHROPIC_API_KEY": "x"})
+    assert refused.returncode == 2 and "harness `codex`" in refused.stderr
+    assert "--harness none" in refused.stderr
     ran = holodeck(
         "test", str(root), "--model", "test", "--harness", "none", env={"ANTHROPIC_API_KEY": "x"}
     )
-    assert "--harness none" not in ran.stdout + ran.stderr or ran.returncode == 0, ran.stderr
+    assert ran.returncode == 0, ran.stdout + ran.stderr  # the offline model called the coder
+    assert "dropped: its built-in tools" in ran.stderr
     answer = asyncio.run(
         Agent(spec, RunOptions(model="test", env={**env, "HOLODECK_HARNESS": "none"})).answer(
             "Ask the coder. /call coder"
