@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
-from holodeck.errors import DefinitionError
+from holodeck.errors import ConfigurationError, DefinitionError
 from holodeck.runtime.harness._model import ClaudeHarnessModel
 from holodeck.runtime.harness._sdk_options import HarnessPlan
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -24,6 +25,12 @@ def harness_model(
     instructions: str | None,
     toolsets: Callable[[], list[AbstractToolset[Any]]],
 ) -> ClaudeHarnessModel:
+    if importlib.util.find_spec("claude_agent_sdk") is None:  # the extra is not installed
+        raise ConfigurationError(
+            f"{spec.name} runs in the Claude Agent SDK harness, which is not installed",
+            hint="pip install 'holodeck[claude]', or pass --harness none to run it in "
+            "HoloDeck's own loop",
+        )
     if spec.response_format is not None:
         raise DefinitionError(
             f"{spec.name}: `response_format` cannot be asked of the Claude harness; remove "

@@ -31,7 +31,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RequestUsage, RunUsage
 
-from holodeck.errors import ConfigurationError, ModelOutputError
+from holodeck.errors import ModelOutputError
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER, Turn
 from holodeck.runtime.harness._bridge import tools_server
 from holodeck.runtime.harness._sdk_options import SERVER_NAME, HarnessPlan
@@ -131,14 +131,8 @@ def _transcript(messages: Sequence[ModelMessage]) -> str:
 
 
 async def _cli_turn(options: Any, prompt: str) -> AsyncIterator[Any]:
-    try:
-        from claude_agent_sdk import ClaudeSDKClient
-        from claude_agent_sdk._errors import CLIConnectionError, ProcessError
-    except ImportError:  # the extra is not installed
-        raise ConfigurationError(
-            "this agent runs in the Claude Agent SDK harness, which is not installed",
-            hint="pip install 'holodeck[claude]' (or pass --harness none)",
-        ) from None
+    from claude_agent_sdk import ClaudeSDKClient, CLIConnectionError, ProcessError
+
     try:
         async with ClaudeSDKClient(options) as client:
             await client.query(prompt)
