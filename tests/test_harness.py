@@ -224,18 +224,35 @@ def test_deploy_streams_a_harness_turn_and_resumes_it_after_a_restart(
             "POST", url + "/v1/chat", json={"message": "hello", "stream": True}, timeout=120
         ) as response,
     ):
-        body = "".join(response.iter_text())
-    assert "Served." in body and "session_id" in body
-    # on deploy the shell is off unless deployment.harness_tools allows it
+        events = sse_events(response.iter_lines())
+    names = [name for name, _ in events]
+    assert names[0] == "session" and names[-1] == "final" and "text" in names
+    # on deploy the shell is off unless deployment.harness_tools allows it: refused
+    (bash,) = [data for name, data in events if name == "tool_call_finished"]
+    assert bash["name"] == "Bash" and bash["error"]
     assert "Bash" not in {t["name"] for t in server.requests[0].body.get("tools", [])}
-    session = json.loads(body.split('"session_id": ')[1].split(",")[0].split("}")[0])
-    with deploy_process(str(root)) as (_, url):
+    final = events[-1][1]
+    assert final["response"] == "Served."
+    with deploy_process(str(root)) as (_, url):  # a new process: the SQLite store remains
         answer = httpx.post(
-            url + "/v1/chat", json={"message": "again", "session_id": session}, timeout=120
+            url + "/v1/chat",
+            json={"message": "again", "session_id": final["session_id"]},
+            timeout=120,
         ).json()
-    assert answer["message"] == "Resumed." if "message" in answer else "Resumed." in str(answer)
+    assert answer["response"] == "Resumed."
     history = json.dumps(server.requests[-1].body["messages"])
     assert "hello" in history and "Served." in history
+
+
+def sse_events(lines: Iterator[str]) -> list[tuple[str, dict[str, Any]]]:
+    events: list[tuple[str, dict[str, Any]]] = []
+    name = ""
+    for line in lines:
+        if line.startswith("event:"):
+            name = line.partition(":")[2].strip()
+        elif line.startswith("data:"):
+            events.append((name, json.loads(line.partition(":")[2])))
+    return events
 
 
 IMAGE = {
