@@ -1,6 +1,7 @@
 """Model settings written the shipped HoloDeck's way: provider entries in config.yaml
 that carry the model and its sampling settings, `auth_provider`, and the `claude:` /
-`openai:` blocks that configured its other agent backends.
+`openai:` blocks that configured its other agent backends (`claude:` selects the Claude
+Agent SDK harness here and keeps its fields; `openai:` is translated or refused).
 
 What means something here is translated before validation; what does not is left in
 place, so validation reports it at its own line with `refused()`'s message instead of
