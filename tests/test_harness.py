@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -128,12 +129,25 @@ def test_in_default_mode_a_tool_the_agent_was_not_given_is_refused(
     server.script(
         tool_calls(Call("Bash", {"command": "touch pwned", "description": "x"})),
         text("I may not run commands."),
+        text("Still no."),
     )
-    (events,) = turn(Agent(load_agent(root)), "Run touch pwned")
+
+    async def main() -> list[list[Any]]:
+        async with Agent(load_agent(root)) as agent, agent.session() as session:
+            first = [e async for e in session.run("Run touch pwned")]
+            # the CLI's transcript is not here (another machine): a new CLI session
+            # starts from HoloDeck's kept messages
+            shutil.rmtree(root / ".holodeck" / "claude")
+            return [first, [e async for e in session.run("Please?")]]
+
+    events, again = asyncio.run(main())
     refused = finished(events)["Bash"]
     assert refused.error and not refused.ok
     assert not list(root.rglob("pwned"))
     assert "Bash" not in {t["name"] for t in server.requests[0].body["tools"]}
+    assert isinstance(again[-1], FinalMessage) and again[-1].text == "Still no."
+    (asked,) = server.requests[-1].body["messages"]
+    assert "Run touch pwned" in json.dumps(asked) and "I may not run commands." in json.dumps(asked)
 
 
 def test_a_subagent_from_claude_agents_and_a_stdio_mcp_servers_tool_are_called(

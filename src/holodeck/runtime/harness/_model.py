@@ -76,6 +76,8 @@ class ClaudeHarnessModel(Model):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse, None]:
         prompt, session, resume = conversation(messages)
+        if resume and not self.plan.has_transcript(session):  # kept by another machine
+            prompt, session, resume = conversation(messages, whole=False)
         ctx = run_context or RunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
         server, names = await tools_server(self._toolsets(), ctx)
         options = self.plan.options(session, resume, server, names)
@@ -88,16 +90,17 @@ class ClaudeHarnessModel(Model):
         yield stream
 
 
-def conversation(messages: Sequence[ModelMessage]) -> tuple[str, str, bool]:
+def conversation(messages: Sequence[ModelMessage], *, whole: bool = True) -> tuple[str, str, bool]:
     """The prompt for the CLI, its session id, and whether to resume that session. The
     CLI's own session resumes when HoloDeck's history is whole (nothing trimmed by
-    `memory.max_messages`); otherwise a new session starts with the kept messages."""
+    `memory.max_messages`); otherwise (or with `whole=False`: the CLI's transcript is not
+    here) a new session starts with the kept messages."""
     *prior, last = messages
     prompt = _user_text(last)
     for message in reversed(prior):
         details = message.provider_details if isinstance(message, ModelResponse) else None
         if details and SESSION_KEY in details:
-            if details.get(LENGTH_KEY) == len(prior):
+            if whole and details.get(LENGTH_KEY) == len(prior):
                 return prompt, str(details[SESSION_KEY]), True
             break
     if prior:

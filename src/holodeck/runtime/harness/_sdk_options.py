@@ -59,6 +59,18 @@ class HarnessPlan:
         path.mkdir(parents=True, exist_ok=True)
         return path.resolve()
 
+    @property
+    def state_directory(self) -> Path:
+        """The CLI's configuration directory (its transcripts), kept beside the agent."""
+        return self.root / ".holodeck" / "claude"
+
+    def has_transcript(self, session: str) -> bool:
+        """Whether the CLI can resume `session` here (with the user's own Claude Code
+        settings, the CLI's directory is theirs: assumed so)."""
+        if self.claude.setting_sources:
+            return True
+        return any((self.state_directory / "projects").glob(f"*/{session}.jsonl"))
+
     def builtin_tools(self) -> list[str]:
         """The CLI's own tools this agent is given (none unless turned on)."""
         c = self.claude
@@ -155,7 +167,7 @@ class HarnessPlan:
             own["ANTHROPIC_BASE_URL"] = self.base_url
         sources = self.claude.setting_sources or []
         if not sources:  # the user's own Claude Code settings stay out
-            state = self.root / ".holodeck" / "claude"
+            state = self.state_directory
             state.mkdir(parents=True, exist_ok=True)
             own["CLAUDE_CONFIG_DIR"] = str(state.resolve())
         child = child_environment(self.env, {**own, **QUIET})
