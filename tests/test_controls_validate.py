@@ -98,7 +98,7 @@ def test_the_shipped_holodeck_budget_fallback_and_tool_lists_become_controls(
     write: Write,
 ) -> None:
     claude = (
-        "claude:\n  max_budget_usd: 2.5\n  fallback_model: anthropic/claude-haiku-4-5\n"
+        "openai:\n  max_budget_usd: 2.5\n  fallback_model: anthropic/claude-haiku-4-5\n"
         "  allowed_tools: [lookup, mcp__files__read]\n  disallowed_tools: [secret]\n"
     )
     root = write({"agent.yaml": HEAD + claude, "tools.py": TOOLS})

@@ -273,17 +273,24 @@ def test_auth_provider_other_than_api_key_is_refused_at_its_line(write: Write) -
 
 
 def test_backend_block_settings_with_a_meaning_here_carry_over(write: Write) -> None:
-    root = write({"agent.yaml": agent(claude={"max_turns": 7, "effort": "high"})})
+    root = write({"agent.yaml": agent(openai={"max_turns": 7, "effort": "high"})})
     spec = load_agent(root)
     assert spec.execution.max_tool_iterations == 7
     assert spec.model is not None and spec.model.reasoning_effort == "high"
 
 
+def test_a_claude_block_selects_the_claude_harness_with_its_own_settings(write: Write) -> None:
+    block = {"max_turns": 7, "effort": "max", "web_search": True, "max_concurrent_sessions": 3}
+    spec = load_agent(write({"agent.yaml": agent(claude=block)}))
+    assert spec.harness == "claude-sdk" and spec.claude is not None
+    assert spec.claude.max_turns == 7 and spec.claude.effort == "max" and spec.claude.web_search
+    assert spec.execution.max_tool_iterations != 7  # the harness counts its own turns
+    assert spec.deployment is not None and spec.deployment.max_concurrent_turns == 3
+
+
 def test_backend_block_settings_without_one_are_refused(write: Write) -> None:
-    root = write({"agent.yaml": agent(claude={"max_turns": 7, "web_search": True})})
-    message = refusal(root)
-    assert "`claude:`" in message and "`web_search`: add a search MCP server" in message
-    assert "`max_turns`" not in message.split("carry over.")[1]  # it carried over
+    message = refusal(write({"agent.yaml": agent(claude={"turbo": True})}))
+    assert "claude.turbo" in message
 
     message = refusal(write({"agent.yaml": agent(openai={"effort": "max"})}))
     assert (

@@ -128,8 +128,8 @@ def test_executor_model_alone_is_enough(write: Write) -> None:
 @pytest.mark.parametrize(
     ("executor", "words"),
     [
-        ("{config: {harness: claude-sdk}}", "harness `claude-sdk` runs the agent inside"),
-        ("{type: claude_sdk, model: anthropic/claude-sonnet-4-5}", "Claude Agent SDK"),
+        ("{config: {harness: ''}}", "`harness` must be a harness name"),
+        ("{config: {permission_mode: bypassPermissions}}", "an image cannot acknowledge"),
         ("{model: openai/gpt-4o, profile: prod}", "Databricks credentials profile"),
         ("{model: openai/gpt-4o, timeout: 60}", "limits a whole Omnigent run"),
         ("{model: openai/gpt-4o, context_window: 8000}", "compaction"),

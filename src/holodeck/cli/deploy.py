@@ -10,7 +10,7 @@ import click
 
 import holodeck.runtime as runtime  # these two load their names on use: `deploy --help`
 import holodeck.server as server  # loads no model SDK or server framework
-from holodeck.cli.run_options import model_option
+from holodeck.cli.run_options import harness_option, model_option
 from holodeck.config.loader import load_agent
 from holodeck.deploy_targets.build_context import IN_IMAGE_VAR
 from holodeck.errors import ConfigurationError
@@ -30,6 +30,7 @@ from holodeck.spec.models.agent_spec import AgentSpec
     "memory.store sqlite, redis or postgres.",
 )
 @model_option
+@harness_option
 @click.option(
     "--allow-uploads/--no-uploads",
     default=None,
@@ -129,6 +130,8 @@ def deploy(
         )
         return
 
+    # a served harness agent's shell and file tools are off unless the deployment allows them
+    os.environ["HOLODECK_SERVING"] = "1"
     targets = paths or (Path(),)
     specs = [load_agent(path) for path in targets]  # every problem before anything starts
     names = [spec.name for spec in specs]

@@ -3,6 +3,7 @@ write a test report (`test`, `test merge`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,11 +35,30 @@ model_option = click.option(
 )
 
 
+def _harness(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # the runtime reads it from the environment, so a server's worker processes see it too
+    if value == "none":
+        os.environ["HOLODECK_HARNESS"] = "none"
+    return value
+
+
+harness_option = click.option(
+    "--harness",
+    type=click.Choice(["none"]),
+    callback=_harness,
+    expose_value=False,
+    help="`none`: run agents that ask for a harness (claude:, an image's claude-sdk, "
+    "codex...) in HoloDeck's own loop, without the harness's built-in tools and "
+    "permission modes (docs/harnesses.md).",
+)
+
+
 def run_options(function: F) -> F:
-    """`--model`, `--record` and `--replay`."""
+    """`--model`, `--harness`, `--record` and `--replay`."""
     for option in reversed(
         (
             model_option,
+            harness_option,
             click.option(
                 "--record",
                 type=click.Path(dir_okay=False, path_type=Path),

@@ -61,6 +61,7 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
+from holodeck.runtime.harness import check_harnesses, choose_harness
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
@@ -136,6 +137,17 @@ class Agent:
         if self._needs_approval is not None:  # a run may end paused on calls to approve
             output_type = [output_type, DeferredToolRequests]
         model = self.model.model
+        check_harnesses(spec, self.options.model, self.options.env or {})
+        if choose_harness(spec, self.options.model, self.options.env or {}):
+            from holodeck.runtime.harness._build import harness_model
+
+            model = harness_model(
+                spec,
+                self.options.model,
+                self.options.env or {},
+                instructions or None,
+                lambda: list(self._toolsets),
+            )
         if self.hosting.signals_first_request:
             model = SignallingModel(model)
         self._agent: PydanticAgent[None, Any] = PydanticAgent(

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
@@ -99,6 +100,11 @@ class AgentFile(Strict):
         default=None,
         description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
         "person to approve or deny them.",
+    )
+    claude: ClaudeSettings | None = Field(
+        default=None,
+        description="Run the agent inside the Claude Agent SDK (the Claude Code CLI): its "
+        "loop, built-in tools and permission modes (docs/harnesses.md).",
     )
 
     @model_validator(mode="before")

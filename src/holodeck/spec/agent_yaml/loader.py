@@ -144,6 +144,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         tools_policy=agent.tools_policy,
         guardrails=guardrails,
         approval=agent.approval,
+        claude=agent.claude,
+        harness="claude-sdk" if agent.claude is not None else None,
         warnings=tuple(ctx.collector.warnings),
     )
 

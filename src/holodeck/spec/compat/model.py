@@ -1,6 +1,7 @@
 """Model settings written the shipped HoloDeck's way: provider entries in config.yaml
 that carry the model and its sampling settings, `auth_provider`, and the `claude:` /
-`openai:` blocks that configured its other agent backends.
+`openai:` blocks that configured its other agent backends (`claude:` selects the Claude
+Agent SDK harness here and keeps its fields; `openai:` is translated or refused).
 
 What means something here is translated before validation; what does not is left in
 place, so validation reports it at its own line with `refused()`'s message instead of
@@ -135,34 +136,58 @@ def _filled(model: Any, settings: Settings) -> Any:
 
 
 def translate_backend_blocks(data: Any) -> Any:
-    """`claude:` and `openai:` settings that mean something here, moved where they live
-    here; what is left stays in the block and is refused."""
+    """`claude:` selects the Claude Agent SDK harness (as does `model.backend: claude`),
+    which takes the shipped HoloDeck's fields itself; `model.auth_provider` joins it. The
+    `openai:` block's settings that mean something here are moved where they live here;
+    what is left stays in the block and is refused."""
     if not isinstance(data, dict):
         return data
     out = dict(data)
-    for block_name in ("claude", "openai"):
-        block = out.get(block_name)
-        if not isinstance(block, dict):
-            continue
+    model = out.get("model")
+    if isinstance(model, dict) and model.get("backend") == "claude":
+        out["model"] = model = {k: v for k, v in model.items() if k != "backend"}
+        out.setdefault("claude", {})
+    if isinstance(out.get("claude"), dict):
+        out["claude"] = _claude_block(out, dict(out["claude"]))
+    block = out.get("openai")
+    if isinstance(block, dict):
         left = dict(block)
-        move_controls(block_name, left, out)
-        for key, (section, field) in BACKEND_MAPPED.items():
-            target = out.get(section, {})
-            if key not in left or not isinstance(target, dict):
-                continue
-            if key == "effort" and left[key] not in ("low", "medium", "high"):
-                continue  # `max` has no equal here: refused with the block's message
-            if field in target:
-                raise ValueError(
-                    f"give `{section}.{field}` or `{block_name}.{key}`, not both "
-                    f"(`{block_name}.{key}` is `{section}.{field}` here)"
-                )
-            out[section] = {**target, field: left.pop(key)}
+        move_controls("openai", left, out)
+        _move_mapped("openai", left, out)
         if left:
-            out[block_name] = left
+            out["openai"] = left
         else:
-            del out[block_name]
+            del out["openai"]
     return out
+
+
+def _claude_block(out: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
+    """The harness's own settings stay; `max_concurrent_sessions` is the server's and
+    `auth_provider` moves in from `model:`."""
+    if "max_concurrent_sessions" in block:
+        _move_mapped("claude", block, out, only="max_concurrent_sessions")
+    model = out.get("model")
+    if isinstance(model, dict) and "auth_provider" in model:
+        block.setdefault("auth_provider", model["auth_provider"])
+        out["model"] = {k: v for k, v in model.items() if k != "auth_provider"}
+    return block
+
+
+def _move_mapped(
+    block_name: str, left: dict[str, Any], out: dict[str, Any], only: str | None = None
+) -> None:
+    for key, (section, field) in BACKEND_MAPPED.items():
+        target = out.get(section, {})
+        if key not in left or not isinstance(target, dict) or (only and key != only):
+            continue
+        if key == "effort" and left[key] not in ("low", "medium", "high"):
+            continue  # `max` has no equal here: refused with the block's message
+        if field in target:
+            raise ValueError(
+                f"give `{section}.{field}` or `{block_name}.{key}`, not both "
+                f"(`{block_name}.{key}` is `{section}.{field}` here)"
+            )
+        out[section] = {**target, field: left.pop(key)}
 
 
 def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | None:
@@ -186,7 +211,7 @@ def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | 
             "move each entry into the `tools:` of the agent.yaml that uses it, as "
             "`{type: mcp, name: ..., command: ..., args: [...]}`",
         )
-    if key in ("claude", "openai") and "AgentFile" in models and isinstance(value, dict):
+    if key == "openai" and "AgentFile" in models and isinstance(value, dict):
         return _backend_block(key, value)
     return None
 
@@ -210,7 +235,7 @@ def _auth_provider(value: Any) -> tuple[str, str]:
 
 
 def _backend_block(block_name: str, block: dict[str, Any]) -> tuple[str, str]:
-    backend = "Claude Agent SDK" if block_name == "claude" else "OpenAI Agents SDK"
+    backend = "OpenAI Agents SDK"
     mapped = ", ".join(
         [f"`{k}` (is `{s}.{f}`)" for k, (s, f) in BACKEND_MAPPED.items()]
         + [f"`{k}` (is `{t}`)" for k, t in CONTROL_KEYS.items()]

@@ -2,9 +2,10 @@
 
 Omnigent images name their model in `executor.model` (the older `llm.model` is lifted
 into it there) and choose a harness that runs the agent loop. HoloDeck runs the loop
-itself, so what carries over is the model, its settings and its credentials; a harness
-that is an agent product of its own (Claude Agent SDK, Codex, Cursor...) brings tools
-and behaviour that do not exist here, so it is refused with what to write instead.
+itself, so what carries over is the model, its settings and its credentials. A harness
+that is an agent product of its own is recorded: `claude-sdk` / `claude-native` run in
+the Claude Agent SDK harness; the others (Codex, Cursor, ...) run only in HoloDeck's own
+loop when the run says so (`--harness none`), which the runtime checks.
 """
 
 from __future__ import annotations
@@ -14,19 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
+from holodeck.spec.models.claude_settings import ClaudeSettings
 
 Report = Callable[[FieldPath, str, str | None], None]
 
 # Harnesses that are a plain model-and-tools loop, which is what HoloDeck runs.
 PLAIN_LOOP_HARNESSES = frozenset({"openai-agents", "openai-agents-sdk", "open-responses"})
 PLAIN_LOOP_TYPES = frozenset({"omnigent", "agents_sdk"})
+CLAUDE_HARNESSES = frozenset({"claude-sdk", "claude-native"})
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "manual", "acceptAll")
 REASONING_EFFORTS = ("low", "medium", "high")
 MAX_ITERATIONS = 100  # ExecutionSettings.max_tool_iterations allows at most this
-_INSTEAD_OF_HARNESS = (
-    "remove it and set `executor.model: provider/model` (e.g. anthropic/claude-sonnet-4-5); "
-    "HoloDeck runs the model loop itself. For the harness's file and shell tools, add an "
-    "MCP server such as @modelcontextprotocol/server-filesystem under tools/mcp/"
-)
 _CONNECTION_KEYS = {"api_key": "api_key", "base_url": "endpoint", "api_base": "endpoint"}
 
 
@@ -39,6 +38,16 @@ class ExecutorModel:
     max_iterations: int | None = None
     api_key: str | None = None
     endpoint: str | None = None
+    harness: str | None = None  # an agent product's loop (claude-sdk, codex...); None: ours
+    permission_mode: str | None = None
+
+
+def harness_settings(executor: ExecutorModel | None) -> ClaudeSettings | None:
+    """The Claude harness's settings for an executor that names it, else None."""
+    if executor is None or executor.harness not in CLAUDE_HARNESSES:
+        return None
+    mode = executor.permission_mode or "default"
+    return ClaudeSettings(permission_mode=mode, max_turns=executor.max_iterations)
 
 
 def read_executor(raw: Any, report: Report, base: FieldPath = ()) -> ExecutorModel | None:
@@ -93,7 +102,7 @@ def _type(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -
     if value in PLAIN_LOOP_TYPES:
         return  # the model-and-tools loop HoloDeck runs
     if value == "claude_sdk":
-        report(where, "executor type `claude_sdk` runs the Claude Agent SDK", _INSTEAD_OF_HARNESS)
+        found["harness"] = "claude-sdk"
     else:
         report(where, f"unknown executor type `{value}`", "use `omnigent`, or remove `type`")
 
@@ -104,15 +113,38 @@ def _config(value: Any, where: FieldPath, found: dict[str, Any], report: Report)
         return
     for key, item in value.items():
         at: FieldPath = (*where, str(key))
-        if key != "harness":
+        reader = _CONFIG_READERS.get(str(key))
+        if reader is None:
             report(at, *_refusal(f"config.{key}"))
-        elif item not in PLAIN_LOOP_HARNESSES:
-            report(
-                at,
-                f"harness `{item}` runs the agent inside another agent product, "
-                "with its own tools; it is not available here",
-                _INSTEAD_OF_HARNESS,
-            )
+        else:
+            reader(item, at, found, report)
+
+
+def _harness(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if not isinstance(value, str) or not value.strip():
+        report(where, "`harness` must be a harness name", "e.g. `harness: claude-sdk`")
+    elif value not in PLAIN_LOOP_HARNESSES:
+        found["harness"] = value  # the runtime runs it, or says what the run must allow
+
+
+def _permission_mode(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if value not in PERMISSION_MODES:
+        report(
+            where,
+            f"permission_mode `{value}` is not one the Claude harness knows",
+            f"use one of {', '.join(PERMISSION_MODES)}",
+        )
+        return
+    if value in ("bypassPermissions", "acceptAll"):
+        report(
+            where,
+            f"permission_mode `{value}` would let the harness run any tool unchecked; an "
+            "image cannot acknowledge that",
+            "use `acceptEdits` or `default`, or write an agent.yaml with `claude: "
+            "{permission_mode: bypassPermissions, i_understand_this_is_unsafe: true}`",
+        )
+        return
+    found["permission_mode"] = value
 
 
 def _connection(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
@@ -160,7 +192,9 @@ def _refusal(key: str) -> tuple[str, str | None]:
 
 
 _Reader = Callable[[Any, FieldPath, dict[str, Any], Report], None]
+_CONFIG_READERS: dict[str, _Reader] = {"harness": _harness, "permission_mode": _permission_mode}
 _READERS: dict[str, _Reader] = {
+    "harness": _harness,
     "model": _model,
     "reasoning_effort": _effort,
     "max_iterations": _iterations,

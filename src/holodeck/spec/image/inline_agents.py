@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from holodeck.spec.diagnostics import Severity
-from holodeck.spec.image.executor import ExecutorModel, read_executor
+from holodeck.spec.image.executor import ExecutorModel, harness_settings, read_executor
 from holodeck.spec.image.inline_tools import AGENT_REFUSED, InlineTool, split_tools
 from holodeck.spec.image.prepare import reporter
 from holodeck.spec.models.agent_spec import AgentSpec, Tool
@@ -76,6 +76,8 @@ def build_inline_agent(
         tools=tuple(tools),
         subagents=subagents,
         network=image.ctx.settings.network,
+        harness=executor.harness if executor else None,
+        claude=harness_settings(executor),
     )
 
 

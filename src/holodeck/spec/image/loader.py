@@ -19,7 +19,7 @@ from holodeck.spec.controls_check import (
 )
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
-from holodeck.spec.image.executor import ExecutorModel
+from holodeck.spec.image.executor import ExecutorModel, harness_settings
 from holodeck.spec.image.files import BuiltinConfig, ImageConfig, McpFile
 from holodeck.spec.image.inline_agents import build_inline_agent
 from holodeck.spec.image.inline_tools import InlineTool, mcp_file_data
@@ -147,6 +147,8 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         tools_policy=config.tools_policy,
         guardrails=guardrails,
         approval=config.approval,
+        harness=prepared.executor.harness if prepared.executor else None,
+        claude=harness_settings(prepared.executor),
         warnings=tuple(ctx.collector.warnings),
     )
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModality
 from holodeck.spec.models.cases import TestCase
+from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
@@ -121,6 +122,14 @@ class AgentSpec(_Frozen):
     tools_policy: ToolsPolicy | None = None
     guardrails: Guardrails | None = None
     approval: Approval | None = None
+    claude: ClaudeSettings | None = Field(
+        default=None, description="Run inside the Claude Agent SDK harness (docs/harnesses.md)."
+    )
+    harness: str | None = Field(
+        default=None,
+        description="An image's `executor.config.harness` other than a plain model loop "
+        "(`claude-sdk`, `codex`, ...); None: HoloDeck's own loop.",
+    )
     warnings: tuple[Diagnostic, ...] = ()
 
     def resolve(self, relative: str) -> Path:

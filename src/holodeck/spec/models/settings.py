@@ -221,6 +221,11 @@ class DeploymentSettings(Strict):
     max_concurrent_turns: Annotated[int, Field(ge=1)] = Field(
         default=64, description="Turns one process runs at once."
     )
+    harness_tools: list[Literal["bash", "files"]] = Field(
+        default_factory=list,
+        description="The Claude harness's shell (`bash`) and file tools (`files`) a served "
+        "agent may use; off unless listed (docs/harnesses.md).",
+    )
     max_queued_turns: Annotated[int, Field(ge=0)] = Field(
         default=256,
         description="Turns waiting for a free slot; beyond them requests get 503.",
