@@ -205,7 +205,7 @@ def deploy_process(
                 return False
 
         try:
-            until(up, timeout=90, what="holodeck deploy to serve")
+            until(up, timeout=180, what="holodeck deploy to serve")  # a busy machine
             yield process, url
         finally:
             if process.poll() is None:
