@@ -132,7 +132,6 @@ def test_executor_model_alone_is_enough(write: Write) -> None:
         ("{config: {permission_mode: bypassPermissions}}", "an image cannot acknowledge"),
         ("{model: openai/gpt-4o, profile: prod}", "Databricks credentials profile"),
         ("{model: openai/gpt-4o, timeout: 60}", "limits a whole Omnigent run"),
-        ("{model: openai/gpt-4o, context_window: 8000}", "compaction"),
         ("{model: openai/gpt-4o, auth: {type: databricks, profile: x}}", "Omnigent server"),
         ("{model: openai/gpt-4o, max_iterations: 1000}", "set `max_iterations: 100` or less"),
         ("{model: openai/gpt-4o, reasoning_effort: xhigh}", "use low, medium or high"),
@@ -144,6 +143,26 @@ def test_executor_settings_without_meaning_here_are_refused(
     text = messages_of(errors_of(write({"config.yaml": HEAD + f"executor: {executor}\n"})))
     assert words in text
     assert "executor." in text
+
+
+@pytest.mark.parametrize(
+    "executor",
+    [
+        "{model: openai/gpt-4o, context_window: 200000}",
+        "{model: anthropic/claude-sonnet-4-5, config: {harness: claude-sdk, context_window: 1000000}}",
+    ],
+)
+def test_a_context_window_only_tunes_compaction_so_it_is_a_warning_and_strict_refuses_it(
+    write: Write, executor: str
+) -> None:
+    root = write({"config.yaml": HEAD + f"executor: {executor}\n"})
+    spec = load_agent(root)  # loads: HoloDeck keeps its own history
+    (warning,) = [w for w in spec.warnings if "context_window" in w.message]
+    assert "compaction" in warning.message and warning.line == 3
+    assert "memory.max_messages" in (warning.hint or "")
+    with pytest.raises(SpecError) as refused:
+        load_agent(root, strict=True)
+    assert "context_window" in refused.value.render()
 
 
 def test_executor_and_llm_models_must_agree(write: Write) -> None:

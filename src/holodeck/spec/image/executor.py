@@ -12,12 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from holodeck.spec.diagnostics import FieldPath
 from holodeck.spec.models.claude_settings import ClaudeSettings
 
-Report = Callable[[FieldPath, str, str | None], None]
+
+class Report(Protocol):
+    """Says a problem at a field: an error, or (`warning`) a key with no effect here."""
+
+    def __call__(
+        self, path: FieldPath, message: str, hint: str | None, *, warning: bool = False
+    ) -> None: ...
+
+
+# Keys that only tune something HoloDeck does its own way: a warning, by the
+# compatibility rule (an error with --strict).
+_TUNING = {
+    "context_window": (
+        "sizes Omnigent's history compaction; HoloDeck keeps `memory.max_messages` messages "
+        "(and the Claude harness compacts its own context)",
+        "remove it, or set `memory.max_messages` in HoloDeck's terms",
+    ),
+}
 
 # Harnesses that are a plain model-and-tools loop, which is what HoloDeck runs.
 PLAIN_LOOP_HARNESSES = frozenset({"openai-agents", "openai-agents-sdk", "open-responses"})
@@ -63,6 +80,9 @@ def read_executor(raw: Any, report: Report, base: FieldPath = ()) -> ExecutorMod
     for key, value in raw.items():
         where: FieldPath = (*base, "executor", str(key))
         reader = _READERS.get(str(key))
+        if key in _TUNING:
+            report(where, f"`executor.{key}` {_TUNING[key][0]}", _TUNING[key][1], warning=True)
+            continue
         if reader is None:
             report(where, *_refusal(str(key)))
             continue
@@ -114,7 +134,10 @@ def _config(value: Any, where: FieldPath, found: dict[str, Any], report: Report)
     for key, item in value.items():
         at: FieldPath = (*where, str(key))
         reader = _CONFIG_READERS.get(str(key))
-        if reader is None:
+        if key in _TUNING:
+            message, hint = _TUNING[str(key)]
+            report(at, f"`executor.config.{key}` {message}", hint, warning=True)
+        elif reader is None:
             report(at, *_refusal(f"config.{key}"))
         else:
             reader(item, at, found, report)
@@ -175,14 +198,12 @@ def _refusal(key: str) -> tuple[str, str | None]:
         "profile": "names a Databricks credentials profile, which HoloDeck does not read",
         "config.profile": "names a Databricks credentials profile, which HoloDeck does not read",
         "timeout": "limits a whole Omnigent run; HoloDeck has no such limit",
-        "context_window": "sizes Omnigent's history compaction, which HoloDeck does not do",
         "variant": "selects an Omnigent model variant, which HoloDeck does not have",
     }
     hints = {
         "profile": "remove it; put the key in config.yaml `providers:` or `auth.api_key`",
         "config.profile": "remove it; put the key in config.yaml `providers:` or `auth.api_key`",
         "timeout": "remove it (a single model request is limited by its provider's timeout)",
-        "context_window": "remove it; chat and the server keep `memory.max_messages` messages",
         "variant": "remove it and name the exact model in `executor.model`",
     }
     reason = reasons.get(key, "is not an executor setting HoloDeck knows")

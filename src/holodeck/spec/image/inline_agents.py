@@ -57,7 +57,8 @@ def build_inline_agent(
         image.instructions_from(text, (*path, key)) if text is not None else (None, None)
     )
     description = data.get("description")
-    executor = read_executor(data.get("executor"), reporter(image.doc, image.ctx.collector), path)
+    report = reporter(image.doc, image.ctx.collector, strict=image.ctx.strict)
+    executor = read_executor(data.get("executor"), report, path)
     model = _model(image, entry, executor, inherited)
     tools, subagents = _tools(image, entry, model)
     if _errors(image) > before:

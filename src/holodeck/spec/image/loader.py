@@ -66,7 +66,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         raise SpecError(
             [doc.diagnostic((), "config.yaml must be a mapping with `spec_version: 1`")]
         )
-    prepared = prepare(ctx.expand(doc), doc, ctx.collector)
+    prepared = prepare(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
     data = prepared.data
     config = validate(ImageConfig, data, doc, ctx.collector, lenient=True, strict=ctx.strict)
     if isinstance(data, dict) and "llm" in data and data["llm"] is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from holodeck.spec.diagnostics import Collector, FieldPath
+from holodeck.spec.diagnostics import Collector, FieldPath, Severity
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
 from holodeck.spec.image.policies import take_policies
@@ -22,17 +22,20 @@ class Prepared:
     inline: list[InlineTool] = field(default_factory=list)
 
 
-def reporter(doc: YamlDocument, collector: Collector) -> Report:
-    def report(path: FieldPath, message: str, hint: str | None) -> None:
-        collector.add(doc.diagnostic(path, message, hint=hint))
+def reporter(doc: YamlDocument, collector: Collector, *, strict: bool = False) -> Report:
+    def report(path: FieldPath, message: str, hint: str | None, *, warning: bool = False) -> None:
+        severity = Severity.WARNING if warning and not strict else Severity.ERROR
+        collector.add(doc.diagnostic(path, message, hint=hint, severity=severity))
 
     return report
 
 
-def prepare(data: Any, doc: YamlDocument, collector: Collector) -> Prepared:
+def prepare(
+    data: Any, doc: YamlDocument, collector: Collector, *, strict: bool = False
+) -> Prepared:
     if not isinstance(data, dict):
         return Prepared(data)
-    report = reporter(doc, collector)
+    report = reporter(doc, collector, strict=strict)
     data = dict(data)  # the document's own data stays as it was read
     executor = read_executor(data.pop("executor", None), report)
     take_policies(data, report)
