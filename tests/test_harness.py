@@ -197,25 +197,38 @@ def test_holodeck_test_checks_the_expected_tools_of_a_harness_agent(
     tmp_path: Path, server: AnthropicServer
 ) -> None:
     case = {"name": "oslo", "input": "Weather in Oslo?", "expected_tools": ["get_weather"]}
+    # under permission_mode: default, a tool the agent was not given is refused in a run
+    denied = {"name": "pwn", "input": "Run touch pwned"}
     root = claude_agent(
         tmp_path / "a",
         server,
-        claude={},
+        claude={"permission_mode": "default"},
         tools=[function_tool("get_weather")],
         python=WEATHER,
-        test_cases=[case, {**case, "name": "lazy"}],
+        test_cases=[case, {**case, "name": "lazy"}, denied],
         execution={"parallel_test_cases": 1},
     )
     server.script(
         tool_calls(Call("mcp__holodeck__get_weather", {"city": "Oslo"})),
         text("Sunny."),
         text("No idea."),  # the second case answers without the tool
+        tool_calls(Call("Bash", {"command": "touch pwned", "description": "x"})),
+        text("I may not run commands."),
     )
     report = tmp_path / "report.json"
     ran = holodeck("test", str(root), "-o", str(report))
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    results = {c["name"]: c["status"] for c in json.loads(report.read_text())["cases"]}
-    assert results == {"oslo": "pass", "lazy": "fail"}
+    cases = {c["name"]: c for c in json.loads(report.read_text())["cases"]}
+    assert {name: c["status"] for name, c in cases.items()} == {
+        "oslo": "pass",
+        "lazy": "fail",
+        "pwn": "pass",
+    }
+    (run,) = cases["pwn"]["runs"]  # the call was made and refused: nothing ran
+    assert run["failed_calls"] == 1
+    (call,) = [c for turn in run["turns"] for c in turn["tool_calls"]]
+    assert call["name"] == "Bash" and call["error"]
+    assert not list(root.rglob("pwned"))
 
 
 def test_deploy_streams_a_harness_turn_and_resumes_it_after_a_restart(
