@@ -87,17 +87,7 @@ def build_image(
     reference = image_reference(spec, tag, registry)
     with tempfile.TemporaryDirectory(prefix="holodeck-build-") as scratch:
         directory = output if output is not None else Path(scratch) / "context"
-        context = write_context(
-            spec,
-            target,
-            directory,
-            base_image=base_image or DEFAULT_BASE_IMAGE,
-            wheels=wheels,
-            model=model,
-        )
-        build_args = [f"BASE_IMAGE={base_image}"] if base_image else []
-        if context.offline:
-            build_args.append("PIP_NO_INDEX=1")
+        build_args = _write_context(spec, target, directory, base_image, wheels, model)
         click.echo(f"holodeck: building {reference} with {tool} from {directory}")
         platform = _platform(spec)
         command = build_command(
@@ -124,17 +114,7 @@ def emit_build_context(
 ) -> None:
     """`--emit dockerfile`: the context `--build` would build, for another builder."""
     output = _needs_output(output, "dockerfile", target)
-    context = write_context(
-        spec,
-        target,
-        output,
-        base_image=base_image or DEFAULT_BASE_IMAGE,
-        wheels=wheels,
-        model=model,
-    )
-    args = [f"BASE_IMAGE={base_image}"] if base_image else []
-    if context.offline:
-        args.append("PIP_NO_INDEX=1")
+    args = _write_context(spec, target, output, base_image, wheels, model)
     reference = image_reference(spec, tag, registry)
     command = build_command("podman", output, reference, platform=_platform(spec), build_args=args)
     click.echo(f"holodeck: wrote the build context to {output}; build it with")
@@ -215,3 +195,27 @@ def emit_manifests(
         output.mkdir(parents=True, exist_ok=True)
         written.write_text(manifests.to_yaml([document]), encoding="utf-8")
         click.echo(f"holodeck: wrote {written}; run it with `docker compose -f {written} up`")
+
+
+def _write_context(
+    spec: AgentSpec,
+    target: Path,
+    directory: Path,
+    base_image: str | None,
+    wheels: Path | None,
+    model: str | None,
+) -> list[str]:
+    """Write the build context to `directory`; the build arguments it needs (an offline
+    context installs only from its own wheels)."""
+    context = write_context(
+        spec,
+        target,
+        directory,
+        base_image=base_image or DEFAULT_BASE_IMAGE,
+        wheels=wheels,
+        model=model,
+    )
+    args = [f"BASE_IMAGE={base_image}"] if base_image else []
+    if context.offline:
+        args.append("PIP_NO_INDEX=1")
+    return args
