@@ -64,3 +64,16 @@ def test_working_directory_is_fresh_per_session_under_holodeck_work(tmp_path: Pa
     harness = plan(root, {})
     one, two = harness.working_directory("s1"), harness.working_directory("s2")  # type: ignore[attr-defined]
     assert one != two and one.parent == (root / ".holodeck" / "work").resolve()
+
+
+def test_a_case_may_expect_the_built_in_tools_its_claude_settings_turn_on(tmp_path: Path) -> None:
+    case = {"name": "shell", "input": "List the files", "expected_tools": ["Bash", "Read"]}
+    claude = {"bash": {"enabled": True}, "file_system": {"read": True}}
+    root = agent_dir(tmp_path / "a", model=CLAUDE_MODEL, claude=claude, test_cases=[case])
+    (loaded,) = load_agent(root).test_cases
+    assert loaded.name == "shell"
+
+    # not turned on: the harness is never given Bash, so a case cannot expect it
+    off = agent_dir(tmp_path / "b", model=CLAUDE_MODEL, claude={}, test_cases=[case])
+    with pytest.raises(SpecError, match="expected tool `Bash` is not one of the agent's tools"):
+        load_agent(off)

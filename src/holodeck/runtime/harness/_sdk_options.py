@@ -73,21 +73,9 @@ class HarnessPlan:
 
     def builtin_tools(self) -> list[str]:
         """The CLI's own tools this agent is given (none unless turned on)."""
-        c = self.claude
-        tools: list[str] = []
-        bash = c.bash is not None and c.bash.enabled
-        files = c.file_system
-        if bash and self._served_allows("bash"):
-            tools.append("Bash")
-        if files is not None and self._served_allows("files"):
-            tools += ["Read", "Glob", "Grep"] if files.read else []
-            tools += ["Write"] if files.write else []
-            tools += ["Edit"] if files.edit else []
-        if c.web_search:
-            tools += ["WebSearch", "WebFetch"]
-        if c.agents:
-            tools.append("Task")
-        return tools
+        return self.claude.builtin_tools(
+            bash=self._served_allows("bash"), files=self._served_allows("files")
+        )
 
     def _served_allows(self, kind: str) -> bool:
         return not self.served or kind in self.served_tools

@@ -322,7 +322,13 @@ class _Checks(References):
         tools = KnownTools(
             names=frozenset(t.name for t in agent.tools),
             mcp_servers=tuple(t.name for t in agent.tools if isinstance(t, McpTool)),
-            extra=frozenset({"load_skill"} if skills else ()),
+            # a harness agent's own built-in tools (Bash, Read, ...) that its settings turn on
+            extra=frozenset(
+                [
+                    *(["load_skill"] if skills else []),
+                    *(agent.claude.builtin_tools() if agent.claude else []),
+                ]
+            ),
         )
         if agent.test_cases_file is None:
             self.test_cases(agent.test_cases, ("test_cases",), tools, {})

@@ -89,6 +89,22 @@ class ClaudeSettings(Strict):
         "(CLAUDE_CODE_OAUTH_TOKEN), Bedrock, Vertex AI or Azure AI Foundry.",
     )
 
+    def builtin_tools(self, *, bash: bool = True, files: bool = True) -> list[str]:
+        """The CLI's own tools these settings turn on (none unless a field does);
+        `bash`/`files`: whether where the agent runs allows those kinds at all."""
+        tools: list[str] = []
+        if bash and self.bash is not None and self.bash.enabled:
+            tools.append("Bash")
+        if files and self.file_system is not None:
+            tools += ["Read", "Glob", "Grep"] if self.file_system.read else []
+            tools += ["Write"] if self.file_system.write else []
+            tools += ["Edit"] if self.file_system.edit else []
+        if self.web_search:
+            tools += ["WebSearch", "WebFetch"]
+        if self.agents:
+            tools.append("Task")
+        return tools
+
     @model_validator(mode="after")
     def _unsafe_acknowledged(self) -> ClaudeSettings:
         if self.permission_mode in ("bypassPermissions", "acceptAll") and (
