@@ -14,6 +14,10 @@ SRC = REPO / "src" / "holodeck"
 
 # (module file below src/holodeck, imported module) -> why the import stays in a function
 DEFERRED = {
+    ("cli/deploy.py", "holodeck.cli"): (
+        "the image build and manifest code (deploy_ship, deploy_targets) loads only when "
+        "--build or --emit asks for it, not for every `holodeck deploy`"
+    ),
     ("llm/providers.py", "holodeck.net"): (
         "`checked_client` loads httpx2; build_model is reached from `holodeck validate`"
     ),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from holodeck.deploy_targets import manifests
 from holodeck.deploy_targets.build_context import DEFAULT_BASE_IMAGE, write_context
 from holodeck.deploy_targets.container_tool import (
     build_command,
@@ -18,7 +19,9 @@ from holodeck.deploy_targets.container_tool import (
     push_command,
     run_tool,
 )
+from holodeck.deploy_targets.variables import agent_variables
 from holodeck.errors import ConfigurationError
+from holodeck.spec.archives.pack import image_files
 from holodeck.spec.models.agent_spec import AgentSpec
 
 
@@ -157,9 +160,6 @@ def emit_manifests(
 ) -> None:
     """Write `kind`'s manifests (kubernetes, compose) into `output`."""
     output = _needs_output(output, kind, target)
-    from holodeck.deploy_targets import manifests
-    from holodeck.deploy_targets.variables import agent_variables
-    from holodeck.spec.archives.pack import image_files
 
     files = [path for _, path in image_files(spec.root)]
     port = spec.deployment.port if spec.deployment is not None else 8000

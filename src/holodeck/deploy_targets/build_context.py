@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import holodeck
 from holodeck.deploy_targets.extras import needed_extras
 from holodeck.errors import ConfigurationError, ExecutionError
 from holodeck.spec.archives.pack import image_files
@@ -183,8 +184,6 @@ def _holodeck_wheel(wheel_dir: Path, own_dir: Path) -> Path:
 
 def _source_tree() -> Path | None:
     """The project this holodeck runs from (an editable install or a checkout), if any."""
-    import holodeck
-
     root = Path(holodeck.__file__).resolve().parents[2]
     project = root / "pyproject.toml"
     if project.is_file() and 'name = "holodeck"' in project.read_text(encoding="utf-8"):

@@ -61,7 +61,7 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
-from holodeck.runtime.harness import check_harnesses, choose_harness
+from holodeck.runtime.harness import check_harnesses, choose_harness, harness_model
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
@@ -139,8 +139,6 @@ class Agent:
         model = self.model.model
         check_harnesses(spec, self.options.model, self.options.env or {})
         if choose_harness(spec, self.options.model, self.options.env or {}):
-            from holodeck.runtime.harness._build import harness_model
-
             model = harness_model(
                 spec,
                 self.options.model,

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from holodeck.llm.errors import ProviderError
 from holodeck.runtime._events import GuardrailTriggered, TextDelta
 from holodeck.runtime._guard_checks import find, redact
+from holodeck.runtime._structured import NoValidAnswer, StructuredModel
 from holodeck.spec.models.guardrails import GuardrailCheck, Guardrails
 from holodeck.spec.models.model_settings import ProviderType
 
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from holodeck.observability import Telemetry
     from holodeck.runtime._hosting import Hosting
     from holodeck.runtime._options import RunOptions
-    from holodeck.runtime._structured import StructuredModel
     from holodeck.spec.models.model_settings import ModelSettings
     from holodeck.spec.models.settings import ExecutionSettings
 
@@ -113,9 +114,6 @@ class GuardrailRunner:
 
     async def _judged(self, side: Side, index: int, check: GuardrailCheck, text: str) -> str | None:
         """Why the judge blocks `text`, or None when it allows it (or cannot judge)."""
-        from holodeck.llm.errors import ProviderError
-        from holodeck.runtime._structured import NoValidAnswer
-
         assert check.judge is not None
         label = self.guardrails.label(side, index)
         try:
@@ -136,8 +134,6 @@ class GuardrailRunner:
         return None if verdict.allowed else (verdict.reason.strip() or "the judge refused it")
 
     def _judge(self, side: Side, index: int, check: GuardrailCheck) -> StructuredModel:
-        from holodeck.runtime._structured import StructuredModel
-
         assert check.judge is not None
         key = (side, index)
         if key not in self._judges:

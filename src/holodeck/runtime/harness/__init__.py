@@ -5,8 +5,10 @@ its text streams as the answer, the CLI's own tool calls are reported as HoloDec
 calls, and HoloDeck's tools reach the CLI through an in-process MCP server. Sessions,
 limits, traces, chat, test and deploy therefore consume it unchanged.
 
-`choose_harness` decides whether an agent runs in a harness for this run."""
+`choose_harness` decides whether an agent runs in a harness for this run, and
+`harness_model` builds its model (the SDK itself is imported only when a turn runs)."""
 
+from holodeck.runtime.harness._build import harness_model
 from holodeck.runtime.harness._choice import HARNESS_ENV, check_harnesses, choose_harness
 
-__all__ = ["HARNESS_ENV", "check_harnesses", "choose_harness"]
+__all__ = ["HARNESS_ENV", "check_harnesses", "choose_harness", "harness_model"]
