@@ -90,8 +90,11 @@ def deploy(
     """Serve agents over HTTP: agent.yaml files, image directories or image .tar.gz.
 
     Each agent answers at POST /v1/chat (JSON, or Server-Sent Events with `stream: true`)
-    and as a model of the OpenAI-compatible POST /v1/chat/completions; sessions live in
-    the store its `memory:` block names. GET /health and /ready, a chat page at /, the
+    and as a model of the OpenAI-compatible POST /v1/chat/completions; it also speaks
+    AG-UI (POST /awp), A2A (/a2a/NAME, its card at /.well-known/agent-card.json) and MCP
+    (/mcp, one tool per agent); sessions live in the store its `memory:` block names.
+    --build makes a container image, --emit kubernetes|compose writes manifests.
+    GET /health and /ready, a chat page at /, the
     API's schema at /openapi.json and /docs. Settings come from the `deployment:` block
     (agent.yaml, then the project's and ~/.holodeck's config.yaml); flags win.
 
