@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -224,18 +225,32 @@ def test_holodeck_mcp_serve_stdout_is_only_json_rpc(tmp_path: Path) -> None:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "-m", "holodeck", "mcp", "serve", str(noisy), "--model", "test"],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
     )
-    lines = done.stdout.splitlines()
-    replies = [json.loads(line) for line in lines]  # a stray line fails here
+    assert process.stdin is not None and process.stdout is not None
+    deadline = threading.Timer(180, process.kill)  # a busy machine; a hang fails, not waits
+    deadline.start()
+    try:
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        replies = []
+        while len(replies) < 2:  # as a client does: the answers, then it leaves
+            line = process.stdout.readline()
+            assert line, "the server ended before answering both requests"
+            replies.append(json.loads(line))  # a stray line fails here
+        rest, stderr = process.communicate(timeout=180)  # closes stdin: the client left
+    finally:
+        deadline.cancel()
+        process.kill()
+    assert rest == ""  # nothing else on stdout
     assert [r.get("id") for r in replies] == [1, 2]
     assert [t["name"] for t in replies[1]["result"]["tools"]] == ["noisy"]
-    assert "noise at import" in done.stderr
+    assert "noise at import" in stderr
 
 
 def test_holodeck_mcp_serve_reports_a_bad_definition_on_stderr(tmp_path: Path) -> None:
