@@ -4,6 +4,12 @@ The loop itself is pydantic-ai's; this class adapts it: it builds the model and
 tools from the spec, owns what they keep running (MCP servers, Node.js), routes tool and
 sub-agent activity into one event stream, and turns provider failures into messages a
 user can act on. A conversation (history, usage) is a `Session` made from an Agent.
+
+It is long because one turn's order lives here in one place: input guardrails, the model
+run (or the resumed, approved run), pending approvals, output guardrails, the cassette and
+the final events. Each of those is its own module (`_guardrails`, `_approval`, `_limits`,
+`harness/`); what stays here is the sequence, which split across files would be harder to
+follow than to read whole.
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ and 0.3's `message/send`...), this class runs them:
 
 A refusal before the turn holds its session (overloaded, another key's context, a bad
 message) is a JSON-RPC error whose data carries the HTTP status and type `/v1/chat` would
-give; a turn that fails once started is a task in state failed."""
+give; a turn that fails once started is a task in state failed.
+
+Its length is the SDK's `RequestHandler` interface: one method per protocol operation,
+each small, with the ones HoloDeck does not offer answering that they are unsupported; the
+task records are in `_a2a_tasks`, the card in `_a2a_card`."""
 
 from __future__ import annotations
 
