@@ -12,7 +12,7 @@ first A2A request; without it these routes answer 501 saying what to install."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -22,7 +22,7 @@ from holodeck.server._errors import ApiError
 from holodeck.server._protocols import a2a_available
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import state_of
-from holodeck.server._wire import ErrorResponse, sse_schema
+from holodeck.server._wire import error_responses, json_body, sse_schema
 
 if TYPE_CHECKING:
     from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
@@ -40,28 +40,19 @@ METHODS = [
     "tasks/get",
     "tasks/cancel",
 ]
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (401, 404, 413, 429, 501, 503)
-}
-_RPC_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "required": ["jsonrpc", "method"],
-                    "properties": {
-                        "jsonrpc": {"const": "2.0"},
-                        "id": {"type": ["string", "integer", "null"]},
-                        "method": {"type": "string", "enum": METHODS},
-                        "params": {"type": "object"},
-                    },
-                }
-            }
+_ERRORS = error_responses(401, 404, 413, 429, 501, 503)
+_RPC_BODY = json_body(
+    {
+        "type": "object",
+        "required": ["jsonrpc", "method"],
+        "properties": {
+            "jsonrpc": {"const": "2.0"},
+            "id": {"type": ["string", "integer", "null"]},
+            "method": {"type": "string", "enum": METHODS},
+            "params": {"type": "object"},
         },
     }
-}
+)
 _RPC_ANSWER = {
     "description": "A JSON-RPC response (errors included, with status 200); for "
     "SendStreamingMessage and message/stream, Server-Sent Events of JSON-RPC responses.",

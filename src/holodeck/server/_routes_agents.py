@@ -16,18 +16,16 @@ from holodeck.server._state import state_of
 from holodeck.server._wire import (
     AgentList,
     AgentStatus,
-    ErrorResponse,
     HealthResponse,
     ReadyResponse,
+    error_responses,
 )
 
 router = APIRouter()
 service = APIRouter()
 
 _ARCHIVE_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    s: {"model": ErrorResponse} for s in (401, 403, 409, 413, 415, 422, 429)
-}
+_ERRORS = error_responses(401, 403, 409, 413, 415, 422, 429)
 
 
 def status_of(served: ServedAgent) -> AgentStatus:

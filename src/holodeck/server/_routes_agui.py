@@ -30,7 +30,7 @@ from holodeck.server._agui_events import AguiRun, state_of_turn
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
-from holodeck.server._wire import AgentName, ErrorResponse, sse_schema
+from holodeck.server._wire import AgentName, error_responses, event_stream, json_body
 
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput
@@ -39,9 +39,7 @@ router = APIRouter()
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _HINT = "send an AG-UI RunAgentInput: {threadId, runId, messages: [..., {role: 'user', ...}]}"
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (401, 404, 409, 413, 422, 429, 502, 503)
-}
+_ERRORS = error_responses(401, 404, 409, 413, 422, 429, 502, 503)
 _EVENTS = [
     "RUN_STARTED",
     "TEXT_MESSAGE_START",
@@ -55,35 +53,27 @@ _EVENTS = [
     "RUN_FINISHED",
     "RUN_ERROR",
 ]
-_STREAM_DOC = {
-    "description": "The AG-UI event stream: each event's `data` is one AG-UI event "
-    f"(its `type` one of {', '.join(_EVENTS)}).",
-    "content": {"text/event-stream": {"schema": sse_schema(None, json_data=True)}},
-}
-_INPUT_DOC = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "description": "An AG-UI RunAgentInput. `threadId` is the session id; "
-                    "the last message, from the user, is the turn's message.",
-                    "required": ["threadId", "runId", "messages"],
-                    "properties": {
-                        "threadId": {"type": "string", "pattern": r"^[A-Za-z0-9._:-]{1,128}$"},
-                        "runId": {"type": "string"},
-                        "messages": {"type": "array", "items": {"type": "object"}},
-                        "state": {},
-                        "tools": {"type": "array", "items": {"type": "object"}},
-                        "context": {"type": "array", "items": {"type": "object"}},
-                        "forwardedProps": {},
-                    },
-                }
-            }
+_STREAM_DOC = event_stream(
+    "The AG-UI event stream: each event's `data` is one AG-UI event "
+    f"(its `type` one of {', '.join(_EVENTS)})."
+)
+_INPUT_DOC = json_body(
+    {
+        "type": "object",
+        "description": "An AG-UI RunAgentInput. `threadId` is the session id; "
+        "the last message, from the user, is the turn's message.",
+        "required": ["threadId", "runId", "messages"],
+        "properties": {
+            "threadId": {"type": "string", "pattern": r"^[A-Za-z0-9._:-]{1,128}$"},
+            "runId": {"type": "string"},
+            "messages": {"type": "array", "items": {"type": "object"}},
+            "state": {},
+            "tools": {"type": "array", "items": {"type": "object"}},
+            "context": {"type": "array", "items": {"type": "object"}},
+            "forwardedProps": {},
         },
     }
-}
+)
 _DOC: dict[str, Any] = {
     "responses": {**_ERRORS, 200: _STREAM_DOC},
     "openapi_extra": _INPUT_DOC,

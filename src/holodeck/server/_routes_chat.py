@@ -34,13 +34,11 @@ from holodeck.server._turns import (
     refuse_anothers_session,
     run_through,
 )
-from holodeck.server._wire import ChatRequest, ChatResponse, ErrorResponse, sse_schema
+from holodeck.server._wire import ChatRequest, ChatResponse, error_responses, event_stream
 
 router = APIRouter()
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 502, 503)
-}
+_ERRORS = error_responses(400, 401, 404, 409, 413, 422, 429, 502, 503)
 EVENTS = [
     "session",
     "text",
@@ -51,10 +49,7 @@ EVENTS = [
     "final",
     "error",
 ]
-_STREAM_DOC = {
-    "description": "The answer; with `stream: true`, Server-Sent Events.",
-    "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
-}
+_STREAM_DOC = event_stream("The answer; with `stream: true`, Server-Sent Events.", EVENTS)
 
 
 @router.post(

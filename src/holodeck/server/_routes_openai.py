@@ -40,12 +40,10 @@ from holodeck.server._turns import (
     refuse_anothers_session,
     run_through,
 )
-from holodeck.server._wire import ErrorResponse, SessionId, sse_schema
+from holodeck.server._wire import SessionId, error_responses, sse_schema
 
 router = APIRouter()
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    s: {"model": ErrorResponse} for s in (400, 401, 404, 409, 413, 422, 429, 502, 503)
-}
+_ERRORS = error_responses(400, 401, 404, 409, 413, 422, 429, 502, 503)
 
 
 class ContentPart(BaseModel):

@@ -31,17 +31,15 @@ from holodeck.server._wire import (
     ApprovalIn,
     ChatResponse,
     Deleted,
-    ErrorResponse,
     SessionId,
     SessionOut,
-    sse_schema,
+    error_responses,
+    event_stream,
 )
 
 router = APIRouter()
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    s: {"model": ErrorResponse} for s in (401, 404, 422, 429, 503)
-}
+_ERRORS = error_responses(401, 404, 422, 429, 503)
 SessionPath = Path(description="The session_id a chat answer returned.")
 AgentQuery = Query(default=None, description="The agent; by default every served agent's.")
 
@@ -83,14 +81,12 @@ CallPath = Path(
     description="The id of a call waiting for approval (`pending[].id` of the answer).",
     pattern=r"^[A-Za-z0-9._:-]{1,256}$",
 )
-_DECIDE_ERRORS: dict[int | str, dict[str, Any]] = {
-    s: {"model": ErrorResponse} for s in (401, 403, 404, 409, 413, 422, 429, 502, 503)
-}
-_STREAM_DOC = {
-    "description": "The rest of the turn once every call is decided (or the calls still "
-    "waiting, in `pending`); with `stream: true`, Server-Sent Events.",
-    "content": {"text/event-stream": {"schema": sse_schema(EVENTS, json_data=True)}},
-}
+_DECIDE_ERRORS = error_responses(401, 403, 404, 409, 413, 422, 429, 502, 503)
+_STREAM_DOC = event_stream(
+    "The rest of the turn once every call is decided (or the calls still waiting, in "
+    "`pending`); with `stream: true`, Server-Sent Events.",
+    EVENTS,
+)
 
 
 @router.post(

@@ -196,6 +196,24 @@ class Deleted(BaseModel):
     deleted: bool
 
 
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses` entries of the errors a route can answer, for /openapi.json."""
+    return {status: {"model": ErrorResponse} for status in statuses}
+
+
+def json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """The `openapi_extra` of a route that reads its JSON body itself."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def event_stream(description: str, events: list[str] | None = None) -> dict[str, Any]:
+    """The 200 entry of a route whose answer may stream as JSON Server-Sent Events."""
+    return {
+        "description": description,
+        "content": {"text/event-stream": {"schema": sse_schema(events, json_data=True)}},
+    }
+
+
 def sse_schema(events: list[str] | None, json_data: bool) -> dict[str, Any]:
     """How /openapi.json describes one Server-Sent Event of a streamed answer."""
     data: dict[str, Any] = {"type": "string"}
