@@ -20,7 +20,7 @@ from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Session
-from holodeck.tools.mcp import McpToolset
+from holodeck.runtime.toolsets import McpToolset
 
 DEMO = Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo.py"
 AGENT_YAML = f"""

@@ -87,7 +87,7 @@ def test_the_base_url_finds_the_card_and_a_default_description_comes_from_it(
     import asyncio
 
     from holodeck.net import OutboundPolicy
-    from holodeck.tools.a2a import a2a_tool
+    from holodeck.runtime.toolsets import a2a_tool
 
     url, _ = remote
     tool = A2ATool(name="desk", url=url + "/a2a/desk", headers={"Authorization": f"Bearer {KEY}"})
@@ -186,7 +186,8 @@ def test_without_the_sdk_a_call_says_what_to_install(monkeypatch: pytest.MonkeyP
     import asyncio
 
     from holodeck.net import OutboundPolicy
-    from holodeck.tools.a2a import A2ACallError, a2a_tool
+    from holodeck.runtime.toolsets import a2a_tool
+    from holodeck.tools.a2a import A2ACallError
 
     for name in ("a2a", "a2a.client"):
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed

@@ -32,14 +32,13 @@ from holodeck.runtime import (
     ToolCallStarted,
     tool_context,
 )
+from holodeck.runtime.toolsets import builtin_capabilities, builtin_toolset
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools import builtins
 from holodeck.tools.builtins import (
     FetchLimits,
     WebFetchError,
     WebSearchError,
-    builtin_capabilities,
-    builtin_toolset,
     fetch_text,
     html_to_text,
     web_fetch_tool,

@@ -54,7 +54,7 @@ DEFERRED = {
         "it is built on the a2a-sdk (about 1 s to import, an extra): only the first A2A "
         "request loads it, and a server without the package answers 501"
     ),
-    ("tools/a2a/__init__.py", "holodeck.tools.a2a._transport"): (
+    ("tools/a2a/_remote.py", "holodeck.tools.a2a._transport"): (
         "it loads httpx for the a2a-sdk client: only a call of a `type: a2a` tool needs it"
     ),
     ("search/embeddings/_build.py", "holodeck.net"): (

@@ -34,9 +34,10 @@ from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
+from holodeck.runtime.toolsets import McpToolset, mcp_toolset, model_content
 from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
-from holodeck.tools.mcp import McpToolError, McpToolset, mcp_toolset, model_content
+from holodeck.tools.mcp import McpToolError
 from holodeck.tools.mcp.schema import (
     TOOL_NAME,
     ToolSchema,

@@ -34,8 +34,9 @@ from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
 from holodeck.net import DownloadError, OutboundBlocked, OutboundPolicy, download
 from holodeck.runtime import Agent, Hosting, ToolCallFinished, tool_context
+from holodeck.runtime.toolsets import builtin_toolset
 from holodeck.spec.models.network_settings import NetworkSettings
-from holodeck.tools.builtins import builtin_toolset, fetch_text
+from holodeck.tools.builtins import fetch_text
 from server_harness import WEATHER, Serve, until
 
 openai_server = scripted_servers.openai_server

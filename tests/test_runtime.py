@@ -250,8 +250,8 @@ async def test_params_reach_tools_and_stay_out_of_the_schema(write: Write) -> No
 
 
 async def test_docstring_styles_describe_parameters(write: Write) -> None:
+    from holodeck.runtime.toolsets import function_tool
     from holodeck.spec.models.tools import FunctionTool
-    from holodeck.tools.function import function_tool
 
     root = write(
         {
@@ -494,7 +494,7 @@ async def test_agent_yaml_agent_tools_run_other_agents(write: Write) -> None:
 
 
 def test_prompt_output_that_is_json_comes_back_parsed() -> None:
-    from holodeck.tools.prompt import _maybe_json
+    from holodeck.runtime.toolsets._prompt import _maybe_json
 
     assert _maybe_json('```json\n{"a": [1, 2]}\n```') == {"a": [1, 2]}
     assert _maybe_json(" [1, 2] ") == [1, 2]

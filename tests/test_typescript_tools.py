@@ -26,14 +26,10 @@ from conftest import Write
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
+from holodeck.runtime.toolsets import TypeScriptToolset, typescript_toolset
 from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
-from holodeck.tools.typescript import (
-    TypeScriptToolError,
-    TypeScriptToolset,
-    typescript_package,
-    typescript_toolset,
-)
+from holodeck.tools.typescript import TypeScriptRunner, TypeScriptToolError, typescript_package
 from holodeck.tools.typescript import _install as ts_tools
 
 pytestmark = [
@@ -197,7 +193,7 @@ def tool(function: str, timeout: float | None = None, name: str | None = None) -
 
 def toolset_of(root: Path, *tools: TypeScriptTool, params: dict[str, Any] | None = None) -> Any:
     """A toolset that lives as long as it is used (an agent's keeps Node.js between turns)."""
-    return TypeScriptToolset(list(tools), root, params or {})
+    return TypeScriptToolset(TypeScriptRunner(list(tools), root, params or {}))
 
 
 async def call(toolset: Any, name: str, args: dict[str, Any] | None = None) -> Any:
@@ -504,7 +500,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 from holodeck.spec.models.tools import TypeScriptTool
-from holodeck.tools.typescript import typescript_toolset
+from holodeck.runtime.toolsets import typescript_toolset
 
 async def main():
     tool = TypeScriptTool(name="pid", file="tools/behaviour.ts", function="pid")

@@ -65,11 +65,10 @@ from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._output_check import schema_check
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
-from holodeck.runtime._toolsets import agent_toolsets
 from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.runtime.harness import check_harnesses, choose_harness, harness_model
+from holodeck.runtime.toolsets import agent_toolsets, builtin_capabilities
 from holodeck.spec.models.agent_spec import AgentSpec
-from holodeck.tools.builtins import builtin_capabilities
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
 
 if TYPE_CHECKING:

@@ -1,4 +1,6 @@
-"""Tools an agent can call: Python functions, prompt templates, TypeScript functions,
-skills, sub-agents and builtins (`web_fetch`, `web_search`), all observed the same way
-(events, timing, errors). Search tools over the agent's own files (`vectorstore`,
-`hierarchical_document`) are a feature of their own: `holodeck.search`."""
+"""How an agent's tools work: Python tool modules and the threads their calls run in,
+MCP server connections (`mcp`), the Node.js process of TypeScript tools (`typescript`),
+the A2A client (`a2a`), builtins (`web_fetch`, `web_search`) and tool middleware. The
+runtime offers them to the model and observes every call (`holodeck.runtime.toolsets`).
+Search tools over the agent's own files (`vectorstore`, `hierarchical_document`) are a
+feature of their own: `holodeck.search`."""

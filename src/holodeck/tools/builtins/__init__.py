@@ -3,13 +3,14 @@
 `web_fetch(url)` is a plain HTTP(S) GET: the page comes back as readable text (HTML
 reduced to its title, headings and paragraphs; JSON and text/* as they are). Any other
 content type is refused. Reads are capped in size and time (`FetchLimits`; the defaults
-are `FETCH_LIMITS`, `builtin_toolset` takes others).
+are `FETCH_LIMITS`; the runtime's `builtin_toolset` takes others).
 
 `web_search(query)` returns `[{title, url, snippet}]` from the image's
 `search_provider`: Google Custom Search (`api_key` + `engine_id`), Perplexity's Search
 API or Nimble's Search API (`max_results`, `search_depth`). Without a provider it is
 the model's own server-side search, which only OpenAI models have: that is a native
-tool, not a function tool, so it comes from `builtin_capabilities`, not the toolset.
+tool, not a function tool, so the runtime offers it as a capability, not in the toolset
+(`holodeck.runtime.toolsets`).
 With the offline `test` model there is no server-side search: `web_search` is then an
 offline stand-in that returns no results, so `--model test` runs stay offline.
 
@@ -39,7 +40,6 @@ from holodeck.tools.builtins._fetch import (
     web_fetch_tool,
 )
 from holodeck.tools.builtins._html import BLOCKS, HEADINGS, SKIPPED, html_to_text
-from holodeck.tools.builtins._toolset import builtin_capabilities, builtin_toolset
 from holodeck.tools.builtins._web_search import (
     DEEP_SNIPPET_CHARS,
     DEFAULT_RESULTS,
@@ -74,8 +74,6 @@ __all__ = [
     "SearchResult",
     "WebFetchError",
     "WebSearchError",
-    "builtin_capabilities",
-    "builtin_toolset",
     "fetch_text",
     "html_to_text",
     "offline_web_search",

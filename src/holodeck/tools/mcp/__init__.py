@@ -1,5 +1,6 @@
-"""MCP servers as tools, on the official `mcp` SDK: `mcp_toolset(servers, root, env)`
-gives the tools of an agent's `type: mcp` entries, and `aclose()` stops the servers.
+"""MCP servers as tools, on the official `mcp` SDK: `mcp_servers(tools, root, env)`
+gives the connections of an agent's `type: mcp` entries (the runtime offers their tools
+to the model: `holodeck.runtime.toolsets.mcp_toolset`), and `aclose()` stops a server.
 
 Each server (`type: mcp` in agent.yaml, or an image's tools/mcp/*.yaml) is started once per
 agent (`scope: agent`, shared by every conversation) or once per conversation
@@ -31,12 +32,10 @@ from holodeck.tools.mcp._connection import (
     LIST_PAGES,
     STDIO_STARTUP_S,
     STOP_GRACE_S,
-    _Server,
+    McpServer,
 )
 from holodeck.tools.mcp._errors import McpServerError, McpToolError
 from holodeck.tools.mcp._launch import FILESYSTEM_PACKAGE, _launch
-from holodeck.tools.mcp._results import model_content
-from holodeck.tools.mcp._toolset import McpToolset
 from holodeck.tools.mcp.schema import (
     TOOL_NAME,
     ArgShape,
@@ -55,36 +54,25 @@ __all__ = [
     "STOP_GRACE_S",
     "TOOL_NAME",
     "ArgShape",
+    "McpServer",
     "McpServerError",
     "McpToolError",
-    "McpToolset",
     "ToolSchema",
     "exposed_name",
-    "mcp_toolset",
-    "model_content",
+    "mcp_servers",
     "model_schema",
     "strip_nulls",
 ]
 
 
-def mcp_toolset(
+def mcp_servers(
     tools: Sequence[McpTool],
     root: Path,
     env: Mapping[str, str],
     source: Path | None = None,
-    *,
-    reserved: Sequence[str] = (),
-    alone: bool = False,
     outbound: OutboundPolicy | None = None,
-) -> McpToolset:
-    """The tools of `tools`' servers. `reserved`: names other tools of the agent use;
-    `alone`: the agent has no other tool, so no server at all is an error, not a warning;
-    `outbound`: the policy an HTTP server's `url` must pass (an uploaded definition's),
-    None when the operator wrote the `url`."""
+) -> list[McpServer]:
+    """The servers of `tools`, not started yet. `outbound`: the policy an HTTP server's
+    `url` must pass (an uploaded definition's), None when the operator wrote the `url`."""
     launches = [_launch(tool, root.resolve(), env, source, outbound) for tool in tools]
-    return McpToolset(
-        [_Server(tool, launch) for tool, launch in zip(tools, launches, strict=True)],
-        source=source,
-        reserved=reserved,
-        alone=alone,
-    )
+    return [McpServer(tool, launch) for tool, launch in zip(tools, launches, strict=True)]

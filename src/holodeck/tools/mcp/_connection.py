@@ -50,7 +50,10 @@ STOP_GRACE_S = 10.0  # the SDK closes stdin, then terminates, then kills: about 
 _T = TypeVar("_T")
 
 
-class _Server:
+class McpServer:
+    """One `type: mcp` entry's server: started on first use, restarted when it stops,
+    its calls retried as `retry` says; `close()` stops it."""
+
     def __init__(self, tool: McpTool, launch: _Launch) -> None:
         self.tool, self.name, self.launch = tool, tool.name, launch
         self.retry = tool.retry or RetryPolicy()

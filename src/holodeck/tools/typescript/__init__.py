@@ -1,4 +1,5 @@
-"""TypeScript function tools, run with Node.js.
+"""TypeScript function tools, run with Node.js (`TypeScriptRunner`; the runtime offers
+them to the model through `holodeck.runtime.toolsets.typescript_toolset`).
 
 The schema the model sees comes from each function's TypeScript types, read with the
 official compiler's type checker (parameters, literal unions as enums, arrays, nested
@@ -22,12 +23,13 @@ from holodeck.tools.typescript._install import (
     typescript_version_spec,
 )
 from holodeck.tools.typescript._process import NEEDS_NODE, NodeProcessError, TypeScriptToolError
-from holodeck.tools.typescript._toolset import (
+from holodeck.tools.typescript._runner import (
     MIN_NODE_MAJOR,
     PING_TIMEOUT_S,
     START_TIMEOUT_S,
-    TypeScriptToolset,
-    typescript_toolset,
+    Described,
+    MissingArguments,
+    TypeScriptRunner,
 )
 
 __all__ = [
@@ -38,10 +40,11 @@ __all__ = [
     "NODE_MODULES_ENV",
     "PING_TIMEOUT_S",
     "START_TIMEOUT_S",
+    "Described",
+    "MissingArguments",
     "NodeProcessError",
+    "TypeScriptRunner",
     "TypeScriptToolError",
-    "TypeScriptToolset",
     "typescript_package",
-    "typescript_toolset",
     "typescript_version_spec",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import BinaryContent
 
-from holodeck.tools.mcp._errors import McpToolError
+from holodeck.tools.mcp import McpToolError
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult, ContentBlock

@@ -12,12 +12,14 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.llm.tool_context import ToolContext
 from holodeck.spec.models.agent_spec import AgentSpec
-from holodeck.tools.builtins._fetch import FETCH_LIMITS, FetchLimits, web_fetch_tool
-from holodeck.tools.builtins._web_search import (
+from holodeck.tools.builtins import (
+    FETCH_LIMITS,
     SEARCH_TIMEOUT,
+    FetchLimits,
     offline_web_search,
     provider_search,
     search_backend,
+    web_fetch_tool,
 )
 
 

@@ -20,6 +20,14 @@ from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import RunOptions
 from holodeck.runtime._subagents import AgentFactory, subagent_toolset
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
+from holodeck.runtime.toolsets._a2a import a2a_tool
+from holodeck.runtime.toolsets._builtins import builtin_toolset
+from holodeck.runtime.toolsets._function import function_tool
+from holodeck.runtime.toolsets._mcp import mcp_toolset
+from holodeck.runtime.toolsets._observed import ObservedToolset
+from holodeck.runtime.toolsets._prompt import prompt_tool
+from holodeck.runtime.toolsets._skills import skills_prompt, skills_toolset
+from holodeck.runtime.toolsets._typescript import typescript_toolset
 from holodeck.search.toolset import SearchToolset
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
@@ -34,15 +42,7 @@ from holodeck.spec.models.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
-from holodeck.tools.a2a import a2a_tool
-from holodeck.tools.builtins import builtin_toolset
-from holodeck.tools.function import function_tool
-from holodeck.tools.mcp import mcp_toolset
 from holodeck.tools.middleware import Middleware
-from holodeck.tools.observed import ObservedToolset
-from holodeck.tools.prompt import prompt_tool
-from holodeck.tools.skills import skills_prompt, skills_toolset
-from holodeck.tools.typescript import typescript_toolset
 
 
 @dataclass(frozen=True)

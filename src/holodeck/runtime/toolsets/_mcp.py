@@ -1,10 +1,11 @@
-"""The toolset the agent sees: every server's tools under their exposed names."""
+"""The toolset the agent sees of its MCP servers: every server's tools under their exposed
+names (the servers themselves are `holodeck.tools.mcp`'s)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,19 +15,45 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
+from holodeck.net import OutboundPolicy
+from holodeck.runtime.toolsets._mcp_content import model_content
+from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
-from holodeck.tools.mcp._connection import _Server
-from holodeck.tools.mcp._results import model_content
-from holodeck.tools.mcp.schema import ArgShape, exposed_name, model_schema, strip_nulls
+from holodeck.tools.mcp import (
+    ArgShape,
+    McpServer,
+    exposed_name,
+    mcp_servers,
+    model_schema,
+    strip_nulls,
+)
 
 log = logging.getLogger("holodeck.tools.mcp")
 
 _ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
 
 
+def mcp_toolset(
+    tools: Sequence[McpTool],
+    root: Path,
+    env: Mapping[str, str],
+    source: Path | None = None,
+    *,
+    reserved: Sequence[str] = (),
+    alone: bool = False,
+    outbound: OutboundPolicy | None = None,
+) -> McpToolset:
+    """The tools of `tools`' servers. `reserved`: names other tools of the agent use;
+    `alone`: the agent has no other tool, so no server at all is an error, not a warning;
+    `outbound`: the policy an HTTP server's `url` must pass (an uploaded definition's),
+    None when the operator wrote the `url`."""
+    servers = mcp_servers(tools, root, env, source, outbound)
+    return McpToolset(servers, source=source, reserved=reserved, alone=alone)
+
+
 @dataclass(frozen=True)
 class _Entry:
-    server: _Server
+    server: McpServer
     original: str
     definition: ToolDefinition
     shape: ArgShape | None
@@ -39,7 +66,7 @@ class McpToolset(AbstractToolset[Any]):
 
     def __init__(
         self,
-        servers: Sequence[_Server],
+        servers: Sequence[McpServer],
         *,
         source: Path | None = None,
         reserved: Sequence[str] = (),
@@ -117,7 +144,7 @@ class McpToolset(AbstractToolset[Any]):
         result = await entry.server.call(entry.original, args)
         return model_content(result, f"{entry.server.name}/{entry.original}")
 
-    def _entries_of(self, server: _Server, taken: set[str]) -> list[_Entry]:
+    def _entries_of(self, server: McpServer, taken: set[str]) -> list[_Entry]:
         offered = {t.name: t for t in server.tools}
         wanted = server.tool.tools
         if wanted is not None:
@@ -174,5 +201,5 @@ class McpToolset(AbstractToolset[Any]):
             raise ToolLoadError(f"no tools: every MCP server failed: {reasons}", self._source)
 
 
-async def _ready_all(servers: Sequence[_Server]) -> None:
+async def _ready_all(servers: Sequence[McpServer]) -> None:
     await asyncio.gather(*(s.ready() for s in servers))

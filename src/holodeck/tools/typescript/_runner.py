@@ -1,5 +1,6 @@
-"""The toolset of a definition's TypeScript tools: schemas from the TypeScript compiler,
-calls in one Node.js process (see the package's docstring)."""
+"""A definition's TypeScript tools run: schemas from the TypeScript compiler, calls in one
+Node.js process (see the package's docstring). The runtime offers them to the model
+(`holodeck.runtime.toolsets`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic_ai import ModelRetry, RunContext
-from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
 
 from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
@@ -39,9 +35,6 @@ MIN_NODE_MAJOR = 18
 START_TIMEOUT_S = 60.0  # the first answer of a new process (it loads the compiler)
 PING_TIMEOUT_S = 1.0  # after a call timed out: is the process still answering?
 
-_ARGS_VALIDATOR = SchemaValidator(
-    core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
-)
 _PERMISSIVE_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
@@ -51,32 +44,29 @@ class _TimedOut(Exception):
         self.process = process
 
 
-def typescript_toolset(
-    tools: Sequence[TypeScriptTool], root: Path, params: Mapping[str, Any]
-) -> AbstractToolset[Any]:
-    """A toolset running `tools` (files relative to `root`) with Node.js, for an agent:
-    its Node.js process outlives each turn and stops with `aclose()` (or, never closed,
-    when Python exits and its stdin closes).
-
-    A parameter named `params` receives the image's `params` and is not in the schema.
-    """
-    return TypeScriptToolset(tools, root, params, persistent=True)
-
-
-# ---------------------------------------------------------------------------------------
-# The toolset
+class MissingArguments(Exception):
+    """A call lacks arguments the function requires (the model should call again)."""
 
 
 @dataclass(frozen=True)
-class _Described:
+class Described:
+    """One tool as its TypeScript types describe it."""
+
     tool: TypeScriptTool
     path: Path
-    definition: ToolDefinition
+    name: str
+    parameters: dict[str, Any]  # JSON Schema of the named arguments
+    description: str | None
     layout: list[dict[str, Any]] | None  # how named arguments map onto the JS parameters
 
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required", []))
 
-class TypeScriptToolset(AbstractToolset[Any]):
-    """TypeScript functions as tools, all served by one Node.js process."""
+
+class TypeScriptRunner:
+    """TypeScript functions run by one Node.js process: started on first use, restarted
+    when it died or a call blocked it."""
 
     def __init__(
         self,
@@ -85,7 +75,6 @@ class TypeScriptToolset(AbstractToolset[Any]):
         params: Mapping[str, Any],
         *,
         node: str | None = None,
-        toolset_id: str | None = None,
         persistent: bool = False,
     ) -> None:
         self.root = root.resolve()
@@ -108,16 +97,11 @@ class TypeScriptToolset(AbstractToolset[Any]):
             )
         self._node = found
         self._params = dict(params)
-        self._id = toolset_id
         self._lock = threading.Lock()
         self._process: _NodeProcess | None = None
-        self._described: dict[str, _Described] | None = None
+        self._described: dict[str, Described] | None = None
         self._entered = 0
         self._busy = 0
-
-    @property
-    def id(self) -> str | None:
-        return self._id
 
     @property
     def process_id(self) -> int | None:
@@ -125,15 +109,15 @@ class TypeScriptToolset(AbstractToolset[Any]):
         process = self._process
         return process.pid if process is not None and process.alive else None
 
-    async def __aenter__(self) -> TypeScriptToolset:
+    def enter(self) -> None:
+        """A use begins (a run of the agent): the process stays up until it ends."""
         self._entered += 1
-        return self
 
-    async def __aexit__(self, *args: Any) -> bool | None:
+    def leave(self) -> None:
+        """A use ends: without `persistent`, the last one stops the process."""
         self._entered = max(0, self._entered - 1)
         if self._entered == 0 and not self._persistent:
             self.close()
-        return None
 
     async def aclose(self) -> None:
         """Stop Node.js; the next use starts it again."""
@@ -146,28 +130,19 @@ class TypeScriptToolset(AbstractToolset[Any]):
         if process is not None:
             process.stop("the TypeScript toolset was closed")
 
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+    async def describe(self) -> dict[str, Described]:
+        """Each tool by name, its types read once (`ToolLoadError` when they cannot be)."""
         with self._use():
-            described = await self._describe()
-        return {
-            name: ToolsetTool(
-                toolset=self,
-                tool_def=entry.definition,
-                max_retries=ctx.max_retries,
-                args_validator=_ARGS_VALIDATOR,
-            )
-            for name, entry in described.items()
-        }
+            return await self._describe()
 
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> Any:
+    async def call(self, name: str, tool_args: dict[str, Any]) -> Any:
+        """What tool `name` returns for `tool_args`; `MissingArguments` when required ones
+        are absent, `TimeoutError` past the tool's timeout."""
         with self._use():
             entry = (await self._describe())[name]
-            required = entry.definition.parameters_json_schema.get("required", [])
-            missing = [key for key in required if key not in tool_args]
+            missing = [key for key in entry.required if key not in tool_args]
             if missing:
-                raise ModelRetry(f"missing required argument(s): {', '.join(missing)}")
+                raise MissingArguments(f"missing required argument(s): {', '.join(missing)}")
             request = {
                 "op": "call",
                 "file": str(entry.path),
@@ -197,7 +172,7 @@ class TypeScriptToolset(AbstractToolset[Any]):
             if self._entered == 0 and self._busy == 0 and not self._persistent:
                 self.close()
 
-    async def _describe(self) -> dict[str, _Described]:
+    async def _describe(self) -> dict[str, Described]:
         if self._described is not None:
             return self._described
         by_file: dict[Path, list[str]] = {}
@@ -215,7 +190,7 @@ class TypeScriptToolset(AbstractToolset[Any]):
             problem = "no answer in time" if isinstance(exc, _TimedOut) else str(exc)
             first = next(iter(by_file), None)
             raise ToolLoadError(f"cannot read the TypeScript types: {problem}", first) from None
-        described: dict[str, _Described] = {}
+        described: dict[str, Described] = {}
         for name, (tool, path) in self._tools.items():
             described[name] = _definition(name, tool, path, answer.get(str(path)) or {})
         self._described = described
@@ -286,7 +261,7 @@ class TypeScriptToolset(AbstractToolset[Any]):
         process.stop(f"the Node.js process was stopped: {reason}")
 
 
-def _definition(name: str, tool: TypeScriptTool, path: Path, answer: dict[str, Any]) -> _Described:
+def _definition(name: str, tool: TypeScriptTool, path: Path, answer: dict[str, Any]) -> Described:
     if "error" in answer:
         raise ToolLoadError(f"cannot be read as TypeScript: {answer['error']}", path)
     function = (answer.get("functions") or {}).get(tool.function)
@@ -298,14 +273,15 @@ def _definition(name: str, tool: TypeScriptTool, path: Path, answer: dict[str, A
         log.warning("%s: types of `%s` not read: %s", path, tool.function, function["warning"])
     parameters = function.get("parameters")
     description = tool.description or _summary(function.get("description"))
-    definition = ToolDefinition(
-        name=name,
-        parameters_json_schema=parameters if isinstance(parameters, dict) else _PERMISSIVE_OBJECT,
-        description=description,
-        metadata={"file": tool.file, "function": tool.function},
-    )
     layout = function.get("layout")
-    return _Described(tool, path, definition, layout if isinstance(layout, list) else None)
+    return Described(
+        tool,
+        path,
+        name,
+        parameters if isinstance(parameters, dict) else _PERMISSIVE_OBJECT,
+        description,
+        layout if isinstance(layout, list) else None,
+    )
 
 
 def _summary(doc: Any) -> str | None:
