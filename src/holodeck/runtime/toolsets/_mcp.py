@@ -13,10 +13,10 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
 
 from holodeck.net import OutboundPolicy
 from holodeck.runtime.toolsets._mcp_content import model_content
+from holodeck.runtime.toolsets._schema_tools import schema_tool
 from holodeck.spec.models.tools import McpTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.mcp import (
@@ -29,8 +29,6 @@ from holodeck.tools.mcp import (
 )
 
 log = logging.getLogger("holodeck.tools.mcp")
-
-_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
 
 
 def mcp_toolset(
@@ -126,15 +124,7 @@ class McpToolset(AbstractToolset[Any]):
                 taken.add(entry.definition.name)
                 entries[entry.definition.name] = entry
         self._entries.update(entries)
-        return {
-            name: ToolsetTool(
-                toolset=self,
-                tool_def=e.definition,
-                max_retries=ctx.max_retries,
-                args_validator=_ARGS,
-            )
-            for name, e in entries.items()
-        }
+        return {name: schema_tool(self, e.definition, ctx) for name, e in entries.items()}
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]

@@ -10,14 +10,10 @@ from typing import Any
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
 
+from holodeck.runtime.toolsets._schema_tools import schema_tool
 from holodeck.spec.models.tools import TypeScriptTool
-from holodeck.tools.typescript import MissingArguments, TypeScriptRunner
-
-_ARGS_VALIDATOR = SchemaValidator(
-    core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
-)
+from holodeck.tools.typescript import Described, MissingArguments, TypeScriptRunner
 
 
 def typescript_toolset(
@@ -67,17 +63,7 @@ class TypeScriptToolset(AbstractToolset[Any]):
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         described = await self.runner.describe()
         return {
-            name: ToolsetTool(
-                toolset=self,
-                tool_def=ToolDefinition(
-                    name=name,
-                    parameters_json_schema=entry.parameters,
-                    description=entry.description,
-                    metadata={"file": entry.tool.file, "function": entry.tool.function},
-                ),
-                max_retries=ctx.max_retries,
-                args_validator=_ARGS_VALIDATOR,
-            )
+            name: schema_tool(self, _definition(name, entry), ctx)
             for name, entry in described.items()
         }
 
@@ -88,3 +74,12 @@ class TypeScriptToolset(AbstractToolset[Any]):
             return await self.runner.call(name, tool_args)
         except MissingArguments as missing:
             raise ModelRetry(str(missing)) from None
+
+
+def _definition(name: str, entry: Described) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        parameters_json_schema=entry.parameters,
+        description=entry.description,
+        metadata={"file": entry.tool.file, "function": entry.tool.function},
+    )
