@@ -18,9 +18,10 @@ from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import RunOptions
+from holodeck.runtime._retrieval_toolset import SearchToolset
 from holodeck.runtime._subagents import AgentFactory, subagent_toolset
 from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER
-from holodeck.search.toolset import SearchToolset
+from holodeck.search.agent_tools import SearchTools
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
@@ -81,7 +82,7 @@ def agent_toolsets(
     if typescript:  # one Node process serves all of them
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
-        sets.append(SearchToolset(searches, spec, context))
+        sets.append(SearchToolset(SearchTools(searches, spec, context)))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
