@@ -493,7 +493,7 @@ async def test_the_offline_model_searches_with_the_users_question(write: Write) 
 
 
 async def test_a_store_that_failed_to_open_is_tried_again_later(write: Write) -> None:
-    from holodeck.search.toolset import SearchToolset
+    from holodeck.runtime.toolsets import SearchToolset
 
     blocker = "  - type: vectorstore\n    name: docs\n    description: Help pages.\n"
     root = write(

@@ -6,7 +6,7 @@ own and talks to the next through the types in `_types`:
 
 - `tool_index`: a tool's definition -> its `SearchIndex` (what to read, which embedding
   model, which store); `holodeck ingest`, `holodeck validate` and the agent share it.
-- `toolset`: the agent's search tools (`SearchToolset`): indexes open and catch up with
+- `agent_tools`: the agent's search tools (`SearchTools`): indexes open and catch up with
   their sources on start or first use; one that cannot open is reported and retried.
 - `checks`: what `holodeck validate` says about search tools (field mapping, embedders).
 - `ingest` (with `_files`, `_formats`, `_reading`, `_documents`, `_pdf*`, `_headings`,
@@ -15,7 +15,8 @@ own and talks to the next through the types in `_types`:
   lines as headings) and `definitions` (defined terms as entries of their own) shape
   documents' chunks.
 - `contextual` with `context_cache`: a model-written line situating each chunk, cached.
-- `embeddings/`: provider APIs or the local model, with an on-disk cache.
+- `embeddings/`: provider APIs (their models built in `holodeck.llm.embedding_models`)
+  or the local model, with an on-disk cache.
 - `stores/`: the embedded store (SQLite + numpy) and vector databases.
 - `index`: `SearchIndex`, keeps a store in step with the sources and answers queries;
   `fusion`, `_bm25` and `results` rank and shape what it returns; `rerank` gives the

@@ -8,8 +8,9 @@ contexts come from `TitleContextWriter` and reranking from `WordOverlapReranker`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from holodeck.llm.prompt_calls import prompt_asker
 from holodeck.llm.providers import effective_settings
 from holodeck.llm.run_model import run_model
 from holodeck.llm.tool_context import ToolContext
@@ -73,34 +74,17 @@ def _asker(
     chosen = effective_settings(own, options.model)
     if isinstance(options.model, str | None) and (chosen is None or chosen.provider == "test"):
         return None
-    state: dict[str, Any] = {}
-
-    async def ask(prompt: str) -> str:
-        if "agent" not in state:
-            state["agent"] = _agent(chosen, spec, options, max_tokens)
-        result = await state["agent"].run(prompt)
-        return str(result.output)
-
-    return ask
-
-
-def _agent(
-    chosen: ModelSettings | None, spec: AgentSpec, options: ToolContext, max_tokens: int | None
-) -> Any:
-    from pydantic_ai import Agent
-
-    built = run_model(
-        chosen,
-        options.model,
-        env=options.env,
-        settings=options.settings,
-        execution=spec.execution,
-        cassette=options.cassette,
-        rate_limit=options.rate_limit,
-        lent=options.lent,
-        outbound=options.outbound if options.uploaded else None,
+    return prompt_asker(
+        lambda: run_model(
+            chosen,
+            options.model,
+            env=options.env,
+            settings=options.settings,
+            execution=spec.execution,
+            cassette=options.cassette,
+            rate_limit=options.rate_limit,
+            lent=options.lent,
+            outbound=options.outbound if options.uploaded else None,
+        ),
+        max_tokens=max_tokens,
     )
-    settings = dict(built.settings)
-    if max_tokens is not None:
-        settings["max_tokens"] = max_tokens
-    return Agent(built.model, model_settings=settings or None)  # type: ignore[arg-type]

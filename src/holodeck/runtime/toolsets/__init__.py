@@ -12,6 +12,7 @@ from holodeck.runtime.toolsets._mcp import McpToolset, mcp_toolset
 from holodeck.runtime.toolsets._mcp_content import model_content
 from holodeck.runtime.toolsets._observed import ObservedToolset
 from holodeck.runtime.toolsets._prompt import prompt_tool
+from holodeck.runtime.toolsets._retrieval import SearchToolset
 from holodeck.runtime.toolsets._skills import skills_prompt, skills_toolset
 from holodeck.runtime.toolsets._typescript import TypeScriptToolset, typescript_toolset
 
@@ -19,6 +20,7 @@ __all__ = [
     "AgentTools",
     "McpToolset",
     "ObservedToolset",
+    "SearchToolset",
     "TypeScriptToolset",
     "a2a_tool",
     "agent_toolsets",

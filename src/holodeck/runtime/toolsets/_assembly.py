@@ -26,9 +26,10 @@ from holodeck.runtime.toolsets._function import function_tool
 from holodeck.runtime.toolsets._mcp import mcp_toolset
 from holodeck.runtime.toolsets._observed import ObservedToolset
 from holodeck.runtime.toolsets._prompt import prompt_tool
+from holodeck.runtime.toolsets._retrieval import SearchToolset
 from holodeck.runtime.toolsets._skills import skills_prompt, skills_toolset
 from holodeck.runtime.toolsets._typescript import typescript_toolset
-from holodeck.search.toolset import SearchToolset
+from holodeck.search.agent_tools import SearchTools
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
@@ -81,7 +82,7 @@ def agent_toolsets(
     if typescript:  # one Node process serves all of them
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
-        sets.append(SearchToolset(searches, spec, context))
+        sets.append(SearchToolset(SearchTools(searches, spec, context)))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
     others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from holodeck.errors import ConfigurationError
+from holodeck.llm.embedding_models import GOOGLE_PROVIDERS, ProviderEmbeddings, embedding_model
 from holodeck.search.embeddings._cache import CachedEmbedder
-from holodeck.search.embeddings._clients import google_model, openai_model
 from holodeck.search.embeddings._local import LocalEmbedder, check_local_dimensions
 from holodeck.search.embeddings._plan import NoEmbedder, Plan, describe_plan, plan_embedder
 from holodeck.search.embeddings._protocol import Embedder
@@ -17,8 +17,6 @@ from holodeck.spec.models.model_settings import ModelSettings, ProviderType
 from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
-    from pydantic_ai.embeddings import EmbeddingModel, EmbeddingSettings
-
     from holodeck.config.credentials import ResolvedModel
     from holodeck.net import OutboundPolicy
 
@@ -110,11 +108,6 @@ def _remote_embedder(
     if execution is not None:
         retries = execution.max_retries if execution.max_retries is not None else retries
         timeout = execution.model_timeout or timeout
-    options: EmbeddingSettings = {}
-    if dimensions is not None:
-        options["dimensions"] = dimensions
-    if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
-        options.update(_google_task(plan.model))
     written = resolved.settings.provider
     # an alias (`azure`, `gemini`) makes the same vectors as its type: one name for both;
     # a config.yaml entry keeps its own, as it may point at another server
@@ -122,38 +115,40 @@ def _remote_embedder(
     suffix = f"[{dimensions}]" if dimensions is not None else ""
     return ModelEmbedder(
         name=f"{source}:{plan.model}{suffix}",
-        model=_model(resolved, plan.model, retries, timeout, env, outbound),
+        model=_model(resolved, plan.model, dimensions, retries, timeout, env, outbound),
         provider=written,
         model_name=plan.model,
-        settings=options or None,
         size=dimensions or known,
     )
-
-
-def _google_task(name: str) -> EmbeddingSettings:
-    # queries and chunks go through one `embed`: a symmetric task keeps them comparable
-    if name == "gemini-embedding-2":  # pydantic-ai prefixes the task for this one only
-        return {"google_task": "sentence similarity"}  # type: ignore[typeddict-unknown-key]
-    return {"google_task_type": "SEMANTIC_SIMILARITY"}  # type: ignore[typeddict-unknown-key]
 
 
 def _model(
     resolved: ResolvedModel,
     name: str,
+    dimensions: int | None,
     retries: int,
     timeout: float,
     env: Mapping[str, str],
     outbound: OutboundPolicy | None,
-) -> EmbeddingModel:
-    """pydantic-ai's embedding model for `resolved`; the SDK clients do the retrying. An
+) -> ProviderEmbeddings:
+    """The provider's embedding model for `resolved`; the SDK clients do the retrying. An
     endpoint an uploaded definition names (`outbound` given) is reached through a client
     that checks every connection."""
-
-    if resolved.provider in (ProviderType.GOOGLE, ProviderType.VERTEX_AI):
-        return google_model(resolved, name, retries, timeout, env)
     http_client = None
-    if outbound is not None and resolved.sources.get("endpoint") == "agent":
+    if (
+        outbound is not None
+        and resolved.provider not in GOOGLE_PROVIDERS
+        and resolved.sources.get("endpoint") == "agent"
+    ):
         from holodeck.net import checked_client  # deferred: loads httpx2
 
         http_client = checked_client(outbound, timeout=timeout)
-    return openai_model(resolved, name, retries, timeout, http_client)
+    return embedding_model(
+        resolved,
+        name,
+        dimensions=dimensions,
+        retries=retries,
+        timeout=timeout,
+        env=env,
+        http_client=http_client,
+    )

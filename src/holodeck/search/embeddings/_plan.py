@@ -9,7 +9,7 @@ from typing import Literal
 
 from holodeck.config.credentials import ResolvedModel, key_variable, resolve_model
 from holodeck.errors import ConfigurationError
-from holodeck.search.embeddings._clients import VERTEX_PROJECT_VARS
+from holodeck.llm.google_models import PROJECT_VARS
 from holodeck.search.embeddings._local import LOCAL_INSTALL, LOCAL_MODEL, local_installed
 from holodeck.spec.models.model_settings import ModelSettings, ProviderType, split_model_string
 from holodeck.spec.models.settings import Settings
@@ -202,7 +202,7 @@ def _missing(resolved: ResolvedModel, env: Mapping[str, str]) -> str | None:
         # a custom endpoint may be a local server that needs no key
         return None if resolved.api_key or resolved.endpoint else f"no {key_var}"
     if kind is ProviderType.VERTEX_AI:
-        if resolved.api_key or any(env.get(v) for v in VERTEX_PROJECT_VARS):
+        if resolved.api_key or any(env.get(v) for v in PROJECT_VARS):
             return None
         return "no GOOGLE_API_KEY or GOOGLE_CLOUD_PROJECT for Vertex AI"
     if resolved.api_key is None:

@@ -1,19 +1,17 @@
-"""An embedder over one of pydantic-ai's embedding models (OpenAI's API and every
-OpenAI-compatible server, Azure OpenAI, Gemini), with batching and errors a user can act on."""
+"""An embedder over a provider's embedding model (OpenAI's API and every OpenAI-compatible
+server, Azure OpenAI, Gemini; built in `holodeck.llm.embedding_models`), with batching and
+errors a user can act on."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from holodeck.errors import ExecutionError
+from holodeck.llm.embedding_models import ProviderEmbeddings
 from holodeck.llm.errors import explain
 from holodeck.search.embeddings._batching import BatchLimits, embed_in_batches
 from holodeck.search.embeddings._vectors import Vectors, empty, normalised
-
-if TYPE_CHECKING:
-    from pydantic_ai.embeddings import EmbeddingModel, EmbeddingSettings
 
 
 @dataclass
@@ -24,10 +22,9 @@ class ModelEmbedder:
     request); it is learnt from the first answer otherwise."""
 
     name: str
-    model: EmbeddingModel
+    model: ProviderEmbeddings
     provider: str
     model_name: str
-    settings: EmbeddingSettings | None = None
     size: int | None = None
     limits: BatchLimits = field(default_factory=BatchLimits)
 
@@ -41,9 +38,7 @@ class ModelEmbedder:
 
     async def _request(self, batch: list[str]) -> Vectors:
         try:
-            # one kind of input for queries and chunks alike: both sides of a search
-            # must be embedded the same way, as the protocol has no query/document split
-            result = await self.model.embed(batch, input_type="document", settings=self.settings)
+            embeddings = await self.model.embed(batch)
         except Exception as exc:
             # provider failures (after the SDK's retries) and missing Google Cloud
             # credentials become one line naming the model and the fix
@@ -51,10 +46,10 @@ class ModelEmbedder:
             if error is None:
                 raise
             raise error from None
-        if len(result.embeddings) != len(batch):
+        if len(embeddings) != len(batch):
             raise ExecutionError(
-                f"embedding model {self.name} answered {len(result.embeddings)} vectors "
+                f"embedding model {self.name} answered {len(embeddings)} vectors "
                 f"for {len(batch)} texts",
                 hint="check that the endpoint serves an OpenAI-compatible /embeddings API",
             )
-        return normalised(result.embeddings, self.name)
+        return normalised(embeddings, self.name)

@@ -1,4 +1,5 @@
-"""Search tools (`vectorstore`, `hierarchical_document`) as the agent's tools.
+"""Search tools (`vectorstore`, `hierarchical_document`) as the agent's tools, whatever
+framework offers them to the model (the runtime wraps `SearchTools` in a toolset).
 
 Each tool's index opens and catches up with its sources on `start()` or on first use,
 and stays open until `aclose()`. An index that cannot be opened (a database that is
@@ -10,11 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
-
-from pydantic_ai import FunctionToolset, RunContext, Tool
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import ExecutionError, HoloDeckError
 from holodeck.llm.tool_context import ToolContext
@@ -44,53 +41,29 @@ class _Entry:
         self.lock = asyncio.Lock()
 
 
-class SearchToolset(AbstractToolset[Any]):
+class SearchTools:
     """The agent's search tools; `start()` ingests every source, `aclose()` closes.
 
-    Not a wrapper toolset: `Agent.start()` finds toolsets with `start()` by visiting them,
-    and a wrapper would show the visitor only what it wraps."""
+    tools = SearchTools([docs_tool], spec, context)  # docs_tool: a VectorstoreTool
+    await tools.start()
+    results = await tools.search("docs", "express delivery")
+    """
 
     def __init__(self, tools: Sequence[SearchTool], spec: AgentSpec, options: ToolContext) -> None:
-        self.retry_after_s = RETRY_AFTER_S  # this toolset's; a caller may shorten it
+        self.tools = list(tools)
+        self.retry_after_s = RETRY_AFTER_S  # these tools'; a caller may shorten it
         self._entries: dict[str, _Entry] = {}
         self._progress = options.progress
-        functions: FunctionToolset[Any] = FunctionToolset()
         for tool in tools:
             index, missing = search_index(tool, spec, options)
             self._entries[tool.name] = _Entry(index, missing)
-            functions.add_tool(self._tool(tool))
-        self._functions = functions
 
-    @property
-    def id(self) -> str | None:
-        return "holodeck-search"
-
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        tools = await self._functions.get_tools(ctx)
-        return {name: replace(tool, toolset=self) for name, tool in tools.items()}
-
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> Any:
-        return await self._functions.call_tool(
-            name, tool_args, ctx, replace(tool, toolset=self._functions)
-        )
-
-    def _tool(self, tool: SearchTool) -> Tool[Any]:
-        entry_name = tool.name
-
-        async def search(query: str) -> list[dict[str, Any]]:
-            entry = await self._ready(entry_name)
-            results = await entry.index.search(query)
-            return [r.to_json() for r in results]
-
-        search.__doc__ = f"{tool.description}\n\nArgs:\n    query: What to look for."
-        return Tool(
-            search,
-            name=tool.name,
-            description=tool.description,
-            takes_ctx=False,
-        )
+    async def search(self, name: str, query: str) -> list[dict[str, Any]]:
+        """Tool `name`'s results for `query`, as the model reads them; its index is opened
+        first if need be (raises `ExecutionError` when it cannot be)."""
+        entry = await self._ready(name)
+        results = await entry.index.search(query)
+        return [r.to_json() for r in results]
 
     def failures(self) -> dict[str, str]:
         """Each search tool whose index could not be opened or brought up to date (a source
