@@ -57,6 +57,10 @@ DEFERRED = {
     ("tools/a2a/_remote.py", "holodeck.tools.a2a._transport"): (
         "it loads httpx for the a2a-sdk client: only a call of a `type: a2a` tool needs it"
     ),
+    ("runtime/toolsets/_assembly.py", "holodeck.search.agent_tools"): (
+        "the search pipeline and numpy (about 0.2 s of every run's start): only an agent "
+        "with a search tool needs them"
+    ),
     ("search/embeddings/_build.py", "holodeck.net"): (
         "`checked_client` loads httpx2; search.embeddings is imported by `holodeck validate`"
     ),
@@ -158,3 +162,28 @@ def test_validate_loads_no_model_sdk_server_or_terminal_library() -> None:
     report = done.stderr.strip().splitlines()[-1]
     assert report.startswith("STATUS 0 LOADED "), done.stdout + done.stderr
     assert report == "STATUS 0 LOADED []", f"`holodeck validate` loaded: {report[16:]}"
+
+
+def test_an_agent_without_a_search_tool_runs_without_the_search_pipeline(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from holodeck.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        "loaded = sorted(m for m in sys.modules if m == 'numpy' or m == 'holodeck.search')\n"
+        "print('STATUS', status, 'LOADED', loaded, file=sys.stderr)\n"
+    )
+    weather = str(REPO / "examples" / "weather")
+    report = str(tmp_path / "report.json")
+    done = subprocess.run(
+        [sys.executable, "-c", code, "test", weather, "--model", "test", "-o", report],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("STATUS 0 LOADED "), done.stdout + done.stderr
+    assert last == "STATUS 0 LOADED []", f"`holodeck test` of an agent without search: {last}"

@@ -29,7 +29,6 @@ from holodeck.runtime.toolsets._prompt import prompt_tool
 from holodeck.runtime.toolsets._retrieval import SearchToolset
 from holodeck.runtime.toolsets._skills import skills_prompt, skills_toolset
 from holodeck.runtime.toolsets._typescript import typescript_toolset
-from holodeck.search.agent_tools import SearchTools
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
@@ -82,6 +81,8 @@ def agent_toolsets(
     if typescript:  # one Node process serves all of them
         sets.append(typescript_toolset(typescript, spec.root, spec.params))
     if searches:  # indexes open and catch up with their sources on start() or first use
+        from holodeck.search.agent_tools import SearchTools  # deferred: numpy, the pipeline
+
         sets.append(SearchToolset(SearchTools(searches, spec, context)))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]

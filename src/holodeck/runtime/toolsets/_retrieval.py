@@ -4,13 +4,15 @@ toolset: one function tool per search tool, taking the query."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from holodeck.search.agent_tools import SearchTools
 from holodeck.spec.models.tools import SearchTool
+
+if TYPE_CHECKING:  # the search pipeline and numpy load only for an agent with a search tool
+    from holodeck.search.agent_tools import SearchTools
 
 
 class SearchToolset(AbstractToolset[Any]):
