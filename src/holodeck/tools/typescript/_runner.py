@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from holodeck.errors import ToolError
 from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.errors import ToolLoadError
 from holodeck.tools.typescript._install import (
@@ -44,7 +45,7 @@ class _TimedOut(Exception):
         self.process = process
 
 
-class MissingArguments(Exception):
+class MissingArguments(ToolError):
     """A call lacks arguments the function requires (the model should call again)."""
 
 
