@@ -8,11 +8,12 @@ NODE_DIR := src/holodeck/tools/node
 .PHONY: demo dev test lint typecheck bench clean node test-js browser services containers
 
 # the base package: what the demo (and a user) runs. uv installs it: it downloads and
-# installs in parallel, 22 s where pip took 218 s on a loaded 2-core machine
+# installs in parallel, 22 s where pip took 218 s on a loaded 2-core machine; it trusts
+# the system's certificate store, as pip does
 $(BIN)/holodeck: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e .
+	$(BIN)/uv pip install --quiet --native-tls --python $(BIN)/python -e .
 	# an editable install's modules are otherwise compiled at every start when
 	# PYTHONDONTWRITEBYTECODE is set (0.3 s of each command's start-up)
 	$(BIN)/python -m compileall -q src/holodeck
