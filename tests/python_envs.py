@@ -126,6 +126,22 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+def installer(venv: Path) -> list[str | Path]:
+    """The command that installs packages into `venv`, before the package names.
+
+    uv when the test environment has it (the dev extra): it downloads and installs in
+    parallel; the wheel tests took 79 s with it against 174 s with pip on a quiet 2-core
+    machine. pip otherwise. Either resolves the wheel's dependencies from the package
+    registry. uv leaves bytecode to the first import, which is what the tests exercise
+    (compiling all of site-packages up front, as pip does, cost the run 40 s).
+    """
+    python = venv / BIN / f"python{EXE}"
+    uv = Path(sys.executable).with_name(f"uv{EXE}")
+    if uv.is_file():
+        return [uv, "pip", "install", "--quiet", "--native-tls", "--python", python]
+    return [python, "-m", "pip", "install", "--quiet"]
+
+
 def _shared(factory: pytest.TempPathFactory) -> Path:
     shared = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -151,8 +167,7 @@ def wheel_venv(
                 shutil.rmtree(venv, ignore_errors=True)
                 env = clean_env(shared / "holodeck-home")
                 run([python_found, "-m", "venv", venv], timeout=300, env=env)
-                python = venv / BIN / f"python{EXE}"
-                run([python, "-m", "pip", "install", "--quiet", wheel], timeout=900, env=env)
+                run([*installer(venv), wheel], timeout=900, env=env)
                 (venv / "installed").write_text(str(wheel))
         return venv
 

@@ -20,11 +20,13 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+
+from local_http import LocalHTTPServer
 
 # --- reply steps ------------------------------------------------------------------
 
@@ -154,7 +156,7 @@ class ScriptedServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = LocalHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"

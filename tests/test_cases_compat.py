@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from holodeck.runtime import RunOptions
 from holodeck.spec.diagnostics import SpecError
 from holodeck.testing.results import CaseRun, TestRun
 from holodeck.testing.runner import TestOptions, run_tests
+from local_http import LocalHTTPServer
 from office_files import make_docx, make_pptx, make_xlsx
 from search_files import make_pdf
 
@@ -51,7 +52,7 @@ class FileServer:
     files: dict[str, bytes]
     hits: dict[str, int] = field(default_factory=dict)
     release: threading.Event = field(default_factory=threading.Event)
-    server: ThreadingHTTPServer | None = None
+    server: LocalHTTPServer | None = None
 
     @property
     def url(self) -> str:
@@ -82,7 +83,7 @@ def files_server() -> Iterator[FileServer]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    site.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    site.server = LocalHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=site.server.serve_forever, daemon=True).start()
     yield site
     site.release.set()

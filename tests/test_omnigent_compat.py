@@ -23,6 +23,7 @@ from holodeck.spec import SpecError
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import FunctionTool, McpTool
+from python_envs import installer
 
 HEAD = "spec_version: 1\nname: omni\n"
 SKILL = "---\nname: {name}\ndescription: {description}\n---\n\nDo the thing.\n"
@@ -360,6 +361,15 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+# pip's and uv's words for a package the registry does not give
+UNREACHABLE = (
+    "no matching distribution",
+    "not found in the package registry",
+    "connection",
+    "failed to fetch",
+)
+
+
 @pytest.mark.slow
 def test_omnigent_client_tool_runs_with_the_real_package(
     write: Write, tmp_path: Path, wheel_venv: Callable[[str], Path | None]
@@ -370,19 +380,22 @@ def test_omnigent_client_tool_runs_with_the_real_package(
     if venv is None:
         print("skipped: no working python3.12 on this machine")
         pytest.skip("python3.12 is not available")
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    install = installer(venv)
     # omnigent-client pins the omnigent server package, which pins mcp<2 and openai<2.45,
     # both older than HoloDeck needs; the decorator itself needs neither, so the client
     # and the server package are installed without their dependencies, plus the two
     # modules their import chain reaches for.
     steps = [
-        [*pip, "--no-deps", "omnigent-client", "omnigent", "omnigent-ui-sdk"],
-        [*pip, "httpx", "psutil"],
+        [*install, "--no-deps", "omnigent-client", "omnigent", "omnigent-ui-sdk"],
+        [*install, "httpx", "psutil"],
     ]
     for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(part) for part in step], capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
-            if "No matching distribution" in done.stderr or "connection" in done.stderr.lower():
+            said = done.stderr.lower()
+            if any(words in said for words in UNREACHABLE):
                 print(f"skipped: the package registry is unavailable: {done.stderr[-300:]}")
                 pytest.skip("the package registry is unavailable")
             raise AssertionError(done.stderr[-2000:])

@@ -17,7 +17,7 @@ import tarfile
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -37,6 +37,7 @@ from holodeck.runtime import Agent, Hosting, ToolCallFinished, tool_context
 from holodeck.runtime.toolsets import builtin_toolset
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.tools.builtins import fetch_text
+from local_http import LocalHTTPServer
 from server_harness import WEATHER, Serve, until
 
 openai_server = scripted_servers.openai_server
@@ -55,7 +56,7 @@ class Site:
     paths and Host headers it received."""
 
     host: str
-    server: ThreadingHTTPServer
+    server: LocalHTTPServer
     seen: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -74,7 +75,7 @@ class Site:
 def start_site(host: str) -> Site:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
-    class Server(ThreadingHTTPServer):
+    class Server(LocalHTTPServer):
         address_family = family
 
     class Handler(BaseHTTPRequestHandler):
