@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -347,6 +348,35 @@ async def test_an_unreachable_server_is_named_without_its_password(
     message = str(raised.value)
     assert store in message and "127.0.0.1" in message
     assert "s3cret-pw" not in message and "k3y" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        ("http://qdrant.example:6333", True),
+        ("https://qdrant.example:6333", False),
+        ("http://127.0.0.1:6333", False),
+        ("http://localhost:6333", False),
+    ],
+)
+async def test_a_qdrant_key_sent_in_clear_to_another_machine_is_one_line_of_warning(
+    url: str, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    from holodeck.search.stores._qdrant import server_client
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # qdrant-client's own warning would raise here
+        client = server_client(url, "k3y")
+    await client.close()
+    said = [r.getMessage() for r in caplog.records if r.name == "holodeck.search"]
+    if warned:
+        assert said == [
+            "Qdrant vector store at http://qdrant.example:6333: its api_key goes over "
+            "plain http; use an https:// url"
+        ]
+    else:
+        assert said == []
+    assert "k3y" not in caplog.text
 
 
 @pytest.mark.parametrize(

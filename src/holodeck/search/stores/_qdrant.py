@@ -5,11 +5,15 @@ collection (payload only) beside the chunks. `qdrant_client` is imported on open
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -21,11 +25,18 @@ from holodeck.search.stores._codec import chunk_from_json, chunk_to_json
 from holodeck.search.stores._naming import safe_name
 from holodeck.search.stores._protocol import PENDING, StoreLocation
 from holodeck.search.stores._ranking import nearest_with_ties
-from holodeck.search.stores._remote import check_dimensions, check_rows, missing, unreachable
+from holodeck.search.stores._remote import (
+    check_dimensions,
+    check_rows,
+    masked,
+    missing,
+    unreachable,
+)
 
 if TYPE_CHECKING:
     from qdrant_client import AsyncQdrantClient
 
+log = logging.getLogger("holodeck.search")
 _T = TypeVar("_T")
 _BATCH = 512
 _PAGE = 1024
@@ -34,6 +45,38 @@ _PAGE = 1024
 # Local mode lets one client at a time use a directory: the collections of one directory
 # open in this process share its client, closed when the last of them closes.
 _LOCAL: dict[Path, tuple[AsyncQdrantClient, int]] = {}
+
+
+def server_client(url: str, api_key: str | None) -> AsyncQdrantClient:
+    """A client of the Qdrant server at `url`. qdrant-client warns (a Python warning, with
+    its own source line) whenever a key goes over http; this says it in one line, and only
+    when the key leaves this machine."""
+    from qdrant_client import AsyncQdrantClient
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Api key is used with an insecure connection")
+        client = AsyncQdrantClient(
+            url=url,
+            api_key=api_key,
+            timeout=10,
+            check_compatibility=False,  # a request of its own, before any other
+        )
+    parts = urlsplit(url)
+    if api_key and parts.scheme == "http" and not _loopback(parts.hostname or ""):
+        log.warning(
+            "Qdrant vector store at %s: its api_key goes over plain http; use an https:// url",
+            masked(url),
+        )
+    return client
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name
+        return False
 
 
 def _open_local(path: Path) -> AsyncQdrantClient:
@@ -88,16 +131,13 @@ class QdrantStore:
 
     async def __aenter__(self) -> Self:
         try:
-            from qdrant_client import AsyncQdrantClient
+            import qdrant_client  # noqa: F401  # here, to name the extra when it is missing
         except ImportError:
             raise missing("qdrant-client", "qdrant") from None
         try:
             if self.location.url:
-                self._client = AsyncQdrantClient(
-                    url=self.location.url,
-                    api_key=self.location.options.get("api_key"),
-                    timeout=10,
-                    check_compatibility=False,  # a request of its own, before any other
+                self._client = server_client(
+                    self.location.url, self.location.options.get("api_key")
                 )
             else:
                 self._client = _open_local(self.location.path)
