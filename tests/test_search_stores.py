@@ -357,6 +357,7 @@ async def test_an_unreachable_server_is_named_without_its_password(
         ("https://qdrant.example:6333", False),
         ("http://127.0.0.1:6333", False),
         ("http://localhost:6333", False),
+        ("http://[::ffff:127.0.0.1]:6333", False),
     ],
 )
 async def test_a_qdrant_key_sent_in_clear_to_another_machine_is_one_line_of_warning(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
-from holodeck.net._addresses import refused_kind
+from holodeck.net._addresses import loopback_name, refused_kind
 from holodeck.net._endpoints import check_named_endpoints, named_endpoints
 from holodeck.net._for_agent import policy_for
 from holodeck.net._policy import OutboundBlocked, OutboundPolicy, Resolver, system_resolver
@@ -36,6 +36,7 @@ __all__ = [
     "check_named_endpoints",
     "checked_client",
     "download",
+    "loopback_name",
     "named_endpoints",
     "policy_for",
     "refused_kind",

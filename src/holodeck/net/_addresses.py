@@ -59,3 +59,14 @@ def refused_kind(address: IpAddress) -> str | None:
 def is_loopback(address: IpAddress) -> bool:
     target = embedded_ipv4(address) or address
     return target.is_loopback
+
+
+def loopback_name(name: str) -> bool:
+    """`name` (a host name or address, without a port or brackets) is this machine's own:
+    `localhost` or a loopback address (also one embedded in IPv6)."""
+    if name.lower() == "localhost":
+        return True
+    try:
+        return is_loopback(ipaddress.ip_address(name))
+    except ValueError:  # another name
+        return False

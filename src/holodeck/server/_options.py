@@ -5,12 +5,12 @@ worker processes as JSON."""
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from holodeck.net import loopback_name
 from holodeck.spec.models.settings import DeploymentSettings, NamedKey, UploadSettings
 
 DEFAULT = DeploymentSettings()
@@ -102,13 +102,3 @@ def key_name(key: str) -> str:
     """The name of a key given without one: stable as the list changes, and not the key
     (a digest of a random key does not give it away)."""
     return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
-
-
-def loopback_name(name: str) -> bool:
-    """`name` (a host name or address, without a port) is this machine's own."""
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from holodeck.net import loopback_name
 from holodeck.server._errors import ApiError, refuse
-from holodeck.server._options import loopback_name
 
 _CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

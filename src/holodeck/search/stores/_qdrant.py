@@ -5,7 +5,6 @@ collection (payload only) beside the chunks. `qdrant_client` is imported on open
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import uuid
 import warnings
@@ -19,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from holodeck.errors import HoloDeckError
+from holodeck.net import loopback_name
 from holodeck.search._bm25 import bm25_rank
 from holodeck.search._types import Chunk, Scored, SourceFile
 from holodeck.search.stores._codec import chunk_from_json, chunk_to_json
@@ -62,21 +62,12 @@ def server_client(url: str, api_key: str | None) -> AsyncQdrantClient:
             check_compatibility=False,  # a request of its own, before any other
         )
     parts = urlsplit(url)
-    if api_key and parts.scheme == "http" and not _loopback(parts.hostname or ""):
+    if api_key and parts.scheme == "http" and not loopback_name(parts.hostname or ""):
         log.warning(
             "Qdrant vector store at %s: its api_key goes over plain http; use an https:// url",
             masked(url),
         )
     return client
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a name
-        return False
 
 
 def _open_local(path: Path) -> AsyncQdrantClient:
