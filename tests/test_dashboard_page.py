@@ -72,7 +72,9 @@ def test_the_page_shows_filters_and_compares_runs(
         expect(rows.first).to_have_attribute("data-run", weather.after)  # newest first
         trend = agent.get_by_test_id("trend")
         expect(trend.locator('polyline[data-series="pass rate"]')).to_have_count(1)
-        expect(trend.locator("circle")).to_have_count(2 * 4)  # pass rate and 3 metrics
+        # the offline runs' metrics were never judged: only the pass rate is plotted
+        expect(trend.locator("circle")).to_have_count(2)
+        expect(agent.get_by_test_id("unplotted")).to_contain_text("f1_score")
         expect(agent).to_contain_text("f1_score")
         shot(page, tmp_path / "dashboard-runs.png")
 
@@ -218,4 +220,84 @@ def test_a_simulated_conversation_and_failing_tools_show_in_the_case_and_run(
         expect(detail.get_by_test_id("failed-calls")).to_contain_text("failed tool call")
         expect(detail.get_by_test_id("turn").first).to_contain_text("simulated user")
         shot(page, tmp_path / "dashboard-simulation.png")
+    assert problems == []
+
+
+def test_unjudged_metrics_are_not_plotted_and_a_run_page_ends_with_its_table(
+    sync_api: Any, runs: tuple[WeatherRuns, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An offline run's canned scores stay off the trend (a judged run's are on it); the
+    header names the runs' directory relative to the project; a run page shows its
+    cases and nothing after them (no stray `null`)."""
+    expect = sync_api.expect
+    weather, directory = runs
+    judged = load_run(weather.before, directory)
+    for case in judged.cases:
+        for attempt in case.runs:
+            for metric in attempt.metrics:
+                metric.judged = metric.name == "f1_score"
+    save_run(judged.model_copy(update={"offline": False}), directory)
+    monkeypatch.chdir(directory.parent)  # the project the runs are saved in
+    with page_of(sync_api, directory) as (page, base, problems):
+        page.goto(base + "/")
+        expect(page.locator("#where")).to_have_text("runs")
+        trend = page.locator('section[data-agent="weather"]').get_by_test_id("trend")
+        f1 = trend.locator('polyline[data-series="f1_score"]')
+        expect(f1).to_have_count(1)
+        assert len(f1.get_attribute("points").split()) == 1  # the judged run only
+        expect(trend.locator('polyline[data-series="relevance"]')).to_have_count(0)
+        row = page.locator(f'tr[data-run="{weather.after}"]')
+        expect(row).to_contain_text("not judged")
+        shot(page, tmp_path / "dashboard-judged.png")
+
+        page.get_by_role("link", name=weather.after).click()
+        expect(page.get_by_test_id("case-row")).to_have_count(5)
+        stray = page.evaluate(
+            "[...document.getElementById('view').childNodes]"
+            ".filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent)"
+        )
+        assert stray == []
+        expect(page.locator("#view")).not_to_contain_text("null")
+        expect(page.locator("#where")).to_have_text("runs")
+        shot(page, tmp_path / "dashboard-run.png")
+    assert problems == []
+
+
+def test_an_optimizer_search_is_one_row_until_opened(
+    sync_api: Any, runs: tuple[WeatherRuns, Path], tmp_path: Path
+) -> None:
+    expect = sync_api.expect
+    weather, directory = runs
+    base_run = load_run(weather.before, directory)
+    for number in range(6):
+        tags = ["optimize:20260101-s1", f"candidate:{number}", "phase:numeric"]
+        later = base_run.started_at + timedelta(seconds=number + 1)
+        save_run(
+            base_run.model_copy(
+                update={"run_id": f"cand-{number}", "tags": tags, "started_at": later}
+            ),
+            directory,
+        )
+    with page_of(sync_api, directory) as (page, base, problems):
+        page.goto(base + "/")
+        agent = page.locator('section[data-agent="weather"]')
+        expect(agent.locator("tr[data-run]")).to_have_count(2)  # the two test runs
+        search = agent.get_by_test_id("search")
+        expect(search).to_have_count(1)
+        expect(search).to_contain_text("optimizer search 20260101-s1")
+        expect(search).to_contain_text("6 candidates")
+        expect(agent).to_contain_text("1 optimizer search (6 candidates)")
+        trend = agent.get_by_test_id("trend")
+        points = trend.locator('polyline[data-series="pass rate"]').get_attribute("points")
+        assert len(points.split()) == 2  # candidates are not the agent's history
+        shot(page, tmp_path / "dashboard-search.png")
+
+        agent.get_by_test_id("search-toggle").click()
+        candidates = agent.locator("tr.candidate")
+        expect(candidates).to_have_count(6)
+        expect(candidates.first).to_have_attribute("data-run", "cand-0")
+        expect(candidates.first).to_contain_text("candidate 0")
+        shot(page, tmp_path / "dashboard-search-open.png")
+        agent.get_by_test_id("search-toggle").click()
+        expect(candidates).to_have_count(0)
     assert problems == []

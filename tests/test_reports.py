@@ -757,3 +757,19 @@ def test_html_report_in_headless_chromium(tmp_path: Path) -> None:
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         assert (tmp_path / "report.png").stat().st_size > 10_000
         assert problems == []
+
+
+def test_reports_name_the_agent_relative_to_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run saved from a project names its agent as the project sees it, not by the
+    folders of the machine it ran on."""
+    project = tmp_path / "project"
+    (project / "agents" / "shop").mkdir(parents=True)
+    source = project / "agents" / "shop" / "agent.yaml"
+    run = sample_run().model_copy(update={"source": str(source)})
+    monkeypatch.chdir(project)
+    for fmt in ("markdown", "html"):
+        text = render_report(run, fmt)
+        assert "agents/shop/agent.yaml" in text, fmt
+        assert str(tmp_path) not in text, fmt

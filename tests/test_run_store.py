@@ -92,3 +92,41 @@ def test_a_damaged_run_file_is_named_and_skipped_by_latest(tmp_path: Path) -> No
         load_run("broken", runs)
     with pytest.raises(RunLookupError, match=r"garbage\.json is not a saved test run"):
         load_run("garbage", runs)
+
+
+def test_latest_and_previous_are_one_agents_test_runs(tmp_path: Path) -> None:
+    """One directory holds the runs of every agent tested there and the optimizer's
+    candidates: `previous` is the run before `latest` of the same agent, never another
+    agent's run or a candidate saved in between."""
+    runs = tmp_path / "runs"
+    support, weather = tmp_path / "support" / "agent.yaml", tmp_path / "weather" / "agent.yaml"
+
+    def saved(run_id: str, minutes: int, source: Path, *tags: str) -> None:
+        run = make_run(run_id, [case("a")], minutes=minutes)
+        save_run(run.model_copy(update={"source": str(source), "tags": list(tags)}), runs)
+
+    saved("support-1", 0, support)
+    saved("weather-1", 1, weather)
+    saved("support-2", 2, support)
+    saved("weather-2", 3, weather)
+    saved("candidate-0", 4, support, "optimize:s1", "candidate:0")
+    saved("candidate-1", 5, support, "optimize:s1", "candidate:1")
+
+    assert load_run("latest", runs, support).run_id == "support-2"
+    assert load_run("previous", runs, support).run_id == "support-1"
+    assert load_run("latest", runs, weather).run_id == "weather-2"
+    assert load_run("previous", runs, weather).run_id == "weather-1"
+    # without an agent: the newest test run's agent, whichever agent that is
+    assert load_run("latest", runs).run_id == "weather-2"
+    assert load_run("previous", runs).run_id == "weather-1"
+    # a run named by id is found whoever it tested
+    assert load_run("candidate-1", runs, weather).run_id == "candidate-1"
+
+    other = tmp_path / "other" / "agent.yaml"
+    saved("other-1", 6, other)
+    with pytest.raises(
+        RunLookupError,
+        match=r"'previous' needs at least 2 saved runs of .*other/agent\.yaml in .*; "
+        r"there is 1 saved run besides 6 of other agents or optimizer searches",
+    ):
+        load_run("previous", runs, other)

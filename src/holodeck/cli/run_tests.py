@@ -17,19 +17,16 @@ from rich.console import Console
 import holodeck.testing.metrics
 import holodeck.testing.progress  # noqa: F401
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
-from holodeck.cli.run_report import RUNS_DIR, RunReport
+from holodeck.cli.run_report import RunReport
 from holodeck.config.loader import load_agent
-from holodeck.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TEST_FAILED, ConfigurationError
+from holodeck.errors import EXIT_INTERRUPTED, ConfigurationError
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.rate_limit import RateLimiter
 from holodeck.observability import traced_in_terminal, tree_printer
 from holodeck.runtime import Hosting, Run, RunOptions
-from holodeck.testing.comparison import compare_runs
 from holodeck.testing.phases import Phases
 from holodeck.testing.progress import live_progress
-from holodeck.testing.reports.comparison import render_comparison
 from holodeck.testing.run_details import RunDetails, describe
-from holodeck.testing.run_store import load_run
 from holodeck.testing.runner import (
     TestOptions,
     agent_for_tests,
@@ -195,11 +192,3 @@ def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> A
     telemetry = traced_in_terminal(spec)
     telemetry.watch_traces(tree_printer(lambda text: console.print(text, markup=False)))
     return telemetry
-
-
-def compare(refs: tuple[str, str], console: Console) -> int:
-
-    first, second = (load_run(ref, RUNS_DIR) for ref in refs)
-    comparison = compare_runs(first, second)
-    render_comparison(comparison, console)
-    return EXIT_TEST_FAILED if comparison.regressions else EXIT_OK

@@ -69,7 +69,8 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
     "--compare",
     nargs=2,
     metavar="RUN_A RUN_B",
-    help="Compare two saved runs (ids, `latest`, `previous`, or paths) and exit.",
+    help="Compare two saved runs (ids, paths, or `latest` and `previous`: PATH's own "
+    "test runs) and exit.",
 )
 @click.option(
     "-v", "--verbose", is_flag=True, help="Show conversations, full tool results and judge prompts."
@@ -130,11 +131,11 @@ def test(
         # bench/test_scale.py's run/ideal shows it
         import anyio._backends._asyncio  # noqa: F401
 
-        from holodeck.cli import run_tests
+        from holodeck.cli import run_compare, run_tests
 
     console = Console(stderr=False, highlight=False)
     if compare is not None:
-        raise SystemExit(run_tests.compare(compare, console))
+        raise SystemExit(run_compare.compare(compare, options["path"], console))
     raise SystemExit(
         run_tests.run(record=record, replay=replay, console=console, phases=phases, **options)
     )

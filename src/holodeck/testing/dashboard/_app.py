@@ -23,6 +23,7 @@ from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 from holodeck._version import __version__
 from holodeck.errors import RequestError
+from holodeck.spec.diagnostics import display_path
 from holodeck.testing.comparison import compare_series
 from holodeck.testing.dashboard._digest import RunDigest
 from holodeck.testing.dashboard._index import DamagedRun, RunIndex, Skipped, UnknownRun
@@ -133,7 +134,7 @@ def create_dashboard(index: RunIndex) -> FastAPI:
         body = listed.get(version)
         if body is None:
             body = _LISTING.dump_json(
-                {"directory": str(index.directory), "runs": digests, "skipped": skipped}
+                {"directory": display_path(index.directory), "runs": digests, "skipped": skipped}
             )
             listed.clear()
             listed[version] = body
@@ -168,10 +169,13 @@ def _load(index: RunIndex, run_id: str) -> Any:
         raise DashboardError(
             404,
             "not_found",
-            f"no saved run {run_id!r} in {index.directory}",
+            f"no saved run {run_id!r} in {display_path(index.directory)}",
             "pick a run from /api/runs",
         ) from None
     except DamagedRun as exc:
         raise DashboardError(
-            422, "damaged_run", f"{index.directory / (run_id + '.json')} is {exc}", None
+            422,
+            "damaged_run",
+            f"{display_path(index.directory / (run_id + '.json'))} is {exc}",
+            None,
         ) from None

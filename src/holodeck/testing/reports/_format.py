@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from holodeck.spec.diagnostics import display_path
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
@@ -239,22 +240,14 @@ def judgement_note(run: TestRun) -> str | None:
         return (
             "Answer metrics were not judged (the offline `test` model gave canned answers; "
             "they fail no case). To judge them, run `holodeck test "
-            f"{shlex.quote(_shown_path(run.source))}` with a real model and its API key (the "
-            "agent's, or --model provider/name), or --replay a recorded cassette."
+            f"{shlex.quote(display_path(Path(run.source)))}` with a real model and its API "
+            "key (the agent's, or --model provider/name), or --replay a recorded cassette."
         )
     return (
         f"{unjudged} metric result{'' if unjudged == 1 else 's'} not judged: the judge is "
         "the offline `test` model. Give them a real judge (`evaluations.model` or the "
         "metric's `model`)."
     )
-
-
-def _shown_path(source: str) -> str:
-    """`source` relative to the working directory when it lies below it."""
-    try:
-        return Path(source).relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return source
 
 
 def summary_line(run: TestRun) -> str:

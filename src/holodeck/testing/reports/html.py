@@ -5,8 +5,10 @@ rendered with autoescaping, so everything a case produced is shown as text."""
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
+from holodeck.spec.diagnostics import display_path
 from holodeck.testing.reports import _format
 from holodeck.testing.results import CaseResult, MetricResult, TestRun
 
@@ -58,6 +60,7 @@ def render_html(run: TestRun) -> str:
         pass_percent=_format.pass_percent(run),
         note=_format.judgement_note(run),
         prompt_label=_format.prompt_label(run),
+        source=display_path(Path(run.source)),
         counts={
             "all": len(run.cases),
             "failed": sum(1 for c in run.cases if c.status != "pass"),

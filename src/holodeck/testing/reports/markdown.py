@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from holodeck.spec.diagnostics import display_path
 from holodeck.testing.reports._format import (
     NOT_JUDGED,
     as_json,
@@ -46,7 +48,7 @@ def render_markdown(run: TestRun) -> str:
         f"| Result | **{s.passed}/{s.total} passed** ({pass_percent(run):.0f}%): "
         f"{s.failed} failed, {s.errors} errors, {s.flaky} flaky |",
         f"| Model | {_cell(run.model)}{' (offline: answers not judged)' if run.offline else ''} |",
-        f"| Source | {_cell(run.source)} |",
+        f"| Source | {_cell(display_path(Path(run.source)))} |",
         *([f"| Prompt version | {_cell(prompt_label(run))} |"] if run.prompt_version else []),
         f"| Run | {_cell(run.run_id)} |",
         *([f"| Shard | {run.shard} |"] if run.shard else []),

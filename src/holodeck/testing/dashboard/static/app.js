@@ -4,9 +4,11 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const COLORS = ["#2f5bd3", "#c2185b", "#00897b", "#ef6c00", "#6a1b9a", "#558b2f", "#5d4037"];
-const state = { runs: null, skipped: [], selected: new Set(), filters: {}, expanded: new Set() };
+const state = { runs: null, skipped: [], selected: new Set(), filters: {}, expanded: new Set(),
+  searches: new Set() };
 const ROWS_SHOWN = 50;  // newest runs listed per agent until "show all" (a table of 1,000 is slow)
 const POINTS_MARKED = 60;  // beyond this many runs a trend is drawn as lines only
+const SEARCH_TAG = "optimize:";  // `holodeck test optimize` tags each candidate's run with its search
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -55,8 +57,26 @@ function meta(...items) {
 
 function show(...children) {
   const view = document.getElementById("view");
-  view.replaceChildren(...children);
+  // a part left out (null) is left out, not written as the text "null"
+  view.replaceChildren(...children.filter((child) => child !== null && child !== undefined && child !== false));
 }
+
+// the optimizer search a run was a candidate of, or null for an ordinary test run
+const searchOf = (run) => {
+  const tag = run.tags.find((t) => t.startsWith(SEARCH_TAG));
+  return tag ? tag.slice(SEARCH_TAG.length) : null;
+};
+// a metric's average as a share of its scale; null when the offline model gave it (no judgement)
+const judgedShare = (run, metric) => {
+  const found = run.metrics[metric];
+  return found && found.judged ? found.mean / found.scale_max : null;
+};
+const metricCell = (run, metric) => {
+  const found = run.metrics[metric];
+  if (!found) return "–";
+  if (!found.judged) return el("span", { class: "muted", title: `canned score ${score(found.mean, found.scale_max)}` }, "not judged");
+  return score(found.mean, found.scale_max);
+};
 
 // --- summary ------------------------------------------------------------------------------
 
@@ -122,12 +142,12 @@ function trendChart(runs, metrics) {
   chart.append(svg("text", { x: left, y: height - 4 }, new Date(runs[0].started_at).toLocaleDateString()));
   chart.append(svg("text", { x: width - right, y: height - 4, "text-anchor": "end" },
     new Date(runs[runs.length - 1].started_at).toLocaleDateString()));
-  const series = [["pass rate", (r) => passRate(r)],
-    ...metrics.map((m) => [m, (r) => (r.metrics[m] ? r.metrics[m].mean / r.metrics[m].scale_max : null)])];
+  const series = [["pass rate", (r) => passRate(r)], ...metrics.map((m) => [m, (r) => judgedShare(r, m)])];
+  const unplotted = new Set();
   series.forEach(([name, value], index) => {
     const color = COLORS[index % COLORS.length];
     const points = runs.map((r, i) => [i, value(r)]).filter(([, v]) => v !== null);
-    if (!points.length) return;
+    if (!points.length) { unplotted.add(name); return; }
     chart.append(svg("polyline", {
       points: points.map(([i, v]) => `${x(i)},${y(v)}`).join(" "), fill: "none", stroke: color,
       "stroke-width": index === 0 ? 2.5 : 1.5, "data-series": name,
@@ -138,19 +158,17 @@ function trendChart(runs, metrics) {
         svg("title", {}, `${runs[i].run_id}: ${name} ${pct(v)}`)));
     }
   });
-  const legend = el("div", { class: "legend" }, series.map(([name], index) => el("span", {},
-    svg("svg", { width: 14, height: 6, class: "swatch" },
-      svg("rect", { width: 14, height: 6, fill: COLORS[index % COLORS.length] })), name)));
+  const legend = el("div", { class: "legend" }, series.map(([name], index) => unplotted.has(name) ? null
+    : el("span", {}, svg("svg", { width: 14, height: 6, class: "swatch" },
+      svg("rect", { width: 14, height: 6, fill: COLORS[index % COLORS.length] })), name)),
+    unplotted.size ? el("span", { class: "muted", "data-testid": "unplotted" },
+      `not plotted, never judged (offline model): ${[...unplotted].join(", ")}`) : null);
   return [legend, chart];
 }
 
-function runsTable(agent, runs, metrics) {
-  const head = el("tr", {}, el("th", {}, ""), el("th", {}, "Started"), el("th", {}, "Run"),
-    el("th", {}, "Model"), el("th", {}, "Prompt"), el("th", {}, "Tags"), el("th", {}, "Pass rate"),
-    el("th", {}, "Cases"), metrics.map((m) => el("th", {}, m)));
-  const newest = [...runs].reverse();
-  const shown = state.expanded.has(agent) ? newest : newest.slice(0, ROWS_SHOWN);
-  const rows = shown.map((run) => el("tr", { "data-run": run.run_id },
+function runRow(run, metrics) {
+  const candidate = run.tags.find((t) => t.startsWith("candidate:"));
+  return el("tr", { "data-run": run.run_id, class: searchOf(run) ? "candidate" : null },
     el("td", {}, el("input", {
       type: "checkbox", "aria-label": `select ${run.run_id}`, checked: state.selected.has(run.run_id),
       onchange: (event) => {
@@ -160,17 +178,56 @@ function runsTable(agent, runs, metrics) {
     })),
     el("td", {}, when(run.started_at)),
     el("td", {}, el("a", { href: `#/run/${encodeURIComponent(run.run_id)}` }, run.run_id),
+      candidate ? el("span", { class: "muted" }, ` ${candidate.replace(":", " ")}`) : null,
       run.offline ? el("span", { class: "muted" }, " offline") : null,
       run.shard ? el("span", { class: "muted" }, ` shard ${run.shard}`) : null),
     el("td", {}, run.model), el("td", {}, run.prompt_version || "–"),
-    el("td", {}, run.tags.map((t) => el("span", { class: "tag" }, t))),
+    el("td", {}, run.tags.filter((t) => !t.startsWith(SEARCH_TAG) && !t.startsWith("candidate:") && !t.startsWith("phase:"))
+      .map((t) => el("span", { class: "tag" }, t))),
     el("td", {}, pct(passRate(run))),
     el("td", {}, `${run.passed}/${run.total}`, run.failed ? ` · ${run.failed} failed` : "",
       run.errors ? ` · ${run.errors} errors` : ""),
-    metrics.map((m) => el("td", {}, run.metrics[m] ? score(run.metrics[m].mean, run.metrics[m].scale_max) : "–"))));
-  const more = newest.length > shown.length
+    metrics.map((m) => el("td", {}, metricCell(run, m))));
+}
+
+// one row for an optimizer search; its candidates (oldest first) are listed under it once opened
+function searchRows(id, candidates, metrics) {
+  const open = state.searches.has(id);
+  const best = candidates.reduce((a, b) => (passRate(b) > passRate(a) ? b : a));
+  const row = el("tr", { class: "search", "data-search": id, "data-testid": "search" },
+    el("td", {}, el("button", {
+      type: "button", class: "toggle", "aria-expanded": String(open), "aria-label": `${open ? "hide" : "show"} the candidates of ${id}`,
+      "data-testid": "search-toggle",
+      onclick: () => { if (open) state.searches.delete(id); else state.searches.add(id); renderSummary(); },
+    }, open ? "−" : "+")),
+    el("td", {}, when(candidates[0].started_at)),
+    el("td", {}, el("strong", {}, "optimizer search "), id,
+      el("span", { class: "muted" }, ` ${candidates.length} candidate${candidates.length === 1 ? "" : "s"}`)),
+    el("td", {}, [...new Set(candidates.map((c) => c.model))].join(", ")), el("td", {}, "–"), el("td", {}, ""),
+    el("td", {}, `best ${pct(passRate(best))}`), el("td", {}, `${best.passed}/${best.total}`),
+    metrics.map(() => el("td", {}, "")));
+  return open ? [row, ...candidates.map((run) => runRow(run, metrics))] : [row];
+}
+
+function runsTable(agent, runs, metrics) {
+  const head = el("tr", {}, el("th", {}, ""), el("th", {}, "Started"), el("th", {}, "Run"),
+    el("th", {}, "Model"), el("th", {}, "Prompt"), el("th", {}, "Tags"), el("th", {}, "Pass rate"),
+    el("th", {}, "Cases"), metrics.map((m) => el("th", {}, m)));
+  // newest first; an optimizer search is one entry, where its newest candidate would be
+  const entries = [];
+  const searches = new Map();
+  for (const run of [...runs].reverse()) {
+    const id = searchOf(run);
+    if (id === null) { entries.push({ run }); continue; }
+    if (!searches.has(id)) { searches.set(id, []); entries.push({ search: id }); }
+    searches.get(id).unshift(run);
+  }
+  const shown = state.expanded.has(agent) ? entries : entries.slice(0, ROWS_SHOWN);
+  const rows = shown.map((entry) => (entry.run ? runRow(entry.run, metrics)
+    : searchRows(entry.search, searches.get(entry.search), metrics)));
+  const more = entries.length > shown.length
     ? el("button", { type: "button", class: "more", "data-testid": "show-all",
-      onclick: () => { state.expanded.add(agent); renderSummary(); } }, `Show all ${newest.length} runs`)
+      onclick: () => { state.expanded.add(agent); renderSummary(); } }, `Show all ${entries.length} runs`)
     : null;
   return [el("table", { class: "runs" }, el("thead", {}, head), el("tbody", {}, rows)), more];
 }
@@ -190,12 +247,16 @@ function renderSummary() {
   }
   for (const agent of agents) {
     const own = runs.filter((r) => r.agent === agent);
+    const tested = own.filter((r) => searchOf(r) === null);  // the trend is of test runs, not candidates
+    const searches = new Set(own.map(searchOf).filter((id) => id !== null));
     const metrics = metricNames(own);
-    const latest = own[own.length - 1];
+    const latest = tested[tested.length - 1];
     parts.push(el("section", { class: "agent", "data-agent": agent },
       el("h2", {}, agent),
-      meta(`${own.length} run${own.length === 1 ? "" : "s"}`, `latest: ${pct(passRate(latest))} passed`),
-      trendChart(own, metrics), runsTable(agent, own, metrics)));
+      meta(`${tested.length} run${tested.length === 1 ? "" : "s"}`,
+        searches.size ? `${searches.size} optimizer search${searches.size === 1 ? "" : "es"} (${own.length - tested.length} candidates)` : null,
+        latest ? `latest: ${pct(passRate(latest))} passed` : null),
+      tested.length ? trendChart(tested, metricNames(tested)) : null, runsTable(agent, own, metrics)));
   }
   show(...parts);
 }
@@ -337,19 +398,18 @@ async function renderCompare(ids) {
 async function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   try {
+    const first = state.runs === null;
+    if (first) {  // the listing names the runs' directory in the header, whichever page opens first
+      const data = await api("/api/runs");
+      state.runs = data.runs;
+      state.skipped = data.skipped;
+      document.getElementById("where").textContent = data.directory;
+    }
     if (parts[0] === "run" && parts[1]) await renderRun(parts[1], parts[2]);
     else if (parts[0] === "compare" && parts[1]) await renderCompare(parts[1].split(","));
     else {
-      if (state.runs === null) {
-        const data = await api("/api/runs");
-        state.runs = data.runs;
-        state.skipped = data.skipped;
-        document.getElementById("where").textContent = data.directory;
-        renderSummary();
-        performance.mark("runs-rendered");  // the first page's time, for bench/dashboard.py
-      } else {
-        renderSummary();
-      }
+      renderSummary();
+      if (first) performance.mark("runs-rendered");  // the first page's time, for bench/dashboard.py
     }
   } catch (error) {
     show(el("p", { class: "error-text", "data-testid": "error" }, String(error.message || error)),
