@@ -341,3 +341,31 @@ def test_a_model_that_refuses_every_case_is_an_execution_error(
     assert "key was refused" in result.output
     assert "Traceback" not in result.output
     assert not (root / "agent.optimized.yaml").exists()
+
+
+@pytest.mark.parametrize("proposer", ["talks", "refuses"])
+def test_a_proposer_that_never_proposes_is_an_error_not_convergence(
+    write: Write, tmp_path: Path, serve: Any, proposer: str
+) -> None:
+    """A proposer that answers in prose instead of its tool (every try a miss), or whose
+    key is refused, never searched the instructions: the search says so and exits 3."""
+
+    def answer(body: dict[str, Any]) -> Step:
+        if is_proposer(body):
+            return Reply(text="I would rather not.") if proposer == "talks" else unauthorized()
+        return Reply(text="I am not sure.")
+
+    server = serve(answer)
+    root = write({"agent.yaml": agent_yaml(server.url, TEXTUAL)})
+
+    result = run(tmp_path, str(root / "agent.yaml"), "--progress", "ndjson")
+
+    assert result.exit_code == 3, result.output
+    done = events(result)[-1]
+    assert done["event"] == "done" and done["stopped"] == "no proposal"
+    tries = "3 tries" if proposer == "talks" else "1 try"
+    assert f"the proposer (openai/gpt-4o-mini) gave no proposal in {tries}" in result.stderr
+    assert "the instructions were not searched" in result.stderr
+    assert "optimizer.proposer" in result.stderr  # the hint
+    assert "Traceback" not in result.output
+    assert not (root / "agent.optimized.yaml").exists()

@@ -18,7 +18,7 @@ from rich.table import Table
 import holodeck.testing.metrics  # noqa: F401  (the judges, loaded before the first run)
 from holodeck.cli.run_report import RUNS_DIR
 from holodeck.config.loader import load_agent
-from holodeck.errors import EXIT_OK, ConfigurationError
+from holodeck.errors import EXIT_EXECUTION, EXIT_OK, ConfigurationError, HoloDeckError
 from holodeck.runtime import RunOptions
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import Budget, OptimizerSettings
@@ -62,6 +62,16 @@ def run(
         result = asyncio.run(search.run())
     written = write_result(spec, result)
     _summarise(result, written, summary)
+    if result.no_proposal is not None:
+        click.echo(
+            HoloDeckError(
+                f"{result.no_proposal}; the instructions were not searched",
+                hint="check `optimizer.proposer` (its model, endpoint and key): it must "
+                "answer through a tool call, as judges do",
+            ).render(),
+            err=True,
+        )
+        return EXIT_EXECUTION
     return EXIT_OK
 
 

@@ -62,7 +62,7 @@ def optimize(
     config.optimized.yaml), and a diff and the before/after scores are printed.
 
     Exit codes: 0 done (improved or not), 2 invalid definition or options, 3 execution
-    error.
+    error, or the proposer gave no proposal at all (what improved is still written).
 
     \b
     Examples:

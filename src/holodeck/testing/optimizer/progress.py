@@ -62,6 +62,8 @@ def _show(console: Console, status: Status | None, event: dict[str, Any]) -> Non
         color = "green" if kind == "accepted" else "yellow"
         which = "proposal" if event["candidate"] is None else f"candidate {event['candidate']}"
         line = f"  [{color}]{kind}[/] {which}: {event['reason']}"
+    elif kind == "proposer_failed":
+        line = f"[red]the proposer failed[/]: {escape(event['reason'])}"
     elif kind == "budget_reached":
         line = f"[yellow]budget reached[/]: {event['budget']} ({event['detail']})"
     elif kind == "warning":

@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from holodeck.errors import ExecutionError
+from holodeck.errors import ExecutionError, ModelError
 from holodeck.runtime import NoValidAnswer
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import OptimizerSettings
@@ -53,9 +53,12 @@ class SearchResult:
     baseline: Candidate
     best: Candidate
     candidates: list[Candidate]
-    stopped: str  # why: "converged", "max_cycles", or "<budget> budget"
+    stopped: str  # why: "converged", "max_cycles", "no proposal" or "<budget> budget"
     calls: int
     cost: Decimal | None  # None: some answer could not be priced
+    # why the proposer gave not one proposal in the whole search (None: it gave some, or
+    # was never asked): the textual axis was not searched at all
+    no_proposal: str | None = None
 
     @property
     def improved(self) -> bool:
@@ -93,6 +96,10 @@ class Search:
         self._most_cost = Decimal(0)
         self._proposer: Proposer | None = None
         self._tried: list[str] = []  # proposals not kept
+        self._proposals = 0  # answers the proposer gave
+        self._asked = 0  # times it was asked
+        self._unanswered: str | None = None  # why its last try gave no proposal
+        self._proposer_down = False  # it failed in a way asking again will not mend
 
     async def run(self) -> SearchResult:
         self.emit(
@@ -140,6 +147,9 @@ class Search:
         except _Stop as stop:
             stopped = f"{stop.budget} budget"
             self.emit({"event": "budget_reached", "budget": stop.budget, "detail": stop.detail})
+        no_proposal = self._unanswered if self._asked and not self._proposals else None
+        if no_proposal is not None and stopped in ("converged", "max_cycles"):
+            stopped = "no proposal"  # nothing converged: the instructions were never searched
         result = SearchResult(
             self.search_id,
             self.train,
@@ -150,6 +160,10 @@ class Search:
             stopped,
             self.meter.calls,
             None if self.meter.unpriced else self.meter.cost,
+            None
+            if no_proposal is None
+            else f"the proposer ({self._proposer_label()}) gave no proposal in "
+            f"{self._asked} {'try' if self._asked == 1 else 'tries'}: {no_proposal}",
         )
         self.emit(
             {
@@ -163,9 +177,13 @@ class Search:
                 "best": self.best.number,
                 "settings": self.best.values,
                 "instructions_changed": self.best.instructions != original,
+                "no_proposal": result.no_proposal,
             }
         )
         return result
+
+    def _proposer_label(self) -> str:
+        return self._proposer.label if self._proposer is not None else "proposer"
 
     # --- the numeric phase: coordinate descent on the train score ---
 
@@ -208,7 +226,7 @@ class Search:
         axis = self.settings.axes.textual[0]
         trials = misses = 0
         kept_any = False
-        while trials < phase.max_trials and misses < phase.patience:
+        while trials < phase.max_trials and misses < phase.patience and not self._proposer_down:
             failing = [
                 c for c in self.best.run.cases if c.name in self.train and c.status != "pass"
             ]
@@ -219,14 +237,21 @@ class Search:
             if self._proposer is None:
                 self._proposer = Proposer(self.spec, self.settings, self.options.run)
             trials += 1
+            self._asked += 1
             try:
                 proposal = await self._proposer.propose(
                     self.best.instructions, failing, self._tried
                 )
             except NoValidAnswer as exc:  # one bad answer ends nothing: it is a miss
                 misses += 1
+                self._unanswered = str(exc)
                 self.emit({"event": "rejected", "candidate": None, "reason": str(exc)})
                 continue
+            except ModelError as exc:  # refused or unreachable: asking again will not mend it
+                self._unanswered, self._proposer_down = str(exc), True
+                self.emit({"event": "proposer_failed", "reason": str(exc)})
+                return kept_any
+            self._proposals += 1
             text = proposal.instructions.strip()
             self.emit(
                 {
