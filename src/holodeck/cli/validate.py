@@ -11,6 +11,7 @@ import click
 
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
+from holodeck.llm.model_modalities import modality_diagnostics
 from holodeck.runtime import RunOptions, tool_context
 from holodeck.spec import SpecError
 from holodeck.spec.controls_check import effective_tools
@@ -60,14 +61,16 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.test_cases)} test cases"
         )
         searches, errors = _embedders_of(spec)
-        failed = failed or bool(errors)
+        modal = modality_diagnostics(spec, strict, partial(_tool_context, spec))
+        modal_failed = any(d.severity.value == "error" for d in modal)
+        failed = failed or bool(errors) or modal_failed
         offered, denied, servers = effective_tools(spec)
         results.append(
             {
                 "path": str(path),
-                "ok": not errors,
+                "ok": not errors and not modal_failed,
                 "summary": summary,
-                "diagnostics": spec.warnings,
+                "diagnostics": (*spec.warnings, *modal),
                 "search_tools": searches,
                 "errors": errors,
                 "tools_offered": offered,

@@ -50,6 +50,7 @@ from holodeck.errors import (
 from holodeck.llm.cassette import Cassette
 from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.first_request import SignallingModel
+from holodeck.llm.model_modalities import PRODUCED_OUTPUT
 from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
 from holodeck.runtime._approval import Pending, needs_approval, with_approval
@@ -81,7 +82,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("holodeck.runtime")
 
 OUTPUT_RETRIES = 2
-SUPPORTED_OUTPUT = {"text"}
 
 
 class Agent:
@@ -112,7 +112,7 @@ class Agent:
         self.options = with_cassette(completed, spec)
         self.telemetry = telemetry or telemetry_for(spec, self.options.env)
         self._flushes = telemetry is None  # a caller's telemetry is the caller's to flush
-        unsupported = set(spec.interaction.output_modalities) - SUPPORTED_OUTPUT
+        unsupported = set(spec.interaction.output_modalities) - PRODUCED_OUTPUT
         if unsupported:
             raise DefinitionError(
                 f"{spec.name}: output modalities {', '.join(sorted(unsupported))} cannot be "

@@ -1,6 +1,7 @@
 """An agent's A2A card: its name and description, one skill for each of its tools, skills
-and sub-agents, streaming, the JSON-RPC endpoint it answers at (`/a2a/<name>`), and the
-bearer key it needs when the server has keys. Built from the definition on each request:
+and sub-agents, streaming, the media types it takes and gives (its modalities), the
+JSON-RPC endpoint it answers at (`/a2a/<name>`), and the bearer key it needs when the
+server has keys. Built from the definition on each request:
 it describes what is served now (an upload replaced, keys configured)."""
 
 from __future__ import annotations
@@ -15,6 +16,21 @@ if TYPE_CHECKING:
     from a2a.types import AgentCard
 
 BEARER = "bearer"
+
+# A2A names content by media type; a modality is every type of its kind (an attachment's
+# kind is its media type's first part, anything but image, audio and video being a file).
+MEDIA_TYPES: dict[str, tuple[str, ...]] = {
+    "text": ("text/plain",),
+    "image": ("image/*",),
+    "audio": ("audio/*",),
+    "video": ("video/*",),
+    "file": ("application/*",),
+}
+
+
+def media_types(modalities: tuple[str, ...]) -> list[str]:
+    """The media types of `modalities`, in the order declared."""
+    return [kind for modality in modalities for kind in MEDIA_TYPES[modality]]
 
 
 def endpoint_path(name: str) -> str:
@@ -60,7 +76,6 @@ def agent_card(served: ServedAgent, base_url: str, keyed: bool) -> AgentCard:
     )
 
     spec = served.spec
-    modes = ["text/plain"]
     card = AgentCard(
         name=spec.name,
         description=spec.description or f"The HoloDeck agent {spec.name}.",
@@ -75,8 +90,8 @@ def agent_card(served: ServedAgent, base_url: str, keyed: bool) -> AgentCard:
             for version in (PROTOCOL_VERSION_CURRENT, PROTOCOL_VERSION_0_3)
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=modes,
-        default_output_modes=modes,
+        default_input_modes=media_types(spec.interaction.input_modalities),
+        default_output_modes=media_types(spec.interaction.output_modalities),
         skills=[
             AgentSkill(id=id_, name=name, description=described, tags=[id_.split(":")[0]])
             for id_, name, described in skills_of(served)

@@ -1,4 +1,5 @@
-"""`GET /v1/agents`, `POST /v1/agents` (an agent image as a .tar.gz body), and the
+"""`GET /v1/agents` (each agent's state, protocols and modalities), `POST /v1/agents` (an
+agent image as a .tar.gz body), and the
 service's own `GET /health` (the process serves) and `GET /ready` (every agent's tools
 and servers are up)."""
 
@@ -17,6 +18,7 @@ from holodeck.server._wire import (
     AgentList,
     AgentStatus,
     HealthResponse,
+    ModalitiesOut,
     ReadyResponse,
     error_responses,
 )
@@ -37,6 +39,10 @@ def status_of(served: ServedAgent) -> AgentStatus:
         uploaded=served.uploaded,
         tool_failures=served.agent.tool_failures,
         protocols=protocols(),
+        modalities=ModalitiesOut(
+            input=list(served.spec.interaction.input_modalities),
+            output=list(served.spec.interaction.output_modalities),
+        ),
     )
 
 

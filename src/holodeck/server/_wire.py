@@ -145,6 +145,13 @@ class HealthResponse(BaseModel):
     status: Literal["ok"] = "ok"
 
 
+class ModalitiesOut(BaseModel):
+    """What an agent takes and gives: its `interaction.modalities`."""
+
+    input: list[Literal["text", "image", "audio", "video", "file"]] = ["text"]
+    output: list[Literal["text", "image", "audio"]] = ["text"]
+
+
 class AgentStatus(BaseModel):
     name: str
     description: str | None = None
@@ -162,6 +169,11 @@ class AgentStatus(BaseModel):
         "(/v1/chat/completions), `ag-ui` (/awp, /awp/{agent}), `mcp` (/mcp), `a2a` "
         "(/a2a/{agent}, when the a2a-sdk package is installed).",
         json_schema_extra={"items": {"type": "string", "enum": list(PROTOCOLS)}},
+    )
+    modalities: ModalitiesOut | None = Field(
+        default=None,
+        description="What it accepts (attachments of these kinds) and answers with; "
+        "null for a stored upload that does not load.",
     )
 
 
