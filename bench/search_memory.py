@@ -106,7 +106,7 @@ async def ingest(root: Path) -> dict[str, float]:
         tool.name,
         options,
         StoreLocation("embedded", root / ".holodeck" / "vectors"),
-        collection_name(tool, options, embedder),
+        collection_name(tool, options),
         embedder,
         search_settings(tool),
         dimensions=DIMENSIONS,

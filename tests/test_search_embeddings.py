@@ -430,16 +430,37 @@ def test_a_broken_cache_file_is_said_plainly(
     assert embeddings_server.requests == []
 
 
-def test_a_model_that_changed_size_under_its_name_is_said_plainly(
+def test_a_model_that_changed_size_under_its_name_is_embedded_again(
     embeddings_server: EmbeddingsServer, tmp_path: Path
 ) -> None:
     env = {"OLLAMA_BASE_URL": embeddings_server.url}
     ollama = agent("ollama", "llama3.2")
     embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha"])
     embeddings_server.dim = 8  # `ollama pull` brought another model under the same name
-    with pytest.raises(ExecutionError, match="vectors of another size") as caught:
-        embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha", "beta"])
-    assert "delete" in str(caught.value.hint)
+    vectors = embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha", "beta"])
+    # the cached 16-wide "alpha" is stale: it is asked for again with the new text
+    assert embeddings_server.inputs()[1:] == [["beta"], ["alpha"]]
+    np.testing.assert_allclose(vectors, expected(["alpha", "beta"], 8), rtol=1e-6)
+    again = embed(pick("my-embedder", tmp_path, env, agent_model=ollama), ["alpha"])
+    assert again.shape == (1, 8) and len(embeddings_server.requests) == 3
+
+
+def test_one_model_name_at_two_endpoints_never_shares_vectors(tmp_path: Path) -> None:
+    """The same name served by two servers of other widths: each endpoint's vectors are
+    cached apart, so the second server is asked, and its width comes back."""
+    narrow, wide = EmbeddingsServer(dim=8), EmbeddingsServer(dim=256)
+    narrow.start()
+    wide.start()
+    try:
+        first = embed(pick("house-embedder", tmp_path, openai_env(narrow)), ["alpha"])
+        second = embed(pick("house-embedder", tmp_path, openai_env(wide)), ["alpha", "beta"])
+        back = embed(pick("house-embedder", tmp_path, openai_env(narrow)), ["alpha"])
+    finally:
+        narrow.stop()
+        wide.stop()
+    assert first.shape == (1, 8) and second.shape == (2, 256) and back.shape == (1, 8)
+    assert wide.inputs() == [["alpha", "beta"]]
+    assert narrow.inputs() == [["alpha"]]  # its own vector, cached, came back unasked
 
 
 def test_cache_is_shared_by_concurrent_processes(
@@ -481,10 +502,11 @@ def test_cache_is_shared_by_concurrent_processes(
         assert run.returncode == 0 and out.strip() == "ok", err
     sent = [t for batch in embeddings_server.inputs() for t in batch]
     assert len(set(sent)) == 2500 and len(sent) <= 3000  # the rounds after the first hit
+    asked = len(embeddings_server.requests)
     final = embed(
-        pick(None, tmp_path, {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "x"}),
-        [f"text {i}" for i in range(2500)],
+        pick(None, tmp_path, openai_env(embeddings_server)), [f"text {i}" for i in range(2500)]
     )
+    assert len(embeddings_server.requests) == asked  # every vector came from the cache
     np.testing.assert_allclose(final, expected([f"text {i}" for i in range(2500)], 16), rtol=1e-6)
 
 

@@ -27,18 +27,26 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path), default=Path())
 @click.option("--tool", "only", multiple=True, help="Only this search tool (repeatable).")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the tools' stored chunks and cached vectors first, and embed everything again.",
+)
 @model_option
-def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
+def ingest(path: Path, only: tuple[str, ...], rebuild: bool, model: str | None) -> None:
     """Bring the agent's search tools (`vectorstore`, `hierarchical_document`) up to date
     with their sources, so the first question does not wait for it.
 
     Incremental: unchanged files are skipped, changed files re-embedded, deleted files
-    dropped. Every problem found in the sources is listed.
+    dropped. Every problem found in the sources is listed. Vectors of another embedding
+    model, or of the same model at another endpoint, are never mixed: the sources are
+    embedded again, and a line says so.
 
     \b
     Examples:
       holodeck ingest
       holodeck ingest examples/research --tool search_papers
+      holodeck ingest --rebuild
     """
 
     spec = load_agent(path)
@@ -55,22 +63,29 @@ def ingest(path: Path, only: tuple[str, ...], model: str | None) -> None:
         click.echo(f"{spec.name}: no search tools to ingest")
         return
     bar = IngestBar(always=True)
-    with bar.shown():
-        options = tool_context(spec, RunOptions(model=model), Hosting(progress=bar))
-        asyncio.run(_ingest_all(tools, spec, options))
+    options = tool_context(spec, RunOptions(model=model), Hosting(progress=bar))
+    asyncio.run(_ingest_all(tools, spec, options, bar, rebuild=rebuild))
 
 
-async def _ingest_all(tools: list[SearchTool], spec: AgentSpec, options: ToolContext) -> None:
-
+async def _ingest_all(
+    tools: list[SearchTool], spec: AgentSpec, options: ToolContext, bar: IngestBar, *, rebuild: bool
+) -> None:
+    """Each tool in turn: its progress under the bar, then its lines once the bar is gone
+    (printed under a live bar, they were glued to it and cut at the terminal's width)."""
     for tool in tools:
         index, missing = search_index(tool, spec, options)
         started = time.perf_counter()
         name = tool.name
-        progress = options.progress
         async with index:
-            report = await index.sync(partial(progress, name) if progress else None)
+            if rebuild:
+                dropped = await index.rebuild()
+                click.echo(f"{name}: dropped {dropped} stored files and their cached vectors")
+            with bar.shown():
+                report = await index.sync(partial(bar, name))
         seconds = time.perf_counter() - started
-        how = index.embedder.name if index.embedder is not None else f"keywords ({missing})"
+        how = index.producer or f"keywords ({missing})"
+        for note in report.notes:
+            click.echo(note)
         click.echo(
             f"{name}: {report.files} files, {len(report.changed)} changed, "
             f"{len(report.removed)} removed; {report.chunks_embedded} chunks embedded, "

@@ -1,5 +1,7 @@
 """A progress bar for search tools' ingestion on a terminal (stderr): `holodeck ingest`,
-and the start of `test` and `chat`, when sources are read and embedded."""
+and the start of `test` and `chat`, when sources are read and embedded. With stderr
+redirected, `holodeck ingest` writes plain progress lines there instead (a tenth of the
+way at a time), so a log shows how far it got."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 # Small sources finish before a bar is worth drawing.
 SHOWN_FROM = 200
+LINES_PER_PHASE = 10  # plain progress lines: one each tenth of the way, and the last
 
 
 class IngestBar:
@@ -23,8 +26,13 @@ class IngestBar:
         self._always = always
         self._bar: Any = None
         self._tasks: dict[tuple[str, str], Any] = {}
+        self._plain = False  # inside `shown()` with stderr not a terminal (ingest only)
+        self._said: dict[tuple[str, str], int] = {}  # the last count each phase wrote
 
     def __call__(self, tool: str, phase: str, done: int, total: int) -> None:
+        if self._plain:
+            self._line(tool, phase, done, total)
+            return
         if self._bar is None or (total < SHOWN_FROM and not self._always):
             return
         key = (tool, phase)
@@ -32,10 +40,25 @@ class IngestBar:
             self._tasks[key] = self._bar.add_task(f"{tool}: {phase}", total=total)
         self._bar.update(self._tasks[key], completed=done, total=total)
 
+    def _line(self, tool: str, phase: str, done: int, total: int) -> None:
+        key = (tool, phase)
+        last = self._said.get(key)
+        step = max(total // LINES_PER_PHASE, 1)
+        if last is not None and done != total and done - last < step:
+            return
+        if last == done:
+            return
+        self._said[key] = done
+        print(f"{tool}: {phase} {done}/{total}", file=sys.stderr, flush=True)
+
     @contextlib.contextmanager
     def shown(self) -> Iterator[None]:
         if not sys.stderr.isatty():
-            yield
+            self._plain = self._always
+            try:
+                yield
+            finally:
+                self._plain, self._said = False, {}
             return
         from rich.console import Console
         from rich.progress import (

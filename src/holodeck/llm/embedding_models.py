@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from holodeck.llm.google_models import LOCATION_VARS, PROJECT_VARS
 from holodeck.llm.hosted import HOSTED_URLS, is_hosted
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from holodeck.config.credentials import ResolvedModel
 
 OPENAI_URL = "https://api.openai.com/v1"
+GEMINI_URL = "https://generativelanguage.googleapis.com"
 GOOGLE_PROVIDERS = (ProviderType.GOOGLE, ProviderType.VERTEX_AI)
 
 
@@ -68,6 +70,39 @@ def embedding_model(
     else:
         model = _openai_model(resolved, name, retries, timeout, http_client)
     return ProviderEmbeddings(model, options or None)
+
+
+def embedding_endpoint(resolved: ResolvedModel, env: Mapping[str, str]) -> str:
+    """Where `resolved`'s embeddings come from, without credentials: the base URL the
+    client is given (or the provider's own), or the Vertex AI project and location.
+
+    One model name at two endpoints may be two models with vectors of other widths, so
+    the endpoint is part of what identifies the vectors (the cache key, the collection)."""
+    kind = resolved.provider
+    if resolved.endpoint:
+        return _without_secrets(resolved.endpoint)
+    if kind is ProviderType.OLLAMA:
+        return OLLAMA_DEFAULT
+    if is_hosted(kind):
+        return HOSTED_URLS[kind]
+    if kind is ProviderType.VERTEX_AI:
+        if resolved.api_key is not None:
+            return "vertex-ai"
+        project = _first(env, PROJECT_VARS) or ""
+        return f"vertex-ai:{project}/{_first(env, LOCATION_VARS) or 'us-central1'}"
+    if kind is ProviderType.GOOGLE:
+        return GEMINI_URL
+    return OPENAI_URL
+
+
+def _without_secrets(url: str) -> str:
+    """`url` without a user, password, query or fragment, and without a trailing `/`."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+    except ValueError:
+        return "<unreadable url>"
 
 
 def _google_task(name: str) -> EmbeddingSettings:

@@ -127,8 +127,10 @@ class SearchTools:
 
 
 def _report_issues(name: str, report: SyncReport | None) -> None:
-    if report is None or not report.issues:
+    if report is None:
         return
+    for note in report.notes:
+        log.warning("search tool %s", note)
     for issue in report.issues[:MAX_ISSUES_SHOWN]:
         log.warning("search tool `%s`: %s: %s", name, issue.where, issue.message)
     if len(report.issues) > MAX_ISSUES_SHOWN:

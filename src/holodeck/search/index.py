@@ -4,12 +4,20 @@
 changed files replace their chunks, deleted files lose theirs. A file is read, chunked,
 embedded and stored a batch of chunks at a time (`ingest.BATCH`), so memory stays flat
 in the size of a file; the next batch is read while one is embedded. The embedder's
-cache means a chunk seen before costs nothing."""
+cache means a chunk seen before costs nothing.
+
+The collection opened is the tool's (`collection`, named by what is read and how it is
+cut) for the vectors of one producer (the model and where it runs) at one width, so
+vectors of two models never meet. When the model answers with another width than the
+store holds (a model replaced under its name), the index says so, opens the collection
+of the new width and embeds the sources into it, during an ingestion or a query."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import logging
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
@@ -17,8 +25,10 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from holodeck.search._types import Chunk, IngestIssue, Scored, SourceFile
+from holodeck.search.embeddings._protocol import producer_of
 from holodeck.search.fusion import fuse, top_with_ties
 from holodeck.search.ingest import BATCH, IngestOptions, file_batches, source_files
+from holodeck.search.made_by import MadeBy
 from holodeck.search.rerank import Reranker, rerank
 from holodeck.search.results import SearchResult, result_of
 from holodeck.search.stores import open_store
@@ -28,6 +38,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from holodeck.search.embeddings._protocol import Embedder
+
+log = logging.getLogger("holodeck.search")
 
 Mode = Literal["semantic", "keyword", "hybrid", "exact"]
 EMBED_BATCH = 256  # texts per embedding call: bounds memory and moves the progress bar
@@ -57,6 +69,7 @@ class SyncReport:
     chunks_embedded: int = 0
     chunks: int = 0
     issues: list[IngestIssue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what changed about the vectors, a line each
 
 
 class SearchIndex:
@@ -73,6 +86,7 @@ class SearchIndex:
         settings: SearchSettings,
         *,
         dimensions: int | None = None,
+        made_by: MadeBy | None = None,
     ) -> None:
         self.name = name
         self.ingest = ingest
@@ -80,7 +94,11 @@ class SearchIndex:
         self.collection = collection
         self.embedder = embedder
         self.settings = settings
+        self.made_by = made_by
         self._dimensions = dimensions
+        self._width: int | None = None  # of the vectors in the open collection
+        self._notes: list[str] = []
+        self._reopening = asyncio.Lock()
         # set by the tool: context lines before embedding, a second ranking of results
         self.contextualize: Contextualize | None = None
         self.reranker: Reranker | None = None
@@ -96,19 +114,79 @@ class SearchIndex:
         return self._store
 
     async def __aenter__(self) -> SearchIndex:
-        dimensions = self._dimensions
-        if self.embedder is not None and dimensions is None:
-            dimensions = int((await self.embedder.embed(["dimensions"])).shape[1])
-        store = open_store(self.location, self.collection, dimensions)
-        self._store = await self._stack.enter_async_context(store)
+        width = self._dimensions
+        if self.embedder is not None and width is None:
+            width = int((await self.embedder.embed(["dimensions"])).shape[1])
+        await self._open(width)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self._store = None
         await self._stack.aclose()
 
+    @property
+    def producer(self) -> str | None:
+        """What makes this index's vectors, and their width; None: keywords only."""
+        if self.embedder is None:
+            return None
+        return f"{producer_of(self.embedder)} ({self._width} dimensions)"
+
+    def store_collection(self, width: int | None) -> str:
+        """The collection holding the vectors of this producer at `width`."""
+        if self.embedder is None:
+            return f"{self.collection}_keywords"
+        made = f"{producer_of(self.embedder)}\n{width}".encode()
+        return f"{self.collection}_{hashlib.sha256(made).hexdigest()[:10]}"
+
+    async def _open(self, width: int | None, *, announce: bool = True) -> None:
+        store = open_store(self.location, self.store_collection(width), width)
+        self._store = await self._stack.enter_async_context(store)
+        self._width = width
+        before = self.made_by.get(self.collection) if self.made_by is not None else None
+        now = self.producer
+        if announce and before is not None and now is not None and before != now:
+            self._notes.append(
+                f"{self.name}: vectors were made by {before}; now by {now}: "
+                "sources it has not embedded are embedded again"
+            )
+
+    async def _reopen(self, width: int) -> None:
+        """The model now gives vectors of `width`: the collection of that width instead."""
+        self._notes.append(
+            f"{self.name}: {producer_of(self.embedder) if self.embedder else 'the model'} "
+            f"now gives {width}-dimension vectors, not {self._width}: "
+            "its sources are embedded again"
+        )
+        self._store = None
+        await self._stack.aclose()
+        self._stack = contextlib.AsyncExitStack()
+        await self._open(width, announce=False)
+
+    async def rebuild(self) -> int:
+        """Drop what is stored and the cached vectors of this producer (`holodeck ingest
+        --rebuild`), so the next `sync()` embeds everything again; the files dropped."""
+        stored = await self.store.files()
+        for path in sorted(stored):
+            await self.store.delete_file(path)
+        forget = getattr(self.embedder, "forget", None)
+        if forget is not None:
+            await forget()
+        return len(stored)
+
     async def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the store in step with the source files."""
+        """Bring the store in step with the source files; `notes` says, a line each, what
+        changed about the vectors (another model, another width)."""
+        try:
+            report = await self._sync(progress)
+        except _WidthChanged as changed:
+            await self._reopen(changed.width)
+            report = await self._sync(progress)
+        report.notes, self._notes = self._notes, []
+        if self.made_by is not None and self.producer is not None:
+            self.made_by.set(self.collection, self.producer)
+        return report
+
+    async def _sync(self, progress: Progress | None) -> SyncReport:
         files = await asyncio.to_thread(source_files, self.ingest)
         stored = await self.store.files()
         report = SyncReport(files=len(files))
@@ -164,6 +242,8 @@ class SearchIndex:
             parts = [replace(p, chunks=await self.contextualize(p.file, p.chunks)) for p in parts]
         chunks = [chunk for part in parts for chunk in part.chunks]
         vectors = await self._embed(chunks, tally)
+        if vectors is not None and vectors.shape[1] != self._width:
+            raise _WidthChanged(int(vectors.shape[1]))
         offset = 0
         for part in parts:
             rows = None
@@ -224,6 +304,13 @@ class SearchIndex:
     async def _semantic(self, query: str, k: int) -> list[Scored]:
         assert self.embedder is not None
         vector: npt.NDArray[np.float32] = (await self.embedder.embed([query]))[0]
+        if len(vector) != self._width:
+            async with self._reopening:  # one query re-embeds; the others wait for it
+                if len(vector) != self._width:
+                    await self._reopen(len(vector))
+                    report = await self.sync()
+                    for note in report.notes:
+                        log.warning("search tool %s", note)
         found = await self.store.nearest(vector, k)
         if self.settings.min_score is not None:
             found = [x for x in found if x.score >= self.settings.min_score]
@@ -239,6 +326,14 @@ class SearchIndex:
             return []
         candidates = await self.store.keyword(query, max(k * 10, 200))
         return [x for x in candidates if needle in " ".join(x.chunk.text.split()).casefold()][:k]
+
+
+class _WidthChanged(Exception):
+    """The model answered with vectors of another width than the open collection's."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__(width)
+        self.width = width
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from holodeck.llm.tool_context import ToolContext
 from holodeck.search.embeddings import NoEmbedder, choose_embedder
 from holodeck.search.index import SearchIndex, SearchSettings
 from holodeck.search.ingest import IngestOptions
+from holodeck.search.made_by import MadeBy
 from holodeck.search.retrieval_models import contextualizer, reranker
 from holodeck.search.stores._protocol import StoreLocation
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from holodeck.search.embeddings._protocol import Embedder
 
 DATA_DIR = Path(".holodeck")
+MADE_BY_FILE = "made_by.json"
 
 
 # The local model reads 256 word pieces of a text and ignores the rest: about 200 of our
@@ -157,20 +159,17 @@ def choose_tool_embedder(
 
 
 def collection_name(
-    tool: SearchTool,
-    ingest: IngestOptions,
-    embedder: Embedder | None,
-    context: Contextualizer | None = None,
+    tool: SearchTool, ingest: IngestOptions, context: Contextualizer | None = None
 ) -> str:
     """The tool's name and a digest of everything that changes the stored chunks: another
-    chunk size or embedding model fills a collection of its own."""
+    chunk size fills a collection of its own. The index adds what made the vectors (the
+    model, where it runs, their width), so another model fills one of its own too."""
     described = {k: str(v) for k, v in asdict(ingest).items() if k not in ("source", "root")}
     described["source"] = (
         ingest.source.relative_to(ingest.root).as_posix()
         if (ingest.source.is_relative_to(ingest.root))
         else str(ingest.source)
     )
-    described["embedder"] = embedder.name if embedder is not None else "keywords"
     if isinstance(tool, HierarchicalDocumentTool):
         described["contextual"] = str(tool.contextual_embeddings)
         if context is not None:  # another context model stores other chunk texts
@@ -194,10 +193,11 @@ def search_index(
         tool.name,
         ingest,
         store_location(tool, spec, options),
-        collection_name(tool, ingest, embedder, context),
+        collection_name(tool, ingest, context),
         embedder,
         search_settings(tool),
         dimensions=dimensions,
+        made_by=MadeBy(spec.root / DATA_DIR / "vectors" / MADE_BY_FILE),
     )
     if isinstance(tool, HierarchicalDocumentTool):
         index.contextualize = context

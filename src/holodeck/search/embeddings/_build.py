@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from holodeck.errors import ConfigurationError
-from holodeck.llm.embedding_models import GOOGLE_PROVIDERS, ProviderEmbeddings, embedding_model
+from holodeck.llm.embedding_models import (
+    GOOGLE_PROVIDERS,
+    ProviderEmbeddings,
+    embedding_endpoint,
+    embedding_model,
+)
 from holodeck.search.embeddings._cache import CachedEmbedder
 from holodeck.search.embeddings._local import LocalEmbedder, check_local_dimensions
 from holodeck.search.embeddings._plan import NoEmbedder, Plan, describe_plan, plan_embedder
@@ -118,6 +123,7 @@ def _remote_embedder(
         model=_model(resolved, plan.model, dimensions, retries, timeout, env, outbound),
         provider=written,
         model_name=plan.model,
+        endpoint=embedding_endpoint(resolved, env),
         size=dimensions or known,
     )
 

@@ -13,9 +13,12 @@ if TYPE_CHECKING:
 class Embedder(Protocol):
     """Embeds texts with one model.
 
-    `name` identifies the model and its settings (`openai:text-embedding-3-small`,
-    `local:all-MiniLM-L6-v2`): vectors made under one name are interchangeable, so it keys
-    the cache and names the store's collection."""
+    `name` identifies the model and its settings as a user reads them
+    (`openai:text-embedding-3-small`, `local:all-MiniLM-L6-v2`). An embedder may also
+    have a `producer`: its name and where it runs (`openai:my-model at
+    http://gpu-box:8000/v1`), since one name at two endpoints may be two models; vectors
+    of one producer are interchangeable, so it keys the cache and the store's collection
+    (`producer_of`)."""
 
     @property
     def name(self) -> str: ...
@@ -23,3 +26,9 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One L2-normalised float32 row per text, in order (shape `(len(texts), dim)`)."""
         ...
+
+
+def producer_of(embedder: Embedder) -> str:
+    """What makes `embedder`'s vectors: its `producer` when it has one, else its name."""
+    producer = getattr(embedder, "producer", None)
+    return producer if isinstance(producer, str) else embedder.name

@@ -16,7 +16,8 @@ from holodeck.search.embeddings._vectors import Vectors, empty, normalised
 
 @dataclass
 class ModelEmbedder:
-    """Embeds with `model`; `provider` and `model_name` name it in error messages.
+    """Embeds with `model`; `provider` and `model_name` name it in error messages,
+    `endpoint` says where it runs (without credentials).
 
     `size` is the length of its vectors when known ahead (so that an empty input needs no
     request); it is learnt from the first answer otherwise."""
@@ -25,8 +26,14 @@ class ModelEmbedder:
     model: ProviderEmbeddings
     provider: str
     model_name: str
+    endpoint: str
     size: int | None = None
     limits: BatchLimits = field(default_factory=BatchLimits)
+
+    @property
+    def producer(self) -> str:
+        """The model and where it runs: another endpoint may serve another model."""
+        return f"{self.name} at {self.endpoint}"
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """One unit-length float32 row per text, in order."""
