@@ -311,7 +311,7 @@ def test_auth_provider_in_a_config_yaml_entry_is_refused_there(write: Write) -> 
 # (registry, platform, environment and a cloud target are used by `holodeck deploy --build`
 # and `--emit`: tests/test_deploy_manifests.py)
 
-CONTAINER = {"health_check_path": "/healthz", "protocol": "ag-ui"}
+CONTAINER = {"health_check_path": "/healthz", "protocol": "grpc"}
 
 
 @pytest.mark.parametrize("where", ["agent.yaml", "config.yaml"])
@@ -324,5 +324,5 @@ def test_container_deployment_is_refused_with_one_message(write: Write, where: s
     assert len(message.splitlines()) == 1, message
     assert "`health_check_path`: the server answers its health check at `/health`" in message
     # the protocol is said to be the server's, not the container's
-    assert "`protocol` chose the protocol the shipped HoloDeck's server spoke" in message
-    assert "POST /v1/chat" in message and "no AG-UI endpoint" in message
+    assert "`protocol: grpc` is not a protocol the shipped HoloDeck knew" in message
+    assert "POST /v1/chat" in message and "AG-UI (`POST /awp`)" in message

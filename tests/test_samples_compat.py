@@ -293,14 +293,21 @@ def test_tool_filtering_is_a_warning_and_strict_refuses_it(write: Write) -> None
     assert "agent.yaml:7:1: error: tool_filtering:" in refusal(root, strict=True)
 
 
-def test_deployment_protocol_rest_is_what_is_served_and_ag_ui_is_refused(write: Write) -> None:
-    root = write({"agent.yaml": agent() + "deployment:\n  protocol: rest\n  port: 8080\n"})
-    spec = load_agent(root)
+@pytest.mark.parametrize("protocol", ["rest", "ag-ui", "both"])
+def test_deployment_protocols_of_the_shipped_holodeck_are_what_is_served(
+    write: Write, protocol: str
+) -> None:
+    # REST is /v1/chat, AG-UI is /awp: every agent is served both ways here
+    text = agent() + f"deployment:\n  protocol: {protocol}\n  port: 8080\n"
+    spec = load_agent(write({"agent.yaml": text}))
     assert spec.deployment is not None and spec.deployment.port == 8080
-    root = write({"agent.yaml": agent() + "deployment:\n  protocol: ag-ui\n"})
-    message = refusal(root)
-    assert "`protocol` chose the protocol the shipped HoloDeck's server spoke" in message
-    assert "container" not in message
+    assert spec.warnings == ()
+
+
+def test_a_deployment_protocol_the_shipped_holodeck_never_had_is_refused(write: Write) -> None:
+    message = refusal(write({"agent.yaml": agent() + "deployment:\n  protocol: grpc\n"}))
+    assert "`protocol: grpc` is not a protocol the shipped HoloDeck knew" in message
+    assert "AG-UI (`POST /awp`)" in message and "container" not in message
 
 
 # --- earlier commands ---------------------------------------------------------------------
@@ -310,7 +317,9 @@ def test_deployment_protocol_rest_is_what_is_served_and_ag_ui_is_refused(write: 
     ("args", "says"),
     [
         (["serve", "agent.yaml"], "`holodeck serve` is `holodeck deploy` here"),
-        (["deploy", "build", "."], "`holodeck deploy` builds none"),
+        (["deploy", "build", "."], "is `holodeck deploy --build` here"),
+        (["deploy", "push", "."], "is `holodeck deploy --build --push REGISTRY` here"),
+        (["mcp", "--help"], "`holodeck mcp serve PATH...` serves agents as MCP tools"),
     ],
 )
 def test_earlier_commands_name_what_to_run_here(tmp_path: Path, args: list[str], says: str) -> None:

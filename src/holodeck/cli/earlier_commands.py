@@ -15,7 +15,10 @@ COMMANDS: dict[str, str] = {
     "`holodeck deploy agent.yaml --port 8000` (see `holodeck deploy --help`)",
     "config": f"`holodeck config` {_NOT_YET}: edit ~/.holodeck/config.yaml (or config.yaml "
     "beside agent.yaml) by hand; `holodeck validate` checks it",
-    "mcp": f"`holodeck mcp` {_NOT_YET}: add an MCP server to agent.yaml by hand as a tool "
+    "mcp": "`holodeck mcp` has one subcommand here: `holodeck mcp serve PATH...` serves "
+    "agents as MCP tools over stdio (see `holodeck mcp serve --help`; `holodeck deploy` "
+    "serves them at /mcp too). The shipped HoloDeck's `mcp search`, `add`, `list` and "
+    "`remove` are not here: add an MCP server to agent.yaml by hand as a tool "
     "`{type: mcp, name: ..., command: ..., args: [...]}`",
     "workflow": f"`holodeck workflow` {_NOT_YET}: an agent can call others as "
     "`{type: agent, path: other/agent.yaml}` tools",
@@ -25,13 +28,14 @@ COMMANDS: dict[str, str] = {
 
 # subcommands: (command, word) -> what to do here
 SUBCOMMANDS: dict[tuple[str, str], str] = {
-    ("deploy", "build"): "`holodeck deploy build` built a container image; `holodeck deploy` "
-    "builds none: it serves the agent from this machine (`holodeck deploy agent.yaml`). "
-    "To run in a container, install holodeck in your own image and run "
-    "`holodeck deploy --host 0.0.0.0` there",
+    ("deploy", "build"): "`holodeck deploy build` is `holodeck deploy --build` here: "
+    "`holodeck deploy agent.yaml --build --tag NAME:TAG` builds the agent's container "
+    "image (podman, buildah or docker); add `--push REGISTRY` to push it",
     ("deploy", "run"): "`holodeck deploy run` started a built container; here "
     "`holodeck deploy agent.yaml` serves the agent directly",
-    ("deploy", "push"): f"pushing a container image {_NOT_YET}: `holodeck deploy` builds none",
+    ("deploy", "push"): "`holodeck deploy push` is `holodeck deploy --build --push REGISTRY` "
+    "here: `holodeck deploy agent.yaml --build --push ghcr.io/org` builds the agent's "
+    "image and pushes it, with the container tool's own login (`podman login REGISTRY`)",
     ("deploy", "status"): f"`holodeck deploy status` {_NOT_YET}: a served agent answers "
     "GET /health and GET /ready",
     ("deploy", "destroy"): f"`holodeck deploy destroy` {_NOT_YET}: stop the `holodeck "

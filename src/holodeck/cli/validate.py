@@ -49,7 +49,11 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
     for path in paths or (Path(),):
         try:
             spec = load_agent(
-                path, strict=strict, expand_env=not no_env, source_check=_check_search_sources
+                path,
+                strict=strict,
+                expand_env=not no_env,
+                source_check=_check_search_sources,
+                check_keys=True,
             )
         except SpecError as exc:
             failed = True

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from holodeck.config.api_keys import missing_key
 from holodeck.config.env_vars import environment_for
 from holodeck.config.settings import holodeck_home, settings_and_problems
 from holodeck.spec.agent_yaml.loader import load_agent_yaml
@@ -18,6 +19,7 @@ from holodeck.spec.archives.locations import cache_entry, in_archive
 from holodeck.spec.archives.unpack import cached_extract
 from holodeck.spec.diagnostics import Diagnostic, Severity, SpecError
 from holodeck.spec.image.loader import load_image
+from holodeck.spec.image.single_file import is_single_file_agent
 from holodeck.spec.load_context import LoadContext, SourceCheck
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.settings import Settings
@@ -33,6 +35,7 @@ def load_agent(
     environ: Mapping[str, str] | None = None,
     settings: Settings | None = None,
     source_check: SourceCheck | None = None,
+    check_keys: bool = False,
 ) -> AgentSpec:
     """Load and validate an agent definition.
 
@@ -43,6 +46,8 @@ def load_agent(
     server, whose references must never be resolved against the server's secrets.
     `strict` turns warnings about keys beyond spec_version 1 into errors.
     `source_check` also checks search tools' data files against their field mappings.
+    `check_keys` also reports a model that needs an API key nothing gives (a warning, an
+    error with `strict`), for `holodeck validate`; a run says so when it calls the model.
     """
     target = Path(path).expanduser()
     base_env = dict(os.environ if environ is None else environ)
@@ -87,6 +92,11 @@ def load_agent(
             replace(d, severity=Severity.ERROR, message=d.message.removeprefix("ignored: "))
             for d in problems
         ]
+    if check_keys and env is not None:
+        key = missing_key(spec, settings, env, strict=strict)
+        if key is not None and archive != target:
+            key = in_archive([key], archive, cache_entry(target, cache_dir))[0]
+        problems.extend([key] if key is not None else [])
     if any(d.severity is Severity.ERROR for d in problems):
         raise SpecError([*problems, *spec.warnings])
     if problems:
@@ -98,7 +108,7 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
     """Dispatch on what `target` is; used for the top agent and every sub-agent."""
     if target.is_dir():
         if (target / "agent.yaml").is_file():
-            return load_agent_yaml(target / "agent.yaml", ctx)
+            return _load_yaml_file(target / "agent.yaml", ctx)
         if (target / "config.yaml").is_file():
             return load_image(target, ctx)
         raise SpecError(
@@ -115,7 +125,7 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
     if target.is_file():
         if target.name == "config.yaml" and not (target.parent / "agent.yaml").is_file():
             return load_image(target.parent, ctx)
-        return load_agent_yaml(target, ctx)
+        return _load_yaml_file(target, ctx)
     raise SpecError(
         [
             Diagnostic(
@@ -125,6 +135,14 @@ def load_definition(target: Path, ctx: LoadContext) -> AgentSpec:
             )
         ]
     )
+
+
+def _load_yaml_file(path: Path, ctx: LoadContext) -> AgentSpec:
+    """An agent.yaml, or an Omnigent single-file agent (its `executor:` and `prompt:`
+    are an image's keys, not agent.yaml's)."""
+    if is_single_file_agent(path):
+        return load_image(path.parent, ctx, single_file=path)
+    return load_agent_yaml(path, ctx)
 
 
 def load_archive(archive: Path, ctx: LoadContext, root: Path | None = None) -> AgentSpec:

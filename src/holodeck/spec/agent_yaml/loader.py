@@ -11,6 +11,7 @@ from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
 from holodeck.spec.agent_yaml.front_matter import instructions_with_version
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
 from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
+from holodeck.spec.agent_yaml.salvage import Salvaged, salvage_agent
 from holodeck.spec.agent_yaml.structured_files import read_structured
 from holodeck.spec.compat.deployment import deployment_warnings
 from holodeck.spec.compat.model import with_provider_defaults
@@ -52,7 +53,7 @@ from holodeck.spec.references import KnownTools, References
 from holodeck.spec.skills import load_skill
 from holodeck.spec.store_names import unknown_store
 from holodeck.spec.validation.errors import validate
-from holodeck.spec.yaml.source import read_yaml
+from holodeck.spec.yaml.source import YamlDocument, read_yaml
 
 
 def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
@@ -70,22 +71,31 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
             ]
         )
     data = drop_ignored(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
-    deployment_warnings(data, doc, ctx.collector)
+    deployment_warnings(data, doc, ctx.collector, strict=ctx.strict)
     data = read_optimizer(data, doc, ctx.collector, strict=ctx.strict)
     data = with_provider_defaults(data, ctx.settings)
     agent = validate(AgentFile, data, doc, ctx.collector, strict=ctx.strict)
+    partial = None
     if agent is None:
-        ctx.collector.raise_if_errors()
-        raise AssertionError("validation failed without a diagnostic")
-    checks = _Checks(doc, root, ctx)
-    checks.model(agent.model, ("model",))
+        # the rest of the document is still checked: every problem in one pass
+        partial = salvage_agent(data)
+        if partial is None:
+            ctx.collector.raise_if_errors()
+            raise AssertionError("validation failed without a diagnostic")
+        agent = partial.agent
+    stand_ins = partial.stand_ins if partial else frozenset()
+    checks = _Checks(doc, root, ctx, partial)
+    if "model" not in stand_ins:
+        checks.model(agent.model, ("model",))
     if agent.embedding_provider is not None:
         checks.model(agent.embedding_provider, ("embedding_provider",))
     if agent.evaluations and agent.evaluations.model:
         checks.model(agent.evaluations.model, ("evaluations", "model"))
     if agent.evaluations and agent.evaluations.user_model:
         checks.model(agent.evaluations.user_model, ("evaluations", "user_model"))
-    instructions, instructions_file, prompt_version = checks.instructions(agent)
+    instructions, instructions_file, prompt_version = (
+        checks.instructions(agent) if "instructions" not in stand_ins else (None, None, None)
+    )
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)
     skills = checks.skills(agent.skills)
@@ -98,6 +108,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         if (found := checks.path(("middleware", index), file, "middleware file")) is not None
     ]
     limits = overlay_limits(ctx.settings.limits, agent.limits)
+    if partial is not None:  # what follows reads the whole document's model and tools
+        ctx.collector.raise_if_errors()
     check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
     offered = _offered_names(agent, subagents, skills)
     servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
@@ -159,7 +171,14 @@ def _offered_names(
 
 
 class _Checks(References):
-    """agent.yaml's own checks: instructions, response format, tools, skills."""
+    """agent.yaml's own checks: instructions, response format, tools, skills.
+    `partial`: the document failed validation and is checked as far as it could be read."""
+
+    def __init__(
+        self, doc: YamlDocument, root: Path, ctx: LoadContext, partial: Salvaged | None = None
+    ) -> None:
+        super().__init__(doc, root, ctx)
+        self.partial = partial
 
     def instructions(
         self, agent: AgentFile
@@ -319,8 +338,10 @@ class _Checks(References):
 
     def all_test_cases(self, agent: AgentFile, skills: tuple[SkillSpec, ...]) -> list[TestCase]:
         """The inline cases, or those of `test_cases_file`, checked against the tools."""
+        written = self.partial.tool_names if self.partial else frozenset()
         tools = KnownTools(
-            names=frozenset(t.name for t in agent.tools),
+            # a tool left out as invalid is still known by the name it was given
+            names=frozenset(t.name for t in agent.tools) | written,
             mcp_servers=tuple(t.name for t in agent.tools if isinstance(t, McpTool)),
             # a harness agent's own built-in tools (Bash, Read, ...) that its settings turn on
             extra=frozenset(

@@ -11,10 +11,12 @@ from typing import Any
 from holodeck.spec.diagnostics import Collector, Severity
 from holodeck.spec.yaml.document import YamlDocument
 
-# What the server speaks here, for the `protocol` message.
+# The shipped HoloDeck's `protocol` values: each names what is served here anyway
+# (REST at /v1/chat, AG-UI at /awp; MCP and A2A beside them), so each is accepted.
+SERVED_PROTOCOLS = ("rest", "ag-ui", "both")
 _SERVED = (
-    "`holodeck deploy` serves one HTTP API: `POST /v1/chat` (JSON, or server-sent events "
-    "with `stream: true`) and OpenAI's `POST /v1/chat/completions`"
+    "`holodeck deploy` serves every agent over REST (`POST /v1/chat`, OpenAI's "
+    "`POST /v1/chat/completions`), AG-UI (`POST /awp`), MCP (`/mcp`) and A2A at once"
 )
 
 CLOUD_TARGET = (
@@ -32,34 +34,38 @@ NO_EFFECT = {
 }
 
 
-def deployment_warnings(data: Any, doc: YamlDocument, collector: Collector) -> None:
+def deployment_warnings(
+    data: Any, doc: YamlDocument, collector: Collector, *, strict: bool = False
+) -> None:
     """Warn, at their lines, about the keys of a `deployment:` block that deploy nothing
-    here: a cloud `target`, and the keys of `NO_EFFECT`."""
+    here: a cloud `target`, and the keys of `NO_EFFECT` (errors with `strict`)."""
     block = data.get("deployment") if isinstance(data, dict) else None
     if not isinstance(block, dict):
         return
+    severity = Severity.ERROR if strict else Severity.WARNING
     target = block.get("target")
     if isinstance(target, dict):
         provider = target.get("provider", "?")
         message = CLOUD_TARGET.format(provider=provider)
-        collector.add(doc.diagnostic(("deployment", "target"), message, severity=Severity.WARNING))
+        collector.add(doc.diagnostic(("deployment", "target"), message, severity=severity))
     for path, why in NO_EFFECT.items():
         node: Any = block
         for key in path:
             node = node.get(key) if isinstance(node, dict) else None
         if node is not None:
             where = ("deployment", *path)
-            collector.add(doc.diagnostic(where, f"ignored: {why}", severity=Severity.WARNING))
+            message = why if strict else f"ignored: {why}"
+            collector.add(doc.diagnostic(where, message, severity=severity))
 
 
 def refuse_container_deployment(data: Any) -> Any:
-    """`protocol: rest` says what happens here anyway, and the keys of `NO_EFFECT` do
-    nothing: they are dropped. Another protocol, or a health check path other than the
-    server's `/health`, is refused."""
+    """`protocol: rest`, `ag-ui` or `both` says what happens here anyway, and the keys of
+    `NO_EFFECT` do nothing: they are dropped. Another protocol, or a health check path
+    other than the server's `/health`, is refused."""
     if not isinstance(data, dict):
         return data
     data = dict(data)
-    if data.get("protocol") == "rest":
+    if data.get("protocol") in SERVED_PROTOCOLS:
         del data["protocol"]
     if data.get("runtime") == "container":
         del data["runtime"]
@@ -72,10 +78,8 @@ def refuse_container_deployment(data: Any) -> Any:
     if "protocol" in data:
         shown = data["protocol"] if isinstance(data["protocol"], str) else "that value"
         problems.append(
-            f"`protocol` chose the protocol the shipped HoloDeck's server spoke (`rest`, "
-            f"`ag-ui` or `both`); {_SERVED}, and no AG-UI endpoint, so `protocol: {shown}` "
-            "cannot be honoured: remove it (or write `protocol: rest`) and point AG-UI "
-            "clients at an adapter over /v1/chat"
+            f"`protocol: {shown}` is not a protocol the shipped HoloDeck knew (`rest`, "
+            f"`ag-ui` or `both`); {_SERVED}: remove it"
         )
     if "health_check_path" in data:
         problems.append(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holodeck.spec.compat.claude_keys import claude_no_effect
 from holodeck.spec.diagnostics import Collector, Severity
 from holodeck.spec.yaml.document import YamlDocument
 
@@ -24,7 +25,7 @@ def no_effect(models: set[str], key: str) -> str | None:
     """Why `key` has no effect here, when it is a tuning key of a model in `models`."""
     if "ExecutionSettings" in models:
         return EXECUTION_NO_EFFECT.get(key)
-    return None
+    return claude_no_effect(models, key)
 
 
 def without_no_effect(data: Any, doc: YamlDocument, collector: Collector) -> Any:

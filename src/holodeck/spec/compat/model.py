@@ -30,6 +30,14 @@ _AUTH_INSTEAD: dict[str, tuple[str, str]] = {
         "remove it and write `endpoint: <the server's URL>` and `api_key: ${ANTHROPIC_AUTH_TOKEN}`",
     ),
 }
+# agent.yaml's `model.auth_provider: oauth_token`: the harness keeps the token
+_OAUTH_IN_AGENT = (
+    "a Claude subscription token authenticates only the Claude Agent SDK harness, which "
+    "a `claude:` block selects; without one the model is called over the Anthropic API, "
+    "which takes an API key",
+    "add `claude: {}` to run the agent in the harness with the token "
+    "(CLAUDE_CODE_OAUTH_TOKEN), or remove it and write `api_key: ${ANTHROPIC_API_KEY}`",
+)
 _CLOUD_AUTH = {
     "bedrock": "AWS Bedrock",
     "vertex": "Google Vertex AI",
@@ -193,6 +201,8 @@ def _move_mapped(
 def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | None:
     """The message for a key the shipped HoloDeck accepts and nothing here acts on, or
     None when `key` is simply unknown."""
+    if key == "auth_provider" and "ModelSettings" in models and value == "oauth_token":
+        return _OAUTH_IN_AGENT
     if key == "auth_provider" and models & {"ModelSettings", "ProviderEntry"}:
         return _auth_provider(value)
     if key == "options" and "DatabaseConnection" in models:

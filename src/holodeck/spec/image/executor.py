@@ -34,13 +34,27 @@ _TUNING = {
         "(and the Claude harness compacts its own context)",
         "remove it, or set `memory.max_messages` in HoloDeck's terms",
     ),
+    "smart_routing_harness": (
+        "hands the choice of harness and model for each turn to Omnigent's Smart Routing; "
+        "HoloDeck runs the model the image names (`executor.model` or `llm.model`) for "
+        "every turn",
+        "remove it; `llm.fallback_models` lists models to fall back on",
+    ),
 }
 
 # Harnesses that are a plain model-and-tools loop, which is what HoloDeck runs.
 PLAIN_LOOP_HARNESSES = frozenset({"openai-agents", "openai-agents-sdk", "open-responses"})
 PLAIN_LOOP_TYPES = frozenset({"omnigent", "agents_sdk"})
 CLAUDE_HARNESSES = frozenset({"claude-sdk", "claude-native"})
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "manual", "acceptAll")
+PERMISSION_MODES = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "auto",
+    "bypassPermissions",
+    "manual",
+    "acceptAll",
+)
 REASONING_EFFORTS = ("low", "medium", "high")
 MAX_ITERATIONS = 100  # ExecutionSettings.max_tool_iterations allows at most this
 _CONNECTION_KEYS = {"api_key": "api_key", "base_url": "endpoint", "api_base": "endpoint"}

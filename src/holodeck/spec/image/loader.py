@@ -47,10 +47,13 @@ from holodeck.spec.yaml.source import YamlDocument, read_yaml
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 
 
-def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
-    """Parse, validate and resolve the image at `root`; raise `SpecError` on errors."""
+def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) -> AgentSpec:
+    """Parse, validate and resolve the image at `root`; raise `SpecError` on errors.
+
+    `single_file`: an Omnigent single-file agent YAML, read as the config.yaml of an
+    image at its directory; the directory's skills/, tools/ and tests are not its own."""
     root = root.resolve()
-    config_path = root / "config.yaml"
+    config_path = root / "config.yaml" if single_file is None else single_file.resolve()
     if not config_path.is_file():
         raise SpecError(
             [
@@ -66,7 +69,10 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         raise SpecError(
             [doc.diagnostic((), "config.yaml must be a mapping with `spec_version: 1`")]
         )
-    prepared = prepare(ctx.expand(doc), doc, ctx.collector, strict=ctx.strict)
+    expanded = ctx.expand(doc)
+    if single_file is not None and isinstance(expanded, dict):
+        expanded = {"spec_version": 1, **expanded}  # the single-file form never says it
+    prepared = prepare(expanded, doc, ctx.collector, strict=ctx.strict)
     data = prepared.data
     config = validate(ImageConfig, data, doc, ctx.collector, lenient=True, strict=ctx.strict)
     if isinstance(data, dict) and "llm" in data and data["llm"] is None:
@@ -80,11 +86,11 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
     if config is None:
         ctx.collector.raise_if_errors()
         raise AssertionError("validation failed without a diagnostic")
-    image = _Image(root, doc, ctx, config, prepared.executor)
+    image = _Image(root, doc, ctx, config, prepared.executor, single_file is not None)
     model = image.model()
     instructions, instructions_file = image.instructions()
-    skills = image.skills()
-    tools = image.local_tools()
+    skills = image.skills() if single_file is None else ()
+    tools = image.local_tools() if single_file is None else []
     subagents = image.subagents()
     for entry in prepared.inline:
         if entry.kind == "mcp":
@@ -104,7 +110,9 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         mcp_servers=tuple(t.name for t in tools if isinstance(t, McpTool)),
         extra=frozenset({"load_skill"} if skills else ()),
     )
-    evaluations, test_cases = load_image_tests(root, ctx, known)
+    evaluations, test_cases = (
+        load_image_tests(root, ctx, known) if single_file is None else (None, ())
+    )
     limits = overlay_limits(ctx.settings.limits, config.limits)
     check_cost_caps(limits, model, ctx.settings, doc, ctx.collector, ("limits",), ("llm", "model"))
     offered = sorted({*(n for n, t in _offered(tools, builtins)), *subagents, *known.extra})
@@ -119,7 +127,7 @@ def load_image(root: Path, ctx: LoadContext) -> AgentSpec:
         format="image",
         root=root,
         source=config_path,
-        name=config.name or root.name,
+        name=config.name or (root.name if single_file is None else config_path.stem),
         description=config.description,
         model=model,
         instructions=instructions,
@@ -167,9 +175,11 @@ class _Image:
         ctx: LoadContext,
         config: ImageConfig,
         executor: ExecutorModel | None,
+        single_file: bool = False,
     ):
         self.root, self.doc, self.ctx, self.config = root, doc, ctx, config
         self.executor = executor
+        self.single_file = single_file
         # every tool name the model will see -> where it was first defined
         self.origins: dict[str, Diagnostic] = {}
         self.repeats: list[tuple[str, Diagnostic]] = []
@@ -473,6 +483,8 @@ class _Image:
             # its warnings are the parent's too: `--strict` would fail on them
             self.ctx.collector.extend(found[name].warnings)
         for directory, own in declared.items():
+            if self.single_file:
+                break  # a single-file agent's directory holds others' agents too
             if directory.name not in listed and own not in listed:
                 self._warn(
                     directory,

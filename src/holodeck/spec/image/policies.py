@@ -1,7 +1,8 @@
 """Omnigent's `policies:` (also under `guardrails:`): a `cost_budget` policy is a session
 cost cap here (`limits.session.max_cost_usd`), a `prompt` policy a judge check under
 `guardrails:`; a policy of another kind has no equal yet and is an error saying so,
-rather than a rule silently not applied. So are `guardrails.labels` and `ask_timeout`."""
+rather than a rule silently not applied. So is `guardrails.labels`; `ask_timeout` only
+tunes waiting for an answer that never comes here, so it is a warning."""
 
 from __future__ import annotations
 
@@ -17,11 +18,15 @@ OMNIGENT_ONLY = {
         "`guardrails.labels` has no equal here: guardrails keep no state between turns",
         "remove `labels`; checks are written under `guardrails: {input: [...], output: [...]}`",
     ),
-    "ask_timeout": (
-        "`guardrails.ask_timeout` has no equal here: a guardrail allows or blocks",
-        "remove `ask_timeout`",
-    ),
 }
+# Tunes only how long Omnigent waits for a person to answer a policy that asks: a
+# guardrail here allows or blocks and never asks, so it is a warning (--strict: error).
+ASK_TIMEOUT = (
+    "`guardrails.ask_timeout` limited how long Omnigent waits for a person to answer a "
+    "policy that asks; a guardrail here allows or blocks and never asks, so there is "
+    "nothing to wait for",
+    "remove `ask_timeout`",
+)
 SCOPES = {"session": "session", "turn": "turn", "run": "turn", "daily": "key_daily"}
 
 
@@ -35,7 +40,10 @@ def take_policies(data: dict[str, Any], report: Report) -> None:
         for name in OMNIGENT_ONLY:
             if name in guardrails:
                 report(("guardrails", name), *OMNIGENT_ONLY[name])
-        rest = {k: v for k, v in guardrails.items() if k not in ("policies", *OMNIGENT_ONLY)}
+        if "ask_timeout" in guardrails:
+            report(("guardrails", "ask_timeout"), *ASK_TIMEOUT, warning=True)
+        taken = ("policies", "ask_timeout", *OMNIGENT_ONLY)
+        rest = {k: v for k, v in guardrails.items() if k not in taken}
         if "policies" in guardrails:
             found.append((("guardrails", "policies"), guardrails["policies"]))
         if rest:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holodeck.spec.diagnostics import Collector, FieldPath, Severity
+from holodeck.spec.image.agent_tool_keys import refuse_agent_tool_keys
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
 from holodeck.spec.image.policies import take_policies
@@ -39,6 +40,7 @@ def prepare(
     data = dict(data)  # the document's own data stays as it was read
     executor = read_executor(data.pop("executor", None), report)
     take_policies(data, report)
+    refuse_agent_tool_keys(data, report)
     if data.get("prompt") is not None and data.get("instructions") is not None:
         report(
             ("prompt",),

@@ -14,7 +14,7 @@ from holodeck.spec.models.base import NonEmpty, Strict
 
 # the shipped HoloDeck's names for the SDK's permission modes, and the SDK's own
 PermissionMode = Literal[
-    "manual", "default", "acceptEdits", "acceptAll", "bypassPermissions", "plan"
+    "manual", "default", "acceptEdits", "acceptAll", "bypassPermissions", "plan", "auto"
 ]
 AuthProvider = Literal["api_key", "oauth_token", "bedrock", "vertex", "foundry"]
 SettingSource = Literal["user", "project", "local", "all"]
@@ -55,8 +55,8 @@ class ClaudeSettings(Strict):
     permission_mode: PermissionMode = Field(
         default="default",
         description="`default`/`manual`: tools not allowed are refused (nobody is asked); "
-        "`acceptEdits`; `plan`; `bypassPermissions`/`acceptAll` (needs "
-        "i_understand_this_is_unsafe).",
+        "`acceptEdits`; `plan`; `auto` (the SDK's classifier approves each call); "
+        "`bypassPermissions`/`acceptAll` (needs i_understand_this_is_unsafe).",
     )
     i_understand_this_is_unsafe: bool = False
     max_turns: Annotated[int, Field(ge=1)] | None = None

@@ -166,6 +166,8 @@ _NOT_OFFERED = {
     "keyword_index": "external keyword indexes (keywords are indexed in the vector store)",
     "defer_loading": "deferred tool loading",
 }
+# `keyword_index: {provider: in-memory}` is what the tool's own store does: accepted.
+_OWN_KEYWORD_INDEX = {"provider": "in-memory"}
 
 DocumentDomain = Literal[
     "none", "us_legislative", "au_legislative", "academic", "technical", "legal_contract"
@@ -250,12 +252,17 @@ class HierarchicalDocumentTool(Strict):
     @model_validator(mode="before")
     @classmethod
     def _not_offered(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("keyword_index") == _OWN_KEYWORD_INDEX:
+            data = {k: v for k, v in data.items() if k != "keyword_index"}
         if isinstance(data, dict):
             for key, what in _NOT_OFFERED.items():
                 if key in data:
-                    raise ValueError(
-                        f"`{key}` is not supported: this runtime has no {what}; remove it"
+                    fix = (
+                        "remove it, or write `keyword_index: {provider: in-memory}`"
+                        if key == "keyword_index"
+                        else "remove it"
                     )
+                    raise ValueError(f"`{key}` is not supported: this runtime has no {what}; {fix}")
         return data
 
     @model_validator(mode="after")
