@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -491,3 +493,70 @@ def test_init_of_a_template_with_search_tools_warns_of_nothing(tmp_path: Path) -
     prints no caveat about them."""
     code, out, _ = invoke("init", "shop", "--template", "customer-support", "--dir", str(tmp_path))
     assert code == 0 and "vectorstore" not in out and "cannot run" not in out
+
+
+# --- the editor schema and docs/init.md ------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "init.md"
+SCHEMA_LINE = "# yaml-language-server: $schema=./agent.schema.json"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_a_new_agent_yaml_points_editors_at_a_schema_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str
+) -> None:
+    """The schema line resolves offline, to the schema of the HoloDeck that wrote it, and
+    the agent still validates."""
+    jsonschema = pytest.importorskip("jsonschema")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = invoke("init", "demo", "--template", template)
+    assert code == 0 and "agent.schema.json" in out
+    agent_yaml = tmp_path / "demo" / "agent.yaml"
+    first = agent_yaml.read_text(encoding="utf-8").splitlines()[0]
+    assert first == SCHEMA_LINE
+    target = agent_yaml.parent / first.split("$schema=", 1)[1]
+    written = json.loads(target.read_text(encoding="utf-8"))
+    code, printed, _ = invoke("schema")
+    assert code == 0 and written == json.loads(printed)  # what `holodeck schema` writes
+    document = read_yaml(agent_yaml).data
+    jsonschema.validate(document, written)  # the new agent is valid by its own schema
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set")  # the model's key, as --strict wants it
+    code, out, err = invoke("validate", "--strict", "demo")
+    assert code == 0, out + err
+
+
+def test_an_image_gets_no_agent_yaml_schema(tmp_path: Path) -> None:
+    root = make(tmp_path, fmt="image")
+    assert not (root / "agent.schema.json").exists()
+    assert "yaml-language-server" not in (root / "config.yaml").read_text(encoding="utf-8")
+
+
+def sh_blocks(page: Path) -> list[list[str]]:
+    text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```sh\n(.*?)^```$", text, flags=re.M | re.S)
+    return [[line for line in block.splitlines() if line.strip()] for block in blocks]
+
+
+def test_the_init_pages_commands_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    commands = [line for block in sh_blocks(DOCS) for line in block]
+    assert len(commands) >= 8
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "holodeck", command
+        code, out, err = invoke(*words[1:])
+        assert code == 0, f"{command}: {out}{err}"
+    assert (tmp_path / "agents" / "my-agent" / "agent.yaml").is_file()
+    assert load_agent(tmp_path / "researcher").format == "image"
+
+
+def test_the_init_pages_tree_is_what_init_writes(tmp_path: Path) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    tree = re.search(r"^```\nmy-agent/\n(.*?)^```$", text, flags=re.M | re.S)
+    assert tree is not None
+    listed = sorted(line.split()[0] for line in tree.group(1).splitlines())
+    root = make(tmp_path)
+    written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert listed == written

@@ -8,7 +8,9 @@ Templates are package data under `holodeck/templates/`:
                             skills/<skill>/SKILL.md and tests/cases.yaml
 
 An image also receives its template's Python tools (as `tools/python/*.py`) and data
-files (as `skills/<skill>/references/*`), so both formats share one copy of each.
+files (as `skills/<skill>/references/*`), so both formats share one copy of each. An
+agent.yaml project also receives `agent.schema.json`, the JSON Schema of agent.yaml as
+this HoloDeck accepts it, which the first line of its agent.yaml points editors at.
 
 Text is rendered by replacing `{{ key }}` markers. A marker alone on its line may stand
 for several lines, each indented like the marker, or for none (the line is dropped).
@@ -16,6 +18,7 @@ for several lines, each indented like the marker, or for none (the line is dropp
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ IMAGE_SKILLS = {
     "customer-support": "support-playbook",
 }
 
+SCHEMA_FILE = "agent.schema.json"  # beside agent.yaml; its first line names it
 _MARKER = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\}\}")
 _SKIPPED = ("__pycache__", ".DS_Store")
 
@@ -167,6 +171,9 @@ def create_project(
         (root.joinpath(*relative.parts), render(source.read_text("utf-8"), values))
         for relative, source in plan
     ]
+    if fmt == "agent-yaml":
+        rendered.append((root / SCHEMA_FILE, schema_text()))
+        rendered.sort(key=lambda item: item[0].relative_to(root).parts)
     for target, _ in rendered:
         _check_target(root, target)
     written: list[Path] = []
@@ -175,6 +182,14 @@ def create_project(
         target.write_text(text, encoding="utf-8", newline="\n")
         written.append(target)
     return written
+
+
+def schema_text() -> str:
+    """The JSON Schema of agent.yaml, as `holodeck schema` writes it."""
+    # built from the pydantic models: `holodeck init --help` loads none of pydantic
+    from holodeck.spec.json_schema import agent_yaml_schema
+
+    return json.dumps(agent_yaml_schema(), indent=2) + "\n"
 
 
 def render(text: str, values: Mapping[str, str]) -> str:
