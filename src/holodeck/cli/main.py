@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp serve": ("holodeck.cli.mcp_serve", "serve", "Serve agents as MCP tools over stdio."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
+    "push": ("holodeck.cli.push", "push", "Send an agent image to a running server."),
 }
 
 
