@@ -177,18 +177,17 @@ def emit_manifests(
         objects = manifests.kubernetes(spec, shape)  # refused before anything is written
         output.mkdir(parents=True, exist_ok=True)
         written = output / f"{manifests.resource_name(spec.name)}.yaml"
-        written.write_text(manifests.to_yaml(objects), encoding="utf-8")
+        comment = manifests.kubernetes_comment(spec)
+        written.write_text(manifests.to_yaml(objects, comment), encoding="utf-8")
         click.echo(f"holodeck: wrote {', '.join(o['kind'] for o in objects)} to {written}")
         if shape.variables:
             secret = manifests.secret_name(spec)
             keys = " ".join(f"--from-literal={v}=..." for v in shape.variables)
             click.echo(f"  the agent reads {', '.join(shape.variables)} from the Secret {secret}:")
             click.echo(f"  kubectl create secret generic {secret} {keys}")
-        if spec.memory.store not in manifests.SHARED_STORES:
-            click.echo(
-                f"  no autoscaler: sessions are in {spec.memory.store}, so one replica runs; "
-                "set `memory.store: redis` (or postgres) to scale"
-            )
+        for note in (comment, manifests.scaling_note(spec)):
+            if note is not None:
+                click.echo("  " + " ".join(note.split()))
     else:
         written = output / "compose.yaml"
         document = manifests.compose(spec, shape)

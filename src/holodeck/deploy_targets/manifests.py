@@ -1,6 +1,7 @@
 """Kubernetes and Compose manifests that run an agent's image. Variables the agent reads
 come from a Secret (Kubernetes) or the shell that starts Compose: referenced by name,
-never filled in. Several replicas need a session store they all share."""
+never filled in. Several replicas need a session store they all share, and search data
+in a shared store; search data on the pod's disk gets a volume claim (`search_data`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import yaml
 
 from holodeck.deploy_targets.build_context import AGENT_DIR, USER_ID
+from holodeck.deploy_targets.search_data import SearchData, search_data
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.container_settings import CloudSizes
@@ -18,6 +20,7 @@ from holodeck.spec.models.container_settings import CloudSizes
 SHARED_STORES = ("redis", "postgres")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 _REDIS_IMAGE = "redis:7"  # a Compose user's machine pulls it; nothing here does
+DATA_SIZE = "1Gi"  # the search data's volume claim: a start; its comment says to resize
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,10 @@ class _Plain(yaml.SafeDumper):
         return True
 
 
-def to_yaml(documents: list[dict[str, Any]]) -> str:
-    return yaml.dump_all(documents, Dumper=_Plain, sort_keys=False)
+def to_yaml(documents: list[dict[str, Any]], comment: str | None = None) -> str:
+    """The documents, after `comment` (one `#` line per line of it) when given."""
+    head = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
+    return head + yaml.dump_all(documents, Dumper=_Plain, sort_keys=False)
 
 
 def sized(spec: AgentSpec, shape: Shape, replicas: int | None) -> Shape:
@@ -108,22 +113,79 @@ def check_replicas(spec: AgentSpec, replicas: int, where: str) -> None:
     as `--workers` refuses them (a conversation would continue on a pod without it)."""
     if replicas > 1 and spec.memory.store not in SHARED_STORES:
         raise ConfigurationError(
-            f"{where} {replicas}: {spec.name} keeps sessions in {spec.memory.store}, which "
-            "each replica has its own of",
+            f"{where} {replicas}: {spec.name} keeps sessions in {spec.memory.store}, so each "
+            "replica would have its own and a conversation could not continue on another",
             hint="set `memory: {store: redis, url: ${REDIS_URL}}` (or postgres) so the "
             "replicas share sessions, or run one replica",
         )
 
 
+def check_search_replicas(data: SearchData, replicas: int, where: str) -> None:
+    """Several replicas with search data on the pod's disk: refused. A volume claim is
+    mounted by one node at a time, and without one each pod embeds its sources again
+    at every start."""
+    if replicas > 1 and data.local:
+        tools = ", ".join(f"`{t}`" for t in data.local)
+        raise ConfigurationError(
+            f"{where} {replicas}: search tool {tools} keeps its chunks and vectors on the "
+            "pod's disk (the embedded store), which replicas cannot share",
+            hint="give the tool a shared store, e.g. `database: {provider: postgres, "
+            "connection_string: ${KB_DATABASE_URL}}` (or redis, or a qdrant or chromadb "
+            "url), or run one replica",
+        )
+
+
 def kubernetes(spec: AgentSpec, shape: Shape) -> list[dict[str, Any]]:
-    """Deployment, Service and (with a shared store) HorizontalPodAutoscaler."""
-    check_replicas(spec, max(shape.replicas, shape.max_replicas or 1), "replicas")
+    """Deployment, Service, a PersistentVolumeClaim for search data on the pod's disk,
+    and (with shared stores) a HorizontalPodAutoscaler."""
+    most = max(shape.replicas, shape.max_replicas or 1)
+    check_replicas(spec, most, "replicas")
+    data = search_data(spec)
+    check_search_replicas(data, most, "replicas")
     name = resource_name(spec.name)
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "holodeck"}
-    objects = [_deployment(name, labels, shape), _service(name, labels, shape.port)]
-    if spec.memory.store in SHARED_STORES:
+    claim = f"{name}-data" if data.local else None
+    objects = [_deployment(name, labels, shape, claim), _service(name, labels, shape.port)]
+    if claim is not None:
+        objects.append(_claim(claim, labels))
+    if spec.memory.store in SHARED_STORES and not data.local:
         objects.append(_autoscaler(name, labels, shape))
     return objects
+
+
+def kubernetes_comment(spec: AgentSpec) -> str | None:
+    """Where the agent's search data lives, for the manifests' reader; None without any."""
+    data = search_data(spec)
+    if data.local:
+        return (
+            f"Search data of {', '.join(data.local)} (chunks, vectors, the embedding cache)\n"
+            f"is kept on the PersistentVolumeClaim {resource_name(spec.name)}-data below, "
+            "so the sources\nare embedded once, not at every pod start. "
+            f"{DATA_SIZE} is a start: size it to the sources."
+        )
+    if data.shared:
+        where = ", ".join(f"{tool} in {store}" for tool, store in data.shared)
+        return (
+            f"Search data lives in shared stores ({where}):\nthe pods keep none of it, "
+            "so no volume is needed; the emptyDir holds caches only."
+        )
+    return None
+
+
+def scaling_note(spec: AgentSpec) -> str | None:
+    """Why the manifests hold no autoscaler, when they hold none."""
+    if spec.memory.store not in SHARED_STORES:
+        return (
+            f"no autoscaler: sessions are in {spec.memory.store}, so one replica runs; "
+            "set `memory.store: redis` (or postgres) to scale"
+        )
+    local = search_data(spec).local
+    if local:
+        return (
+            f"no autoscaler: the search data of {', '.join(local)} is on the pod's volume, "
+            "so one replica runs; give those tools a shared `database` to scale"
+        )
+    return None
 
 
 def secret_name(spec: AgentSpec) -> str:
@@ -144,7 +206,11 @@ def _env(shape: Shape, secret: str) -> list[dict[str, Any]]:
     return env
 
 
-def _deployment(name: str, labels: dict[str, str], shape: Shape) -> dict[str, Any]:
+def _deployment(
+    name: str, labels: dict[str, str], shape: Shape, claim: str | None
+) -> dict[str, Any]:
+    """`claim`: the volume claim that keeps `.holodeck/` (search data, caches, sessions
+    on disk) across restarts; None: an emptyDir, lost with the pod."""
     probe = {"httpGet": {"path": "/health", "port": "http"}}
     r = shape.resources
     container: dict[str, Any] = {
@@ -180,13 +246,18 @@ def _deployment(name: str, labels: dict[str, str], shape: Shape) -> dict[str, An
         container["args"] = list(shape.args)
     if not container["env"]:
         del container["env"]
+    state: dict[str, Any] = {"emptyDir": {}}
+    spec: dict[str, Any] = {"replicas": shape.replicas, "selector": {"matchLabels": labels}}
+    if claim is not None:
+        state = {"persistentVolumeClaim": {"claimName": claim}}
+        # the claim is mounted by one node at a time: the old pod goes before the new one
+        spec["strategy"] = {"type": "Recreate"}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": name, "labels": labels},
         "spec": {
-            "replicas": shape.replicas,
-            "selector": {"matchLabels": labels},
+            **spec,
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
@@ -202,11 +273,23 @@ def _deployment(name: str, labels: dict[str, str], shape: Shape) -> dict[str, An
                     "terminationGracePeriodSeconds": 45,
                     "containers": [container],
                     "volumes": [
-                        {"name": "state", "emptyDir": {}},
+                        {"name": "state", **state},
                         {"name": "tmp", "emptyDir": {}},
                     ],
                 },
             },
+        },
+    }
+
+
+def _claim(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": DATA_SIZE}},
         },
     }
 
