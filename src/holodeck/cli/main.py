@@ -6,7 +6,8 @@ provider SDK; each command's module is imported when that command runs.
 Errors are printed here, once: a `HoloDeckError` raised by any command becomes
 `error: <message>` and `hint: <how to fix>` on stderr and ends the process with its
 exit code (0 success, 1 a test failed, 2 invalid definition or usage, 3 execution
-error, 130 interrupted). Tracebacks only with `--debug`.
+error, 130 interrupted). Tracebacks only with `--debug`, which is the group's option but
+is read anywhere on the line (`holodeck --debug chat .` and `holodeck chat . --debug`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,22 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def without_debug(args: list[str]) -> tuple[list[str], bool]:
+    """`args` without `--debug` (which may follow the subcommand, as error hints suggest),
+    and whether it was there. Words after `--` are arguments, never options."""
+    end = args.index("--") if "--" in args else len(args)
+    kept = [arg for arg in args[:end] if arg != "--debug"]
+    return kept + args[end:], len(kept) < end
+
+
 class LazyGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args, debug = without_debug(args)
+        rest = super().parse_args(ctx, args)
+        if debug:  # after the subcommand or before it: the same flag
+            ctx.params["debug"] = True
+        return rest
+
     def invoke(self, ctx: click.Context) -> Any:
         # Commands (and their options' callbacks) run in here: their errors are
         # reported here, so `main()` and click's test runner see the same output.
@@ -99,7 +115,11 @@ class LazyGroup(click.Group):
     "3 execution error. Docs: docs/agent-yaml.md, docs/agent-image.md",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="holodeck")
-@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show tracebacks for errors (also accepted after the command: `holodeck chat . --debug`).",
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """HoloDeck: define an AI agent in YAML, then test it, chat with it and serve it.
@@ -131,9 +151,9 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo("Interrupted.", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except HoloDeckError as exc:  # raised outside a command; commands' are reported above
-        report(exc, debug="--debug" in args)
+        report(exc, debug=without_debug(args)[1])
     except Exception as exc:  # last resort: a message, not a traceback
-        if "--debug" in args:
+        if without_debug(args)[1]:
             raise
         click.echo(
             f"error: {type(exc).__name__}: {exc}\n(run with --debug for the traceback)",

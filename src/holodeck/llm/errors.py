@@ -11,7 +11,9 @@ class ProviderError(ModelError):
     """A model call failed in a way the user can fix (key, model name, quota, network).
 
     `str()` is one line, `provider/model: problem. Fix`; `hint` is the fix alone.
-    `rate_limited`: the provider refused for rate or quota (a later try may pass)."""
+    `rate_limited`: the provider refused for rate or quota (a later try may pass).
+    `exit_code`: EXIT_CONFIG for what the user's settings lack (no key, no endpoint), found
+    before any request is made."""
 
     def __init__(
         self,
@@ -21,11 +23,12 @@ class ProviderError(ModelError):
         fix: str,
         *,
         rate_limited: bool = False,
+        exit_code: int | None = None,
     ) -> None:
         self.provider, self.model, self.problem, self.fix = provider, model, problem, fix
         self.rate_limited = rate_limited
         name = f"{provider}/{model}" if model else provider
-        super().__init__(f"{name}: {problem}", hint=fix)
+        super().__init__(f"{name}: {problem}", hint=fix, exit_code=exit_code)
 
     def __str__(self) -> str:
         return f"{self.message}. {self.fix}"  # the fix is a sentence of its own

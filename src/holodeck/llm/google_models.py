@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
+from holodeck.errors import EXIT_CONFIG
 from holodeck.llm.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def vertex_model(
             "Set GOOGLE_CLOUD_PROJECT (and GOOGLE_CLOUD_LOCATION) with Application Default "
             "Credentials (`gcloud auth application-default login`), or GOOGLE_API_KEY for "
             "Vertex AI express mode",
+            exit_code=EXIT_CONFIG,
         )
     location = _first(env, LOCATION_VARS) or "us-central1"
     try:
@@ -72,6 +74,7 @@ def vertex_model(
             f"no Google Cloud credentials ({' '.join(str(exc).split())[:120]})",
             "Run `gcloud auth application-default login` or set "
             "GOOGLE_APPLICATION_CREDENTIALS to a service account file",
+            exit_code=EXIT_CONFIG,
         ) from None
     return GoogleModel(name, provider=cloud)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from holodeck.config.credentials import ResolvedModel, UnknownProviderError, resolve_model
-from holodeck.errors import ConfigurationError
+from holodeck.errors import EXIT_CONFIG, ConfigurationError
 from holodeck.llm.errors import ProviderError, key_variable_for
 from holodeck.llm.google_models import gemini_model, vertex_model
 from holodeck.llm.hosted import hosted_model, is_hosted
@@ -72,6 +72,7 @@ def build_model(
             model.name,
             "unknown provider",
             f"Use one of: {known}; or an alias: {aliases}",
+            exit_code=EXIT_CONFIG,
         ) from None
     kind = resolved.provider
     http_client = None
@@ -143,6 +144,7 @@ def _instance(
                 name,
                 "no endpoint is set",
                 "Set AZURE_OPENAI_ENDPOINT, `model.endpoint`, or providers.azure_openai.endpoint",
+                exit_code=EXIT_CONFIG,
             )
         if not resolved.api_version:
             raise ProviderError(
@@ -150,6 +152,7 @@ def _instance(
                 name,
                 "no API version is set",
                 "Set OPENAI_API_VERSION, `model.api_version` or providers.azure_openai.api_version",
+                exit_code=EXIT_CONFIG,
             )
         return chat_model(
             name,
@@ -175,6 +178,7 @@ def _instance(
                 name,
                 "no endpoint is set",
                 "Set `model.endpoint` (or OPENAI_BASE_URL) to the server's /v1 URL",
+                exit_code=EXIT_CONFIG,
             )
         return chat_model(
             name,
@@ -206,6 +210,7 @@ def _require_key(key: str | None, resolved: ResolvedModel) -> str:
         "no API key is set",
         f"Set {variable}, `model.api_key: ${{{variable}}}` in agent.yaml, "
         f"or providers.{resolved.settings.provider}.api_key in ~/.holodeck/config.yaml",
+        exit_code=EXIT_CONFIG,  # the settings lack it: nothing was asked of the provider
     )
 
 
