@@ -6,19 +6,24 @@ cannot produce, each at its line."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import struct
+import zlib
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from a2a.client import A2ACardResolver
 from click.testing import CliRunner, Result
 
+from browser import chromium_page, playwright_api
 from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.llm.model_modalities import PROFILE_FLAGS, PROFILE_SILENT, _profile
 from holodeck.spec.models.model_settings import ModelSettings, ProviderType
 from holodeck.spec.models.settings import Settings
-from server_harness import WEATHER, Serve
+from server_harness import WEATHER, Serve, deploy_process
 
 
 def image(
@@ -207,3 +212,81 @@ def test_no_provider_profile_turns_off_the_inputs_validate_does_not_ask_it_about
             for modality in PROFILE_SILENT:
                 assert profile.get(PROFILE_FLAGS[modality]) is not False, (provider, name, modality)
     assert asked > len(MODEL_NAMES) * 10  # the profiles were read, not skipped
+
+
+# --- the chat page ---------------------------------------------------------------------------
+
+
+def png(path: Path) -> bytes:
+    """A 1x1 PNG, written to `path`."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+    path.write_bytes(data)
+    return data
+
+
+def test_the_chat_page_offers_attachments_only_for_what_the_agent_takes(
+    write: Write, tmp_path: Path
+) -> None:
+    sync_api = playwright_api()
+    expect = sync_api.expect
+    looker = image(write, inputs="[text, image]")
+    picture = tmp_path / "cat.png"
+    picture_bytes = png(picture)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a picture\n", encoding="utf-8")
+    sent: list[Any] = []
+
+    with (
+        deploy_process(str(WEATHER), str(looker), "--model", "test") as (_, base),
+        chromium_page(sync_api, lambda url: url.startswith(base + "/"), 1100, 800) as (
+            page,
+            problems,
+        ),
+    ):
+        page.set_default_timeout(15_000)
+        expect.set_options(timeout=15_000)
+        page.on(
+            "request",
+            lambda r: sent.append(r.post_data_json) if r.url == base + "/v1/chat" else None,
+        )
+        page.goto(base + "/")
+        expect(page.get_by_test_id("agent-name")).to_have_text("looker")
+        attach = page.get_by_test_id("attach-button")
+        expect(attach).to_be_visible()
+        picker = page.get_by_test_id("attach-input")
+        assert picker.get_attribute("accept") == "image/*"
+
+        # a file of a kind the agent does not take is refused on the page
+        picker.set_input_files([str(picture), str(notes)])
+        expect(page.get_by_test_id("attachment")).to_have_count(1)
+        expect(page.get_by_test_id("attachment")).to_contain_text("cat.png")
+        expect(page.get_by_test_id("page-error")).to_contain_text("does not take notes.txt")
+
+        box = page.get_by_test_id("message-input")
+        box.fill("What is in this picture?")
+        box.press("Enter")
+        turn = page.get_by_test_id("turn").nth(0)
+        expect(turn).to_have_attribute("data-status", "done")
+        expect(turn.get_by_test_id("user-attachment")).to_have_text("cat.png")
+        expect(page.get_by_test_id("attachment")).to_have_count(0)  # sent: the tray is empty
+        (body,) = sent
+        (attachment,) = body["attachments"]
+        assert (attachment["media_type"], attachment["name"]) == ("image/png", "cat.png")
+        assert base64.b64decode(attachment["data"]) == picture_bytes
+
+        # an agent that takes only text offers no attachments
+        page.get_by_test_id("agent-select").select_option("weather")
+        expect(page.get_by_test_id("agent-name")).to_have_text("weather")
+        expect(attach).to_be_hidden()
+        assert problems == []
