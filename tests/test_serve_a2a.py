@@ -301,7 +301,7 @@ def test_without_the_sdk_the_a2a_routes_say_what_to_install(
     with serve(WEATHER) as server:
         answer = server.client.get("/.well-known/agent-card.json")
         assert answer.status_code == 501
-        assert "holodeck[a2a]" in answer.json()["error"]["hint"]
+        assert "holodeck-agents[a2a]" in answer.json()["error"]["hint"]
         rpc = server.client.post("/a2a/weather", json={"jsonrpc": "2.0", "id": 1, "method": "x"})
         assert rpc.status_code == 501
         (agent,) = server.client.get("/v1/agents").json()["agents"]

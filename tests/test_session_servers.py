@@ -297,7 +297,7 @@ async def test_a_missing_client_package_names_the_extra(
     async with store_at(kind, f"{kind}://127.0.0.1:1/") as store:
         with pytest.raises(SessionStoreError, match="not installed") as caught:
             await store.load("s")
-    assert caught.value.hint == f"pip install 'holodeck[{extra}]'"
+    assert caught.value.hint == f"pip install 'holodeck-agents[{extra}]'"
 
 
 def test_the_client_packages_are_imported_on_first_use_only() -> None:

@@ -68,7 +68,7 @@ def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Tele
         raise ConfigurationError(
             f"{spec.source}: `observability.enabled` is true but the OpenTelemetry SDK "
             "is not installed",
-            hint="pip install 'holodeck[otel]', or set `observability.enabled: false`",
+            hint="pip install 'holodeck-agents[otel]', or set `observability.enabled: false`",
         ) from None
     return shared_telemetry(settings, service_name(spec.name, settings, env), env)
 

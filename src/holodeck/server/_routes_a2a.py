@@ -7,7 +7,7 @@
   `message/stream`, `tasks/get`, `tasks/cancel`.
 
 These paths sit behind the same middleware as the rest of the API (keys, rate, body
-size, browser origins). The a2a-sdk package (extra `holodeck[a2a]`) is imported on the
+size, browser origins). The a2a-sdk package (extra `holodeck-agents[a2a]`) is imported on the
 first A2A request; without it these routes answer 501 saying what to install."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _require_sdk() -> None:
             501,
             "a2a_unavailable",
             "A2A needs the a2a-sdk package, which this server does not have",
-            hint="pip install 'holodeck[a2a]' where the server runs, then restart it",
+            hint="pip install 'holodeck-agents[a2a]' where the server runs, then restart it",
         )
 
 

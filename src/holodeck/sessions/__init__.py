@@ -14,7 +14,7 @@
 `MemorySessionStore` lives in the process; `SqliteSessionStore` in a file, so sessions
 survive a restart and several processes on one machine share them; `RedisSessionStore`
 and `PostgresSessionStore` on a database server, so processes on many machines share
-them (`pip install 'holodeck[redis]'` or `'holodeck[postgres]'`; the client package is
+them (`pip install 'holodeck-agents[redis]'` or `'holodeck-agents[postgres]'`; the client package is
 imported on first use). The locks of the last three hold across processes: a lease,
 renewed while a turn holds it, that a crashed holder loses when it runs out.
 """

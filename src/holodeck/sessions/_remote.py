@@ -62,5 +62,5 @@ def server_error(store: str, url: str, error: BaseException, hint: str) -> Sessi
 def missing(package: str, extra: str) -> SessionStoreError:
     return SessionStoreError(
         f"the {extra} session store needs the {package} package, which is not installed",
-        hint=f"pip install 'holodeck[{extra}]'",
+        hint=f"pip install 'holodeck-agents[{extra}]'",
     )

@@ -19,7 +19,7 @@ from typing import Any
 
 from holodeck.errors import InputError
 
-OFFICE_EXTRA = "pip install 'holodeck[office]'"
+OFFICE_EXTRA = "pip install 'holodeck-agents[office]'"
 _SUFFIX = {"word": ".docx", "powerpoint": ".pptx", "excel": ".xlsx"}
 _SLIDE = re.compile(r"^<!-- Slide number: (\d+) -->$", re.MULTILINE)
 

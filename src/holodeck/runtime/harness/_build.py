@@ -28,7 +28,7 @@ def harness_model(
     if importlib.util.find_spec("claude_agent_sdk") is None:  # the extra is not installed
         raise ConfigurationError(
             f"{spec.name} runs in the Claude Agent SDK harness, which is not installed",
-            hint="pip install 'holodeck[claude]', or pass --harness none to run it in "
+            hint="pip install 'holodeck-agents[claude]', or pass --harness none to run it in "
             "HoloDeck's own loop",
         )
     if spec.response_format is not None:

