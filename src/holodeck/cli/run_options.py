@@ -1,5 +1,6 @@
 """Options shared by the commands that run an agent (`test`, `chat`), and by those that
-write a test report (`test`, `test merge`)."""
+write a test report (`test`, `test merge`). What can be checked before anything runs is
+checked as the options are read: a report's format and folder, a cassette's folder."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import click
 
 from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
+from holodeck.testing.report_formats import FORMATS, format_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +55,54 @@ harness_option = click.option(
 )
 
 
+def writable_file(path: Path, what: str, option: str) -> None:
+    """Refuse `path` when `what` (e.g. `the report`) could not be written there: found now,
+    not after the run. Missing folders are fine (they are made when the file is written)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigurationError(
+            f"cannot write {what} {path}: {folder} is a file, not a folder",
+            hint=f"choose another {option} path",
+        )
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise ConfigurationError(
+            f"cannot write {what} {path}: {target} is not writable",
+            hint=f"choose another {option} path, or make {target} writable",
+        )
+
+
+def _record(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None:
+        writable_file(value, "the cassette", "--record")
+    return value
+
+
+def check_report_target(output: Path | None, fmt: str | None) -> None:
+    """Refuse `-o`/`--format` that could not be honoured after the run."""
+    if output is None:
+        if fmt is not None:
+            raise ConfigurationError(
+                f"--format {fmt} needs -o: without it no report file is written",
+                hint=f"add -o FILE (e.g. -o report.{'md' if fmt == 'markdown' else fmt}), "
+                "or leave --format out",
+            )
+        return
+    format_for(output, fmt)
+    writable_file(output, "the report", "-o")
+
+
+def _report_target(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    # -o and --format are checked together, by whichever of the two click reads last
+    other = "fmt" if param.name == "output" else "output"
+    if other in ctx.params:
+        given = {param.name: value, other: ctx.params[other]}
+        check_report_target(given["output"], given["fmt"])
+    return value
+
+
 def run_options(function: F) -> F:
     """`--model`, `--harness`, `--record` and `--replay`."""
     for option in reversed(
@@ -62,6 +112,7 @@ def run_options(function: F) -> F:
             click.option(
                 "--record",
                 type=click.Path(dir_okay=False, path_type=Path),
+                callback=_record,
                 help="Record every model exchange into this cassette file.",
             ),
             click.option(
@@ -83,13 +134,15 @@ def report_options(function: F) -> F:
                 "-o",
                 "--output",
                 type=click.Path(dir_okay=False, path_type=Path),
+                callback=_report_target,
                 help="Write a report: .json, .md, .xml / .junit.xml (JUnit) or .html.",
             ),
             click.option(
                 "--format",
                 "fmt",
-                type=click.Choice(["json", "markdown", "junit", "html"]),
-                help="Report format when the extension does not say.",
+                type=click.Choice(FORMATS),
+                callback=_report_target,
+                help="Report format when the extension does not say (needs -o).",
             ),
         )
     ):

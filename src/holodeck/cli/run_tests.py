@@ -5,6 +5,7 @@ loads none of pydantic-ai or the metrics, and `--timings` counts them as the imp
 from __future__ import annotations
 
 import asyncio
+import difflib
 import gc
 import signal
 from dataclasses import replace
@@ -78,6 +79,7 @@ def run(
             f"{path}: no test cases",
             hint="add `test_cases:` to agent.yaml, or tests/*.yaml to an image",
         )
+    _check_names(names, [name for name, _ in select_cases(spec, TestOptions())])
     cassette = Cassette.from_settings(
         spec.execution, spec.root, None, record_path=record, replay_path=replay
     )
@@ -180,6 +182,19 @@ async def _test(
         if interrupts:
             loop.remove_signal_handler(signal.SIGINT)
     return code
+
+
+def _check_names(names: tuple[str, ...], cases: list[str]) -> None:
+    """Refuse a `--case` that names no case: running the others would hide the typo."""
+    for name in names:
+        if name in cases:
+            continue
+        close = difflib.get_close_matches(name, cases, n=1)
+        shown = ", ".join(cases[:10]) + (f" and {len(cases) - 10} more" if len(cases) > 10 else "")
+        raise ConfigurationError(
+            f"--case {name!r}: no test case has this name",
+            hint=f"did you mean {close[0]!r}?" if close else f"the cases are: {shown}",
+        )
 
 
 def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> Any:

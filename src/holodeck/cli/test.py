@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from holodeck.cli.run_options import report_options, run_options
+from holodeck.errors import ConfigurationError
 from holodeck.testing.phases import Phases
 from holodeck.testing.shards import Shard
 
@@ -20,6 +22,47 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
         return Shard.parse(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def check_pairs(
+    ctx: click.Context,
+    compare: tuple[str, str] | None,
+    record: Path | None,
+    replay: Path | None,
+    output: Path | None,
+) -> None:
+    """Refuse options that cannot go together, before anything is loaded."""
+    if record is not None and replay is not None:
+        raise ConfigurationError(
+            "--record and --replay were both given",
+            hint="record once with --record FILE (a real model answers), then run with "
+            "--replay FILE (offline); not both in one run",
+        )
+    if record is not None and output is not None and record.resolve() == output.resolve():
+        raise ConfigurationError(
+            f"-o and --record both name {output}",
+            hint="the report and the cassette are two files: give them two names",
+        )
+    if compare is None:
+        return
+    # --compare reads two saved runs and exits: any option of a run would be ignored
+    ignored = [
+        param.opts[-1] if param.opts[-1].startswith("-") else param.human_readable_name
+        for param in ctx.command.params
+        if param.name not in ("compare", "path")
+        and ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
+    ]
+    path = ctx.params["path"]
+    if ctx.get_parameter_source("path") is ParameterSource.COMMANDLINE and (
+        path.resolve() != Path.cwd().resolve()
+    ):
+        ignored.insert(0, f"PATH ({path})")
+    if ignored:
+        raise ConfigurationError(
+            f"--compare does not run the agent: {', '.join(ignored)} would be ignored",
+            hint="compare in the folder whose .holodeck/runs holds the runs "
+            "(`holodeck test --compare previous latest`), without options of a run",
+        )
 
 
 @click.command()
@@ -119,8 +162,7 @@ def test(
       holodeck test merge shard-runs/ -o report.html
     """
 
-    if record is not None and replay is not None:
-        raise click.UsageError("give --record or --replay, not both")
+    check_pairs(click.get_current_context(), compare, record, replay, options["output"])
 
     phases = Phases()
     with phases.phase("import"):

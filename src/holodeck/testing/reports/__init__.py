@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from holodeck.errors import ConfigurationError
+from holodeck.testing.report_formats import FORMATS, ReportFormatError, format_for
 from holodeck.testing.reports.console import render_case, render_console, render_summary
 from holodeck.testing.reports.html import render_html
 from holodeck.testing.reports.junit import render_junit
@@ -23,42 +23,6 @@ __all__ = [
     "render_summary",
     "write_report",
 ]
-
-FORMATS = ("json", "markdown", "junit", "html")
-
-# Longest suffix first: `.junit.xml` before `.xml`.
-_EXTENSIONS = {
-    ".junit.xml": "junit",
-    ".xml": "junit",
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".html": "html",
-    ".htm": "html",
-}
-
-
-class ReportFormatError(ConfigurationError):
-    """A report's format is unknown, or cannot be told from its file name."""
-
-
-def format_for(path: Path, fmt: str | None = None) -> str:
-    """The format to write `path` in: `fmt` when given, else the one its extension names."""
-    if fmt is not None:
-        if fmt not in FORMATS:
-            raise ReportFormatError(
-                f"unknown report format {fmt!r}", hint=f"choose one of: {', '.join(FORMATS)}"
-            )
-        return fmt
-    name = path.name.lower()
-    for suffix, found in _EXTENSIONS.items():
-        if name.endswith(suffix):
-            return found
-    known = ", ".join(_EXTENSIONS)
-    raise ReportFormatError(
-        f"cannot tell the report format of {str(path)!r} from its extension",
-        hint=f"use one of {known} or name the format ({', '.join(FORMATS)})",
-    )
 
 
 def render_report(run: TestRun, fmt: str) -> str:
