@@ -198,6 +198,10 @@ def test_single_file_agent_errors_name_its_own_keys(write: Write) -> None:
     root = write({"agent.yaml": SINGLE_FILE.replace("gpt-4o-mini", "gpt-4o-mini\n  timeout: 30")})
     message = rendered(errors_of(root))
     assert "executor.timeout" in message and "did you mean" not in message
+    function = "tools:\n  summarize:\n    type: function\n    callable: pkg.tools.summarize\n"
+    message = rendered(errors_of(write({"agent.yaml": SINGLE_FILE + function})))
+    assert "not supported in a single-file agent" in message
+    assert "of an image directory (this file as its config.yaml" in message
 
 
 # --- keys that give the agent tools: errors until they work --------------------------------

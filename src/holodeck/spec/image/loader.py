@@ -72,7 +72,9 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     expanded = ctx.expand(doc)
     if single_file is not None and isinstance(expanded, dict):
         expanded = {"spec_version": 1, **expanded}  # the single-file form never says it
-    prepared = prepare(expanded, doc, ctx.collector, strict=ctx.strict)
+    prepared = prepare(
+        expanded, doc, ctx.collector, strict=ctx.strict, single_file=single_file is not None
+    )
     data = prepared.data
     config = validate(ImageConfig, data, doc, ctx.collector, lenient=True, strict=ctx.strict)
     if isinstance(data, dict) and "llm" in data and data["llm"] is None:

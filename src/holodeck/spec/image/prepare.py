@@ -32,8 +32,14 @@ def reporter(doc: YamlDocument, collector: Collector, *, strict: bool = False) -
 
 
 def prepare(
-    data: Any, doc: YamlDocument, collector: Collector, *, strict: bool = False
+    data: Any,
+    doc: YamlDocument,
+    collector: Collector,
+    *,
+    strict: bool = False,
+    single_file: bool = False,
 ) -> Prepared:
+    """`single_file`: an Omnigent single-file agent, which has no tools/ directories."""
     if not isinstance(data, dict):
         return Prepared(data)
     report = reporter(doc, collector, strict=strict)
@@ -54,9 +60,15 @@ def prepare(
         kind = data["tools"][path[-1]].get("type")
         report(
             path,
-            f"inline tools of type `{kind}` are not supported in config.yaml",
+            f"inline tools of type `{kind}` are not supported in "
+            + ("a single-file agent" if single_file else "config.yaml"),
             "inline tools are `type: mcp`, `type: agent` or `type: a2a`; put Python functions in "
-            "tools/python/ and TypeScript ones in tools/typescript/",
+            "tools/python/ and TypeScript ones in tools/typescript/"
+            + (
+                " of an image directory (this file as its config.yaml, with `spec_version: 1`)"
+                if single_file
+                else ""
+            ),
         )
     if isinstance(block, dict) and isinstance(block.get("builtins"), list):
         block["builtins"] = _without_server_builtins(block["builtins"], report)
