@@ -5,15 +5,26 @@ BIN := $(VENV)/bin
 
 NODE_DIR := src/holodeck/tools/node
 
-.PHONY: demo dev test lint typecheck bench clean node test-js browser services containers
+# The versions the suite was proven with: every package of the dev extra (and so of the
+# base package and every extra), for Python 3.11-3.13 on any platform. make, CI and the
+# container build install from it; the package itself keeps ranges for its users.
+LOCK := requirements.lock
+# `make upgrade` refreshes it (the newest releases pyproject.toml's ranges allow) and
+# `make lock` adds what a changed pyproject.toml needs, keeping the other pins; review the
+# diff like code, then run make test
+COMPILE = $(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	--native-tls --quiet --custom-compile-command "make upgrade" -o $(LOCK)
+
+.PHONY: demo dev test lint typecheck bench clean node test-js browser services containers \
+	lock upgrade
 
 # the base package: what the demo (and a user) runs. uv installs it: it downloads and
 # installs in parallel, 22 s where pip took 218 s on a loaded 2-core machine; it trusts
 # the system's certificate store, as pip does
-$(BIN)/holodeck: pyproject.toml
+$(BIN)/holodeck: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet uv
-	$(BIN)/uv pip install --quiet --native-tls --python $(BIN)/python -e .
+	$(BIN)/pip install --quiet "$$(grep '^uv==' $(LOCK))"
+	$(BIN)/uv pip install --quiet --native-tls --python $(BIN)/python -c $(LOCK) -e .
 	# an editable install's modules are otherwise compiled at every start when
 	# PYTHONDONTWRITEBYTECODE is set (0.3 s of each command's start-up)
 	$(BIN)/python -m compileall -q src/holodeck
@@ -23,8 +34,14 @@ $(BIN)/holodeck: pyproject.toml
 # not uv: pip.conf's find-links and constraints (a CPU-only torch) apply to it
 $(VENV)/.dev: $(BIN)/holodeck
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $@
+
+lock: $(BIN)/holodeck
+	$(COMPILE)
+
+upgrade: $(BIN)/holodeck
+	$(COMPILE) --upgrade
 
 dev: $(VENV)/.dev
 

@@ -18,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BIN = "Scripts" if os.name == "nt" else "bin"
 EXE = ".exe" if os.name == "nt" else ""
+LOCK = REPO / "requirements.lock"
 SUPPORTED = ("3.11", "3.12", "3.13")  # as pyproject's requires-python and classifiers say
 
 
@@ -28,11 +29,13 @@ def run(
     cwd: Path | None = None,
     env: dict[str, str],
     codes: tuple[int, ...] = (0,),
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [str(part) for part in command],
         cwd=cwd,
         env=env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -113,7 +116,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shared = _shared(tmp_path_factory)
     dist = shared / "holodeck-dist"
     with locked(shared / "holodeck-dist.lock"):
-        built = sorted(dist.glob("holodeck-*.whl"))
+        built = sorted(dist.glob("holodeck_agents-*.whl"))
         if not built:
             env = clean_env(shared / "holodeck-home")
             run(
@@ -121,7 +124,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 timeout=600,
                 env=env,
             )
-            built = sorted(dist.glob("holodeck-*.whl"))
+            built = sorted(dist.glob("holodeck_agents-*.whl"))
     (found,) = built
     return found
 
@@ -132,14 +135,14 @@ def installer(venv: Path) -> list[str | Path]:
     uv when the test environment has it (the dev extra): it downloads and installs in
     parallel; the wheel tests took 79 s with it against 174 s with pip on a quiet 2-core
     machine. pip otherwise. Either resolves the wheel's dependencies from the package
-    registry. uv leaves bytecode to the first import, which is what the tests exercise
+    registry at the versions requirements.lock pins, as `make` installs them. uv leaves bytecode to the first import, which is what the tests exercise
     (compiling all of site-packages up front, as pip does, cost the run 40 s).
     """
     python = venv / BIN / f"python{EXE}"
     uv = Path(sys.executable).with_name(f"uv{EXE}")
     if uv.is_file():
-        return [uv, "pip", "install", "--quiet", "--native-tls", "--python", python]
-    return [python, "-m", "pip", "install", "--quiet"]
+        return [uv, "pip", "install", "--quiet", "--native-tls", "-c", LOCK, "--python", python]
+    return [python, "-m", "pip", "install", "--quiet", "-c", LOCK]
 
 
 def _shared(factory: pytest.TempPathFactory) -> Path:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,12 +58,24 @@ def _run(*command: str, timeout: float = 900) -> subprocess.CompletedProcess[str
     return done
 
 
+def _cleared(path: Path, *, want_dir: bool) -> Path:
+    """`path`, with whatever stands there of the wrong kind removed: a cache another
+    version of this test (or a person) left must not break this one."""
+    wrong = path.is_file() or path.is_symlink() if want_dir else path.is_dir()
+    if wrong:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return path
+
+
 @contextmanager
 def _locked() -> Iterator[None]:
     """One xdist worker at a time prepares (base image, wheels, build); the others then
     find it done."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / "containers.lock").open("w") as lock:
+    _cleared(CACHE, want_dir=True).mkdir(parents=True, exist_ok=True)
+    with _cleared(CACHE / "containers.lock", want_dir=False).open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -79,10 +92,12 @@ def base_image() -> str:
 def _base_image() -> str:
     if subprocess.run(["podman", "image", "exists", BASE], check=False).returncode == 0:
         return BASE
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tarball = CACHE / "bookworm-python3.tar"
-    if not tarball.exists():
-        partial = tarball.with_suffix(".part")
+    tarball = _cleared(CACHE / "bookworm-python3.tar", want_dir=False)
+    if tarball.is_file() and not tarfile.is_tarfile(tarball):
+        tarball.unlink()  # cut short by an earlier run
+    if not tarball.is_file():
+        partial = _cleared(tarball.with_suffix(".part"), want_dir=False)
+        partial.unlink(missing_ok=True)
         _run(
             "mmdebstrap",
             "--variant=minbase",
@@ -97,23 +112,23 @@ def _base_image() -> str:
 
 @pytest.fixture(scope="module")
 def wheels(base_image: str) -> Path:
-    """holodeck's dependencies (with the redis extra) as wheels for Python 3.11, built
-    once per version of pyproject.toml; holodeck's own wheel is left to the build, so
-    the image has this source tree."""
+    """holodeck's dependencies (with the redis extra) as wheels for Python 3.11 at the
+    locked versions, built once per version of pyproject.toml and requirements.lock;
+    holodeck's own wheel is left to the build, so the image has this source tree."""
     with _locked():
         return _wheels()
 
 
 def _wheels() -> Path:
-    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
-    directory = CACHE / f"wheels-py311-{digest}"
-    if not (directory / ".complete").exists():
+    inputs = (REPO / "pyproject.toml").read_bytes() + (REPO / "requirements.lock").read_bytes()
+    directory = CACHE / f"wheels-py311-{hashlib.sha256(inputs).hexdigest()[:16]}"
+    if not (directory / ".complete").is_file():
         for stale in CACHE.glob("wheels-py311-*"):  # an earlier pyproject.toml's
-            shutil.rmtree(stale, ignore_errors=True)
-        _run(
-            sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(directory), f"{REPO}[redis]"
-        )
-        for own in directory.glob("holodeck-*.whl"):
+            _cleared(stale, want_dir=False).unlink(missing_ok=True)
+        lock = str(REPO / "requirements.lock")
+        _run(sys.executable, "-m", "pip", "wheel", "--quiet", "-c", lock, "-w", str(directory),
+             f"{REPO}[redis]")  # fmt: skip
+        for own in directory.glob("holodeck_agents-*.whl"):
             own.unlink()
         (directory / ".complete").touch()
     return directory
@@ -140,7 +155,7 @@ def built(base_image: str, wheels: Path) -> str:
             return IMAGE
         _build(base_image, wheels)
         for earlier in CACHE.glob("built-*"):
-            earlier.unlink()
+            _cleared(earlier, want_dir=False).unlink(missing_ok=True)
         if run:
             done_by_this_run.touch()
     return IMAGE

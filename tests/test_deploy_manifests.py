@@ -178,6 +178,20 @@ def test_the_dockerfile_passes_hadolint(weather_context: Path) -> None:
     assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
 
 
+def test_the_image_installs_the_locked_versions_not_open_ranges(weather_context: Path) -> None:
+    """Two builds a month apart install the same packages: the context pins every
+    dependency at the version requirements.lock holds, and the Dockerfile installs with it."""
+    lock = (REPO / "requirements.lock").read_text(encoding="utf-8")
+    pins = [line.strip() for line in lock.splitlines() if line[:1].isalnum()]
+    constraints = (weather_context / "constraints.txt").read_text(encoding="utf-8")
+    assert constraints.splitlines() == pins
+    redis = next(line for line in pins if line.startswith("redis=="))
+    assert redis in constraints.splitlines()  # the agent's extra is pinned too
+    dockerfile = (weather_context / "Dockerfile").read_text(encoding="utf-8")
+    assert "-c constraints.txt -r requirements.txt" in dockerfile
+    assert "COPY requirements.txt constraints.txt ./" in dockerfile
+
+
 def test_the_context_holds_the_agent_files_the_extras_it_needs_and_no_secret(
     weather_context: Path,
 ) -> None:
@@ -186,9 +200,8 @@ def test_the_context_holds_the_agent_files_the_extras_it_needs_and_no_secret(
     assert not (agent / ".env").exists() and not (agent / "notes").exists()
     requirements = (weather_context / "requirements.txt").read_text(encoding="utf-8")
     assert any(line.startswith("redis") for line in requirements.splitlines())
-    assert [p.name.startswith("holodeck-") for p in (weather_context / "holodeck").iterdir()] == [
-        True
-    ]
+    own = [p.name for p in (weather_context / "holodeck").iterdir()]
+    assert len(own) == 1 and own[0].startswith("holodeck_agents-"), own
     dockerfile = (weather_context / "Dockerfile").read_text(encoding="utf-8")
     assert "HEALTHCHECK" in dockerfile and "/health" in dockerfile
     assert "USER 10001:10001" in dockerfile
@@ -340,10 +353,10 @@ def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extra
     builds without the index."""
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    with zipfile.ZipFile(wheels / "holodeck-9.9-py3-none-any.whl", "w") as own:
+    with zipfile.ZipFile(wheels / "holodeck_agents-9.9-py3-none-any.whl", "w") as own:
         own.writestr(
-            "holodeck-9.9.dist-info/METADATA",
-            "Name: holodeck\nRequires-Dist: click>=8.1\n"
+            "holodeck_agents-9.9.dist-info/METADATA",
+            "Name: holodeck-agents\nRequires-Dist: click>=8.1\n"
             'Requires-Dist: redis>=5; extra == "redis"\n'
             'Requires-Dist: chromadb>=1.0; extra == "chromadb"\n',
         )
@@ -362,7 +375,9 @@ def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extra
     assert "--build-arg BASE_IMAGE=localhost/base:1" in done.stdout
     assert "--platform linux/arm64" in done.stdout
     assert [p.name for p in (out / "wheels").iterdir()] == ["redis-5.0-py3-none-any.whl"]
-    assert [p.name for p in (out / "holodeck").iterdir()] == ["holodeck-9.9-py3-none-any.whl"]
+    assert [p.name for p in (out / "holodeck").iterdir()] == [
+        "holodeck_agents-9.9-py3-none-any.whl"
+    ]
     requirements = (out / "requirements.txt").read_text(encoding="utf-8").split()
     assert requirements == ["click>=8.1", "redis>=5"]
 
@@ -370,8 +385,11 @@ def test_an_offline_context_installs_only_the_given_wheels_with_the_agents_extra
 def fake_holodeck_wheels(directory: Path) -> Path:
     """A holodeck wheel with only its metadata: enough for a build context."""
     directory.mkdir()
-    with zipfile.ZipFile(directory / "holodeck-9.9-py3-none-any.whl", "w") as own:
-        own.writestr("holodeck-9.9.dist-info/METADATA", "Name: holodeck\nRequires-Dist: click\n")
+    with zipfile.ZipFile(directory / "holodeck_agents-9.9-py3-none-any.whl", "w") as own:
+        own.writestr(
+            "holodeck_agents-9.9.dist-info/METADATA",
+            "Name: holodeck-agents\nRequires-Dist: click\n",
+        )
     return directory
 
 

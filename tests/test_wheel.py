@@ -35,8 +35,10 @@ def test_wheel_holds_templates_and_node_harness(wheel: Path) -> None:
         "holodeck/templates/image/research/skills/evidence-review/SKILL.md",
         "holodeck/tools/node/harness.cjs",
         "holodeck/tools/node/package.json",
+        "holodeck/deploy_targets/requirements.lock",  # the image's pins
     ):
         assert packaged in names
+    assert "Name: holodeck-agents" in metadata.splitlines()
     (requires,) = [line for line in metadata.splitlines() if line.startswith("Requires-Python:")]
     assert ">=3.11" in requires and "<3.14" in requires, requires
     for version in SUPPORTED:
@@ -98,3 +100,42 @@ def test_wheel_installs_and_works_on_each_supported_python(
     examples = [REPO / "examples" / name for name in ("weather", "research", "support-image")]
     shown = run([holodeck, "validate", *examples], timeout=120, env=env, cwd=tmp_path)
     assert shown.stdout.count("OK ") == len(examples), shown.stdout
+
+
+def test_the_readme_install_takes_every_documented_flag_of_test_and_chat(
+    wheel_venv: Callable[[str], Path | None], tmp_path: Path
+) -> None:
+    """The base install (no extras) runs each flag `holodeck test --help` and `holodeck
+    chat --help` document, offline: `--trace` needs the OpenTelemetry SDK, which is in the
+    base install."""
+    venv = wheel_venv(SUPPORTED[0])
+    if venv is None:
+        pytest.skip(f"python{SUPPORTED[0]} is not installed here")
+    env = clean_env(tmp_path / "holodeck-home")
+    holodeck = venv / BIN / f"holodeck{EXE}"
+    shutil.copytree(REPO / "examples" / "weather", tmp_path / "weather")
+
+    def test(*flags: str, codes: tuple[int, ...] = (0,)) -> str:
+        done = run([holodeck, "test", "weather", "--model", "test", *flags],
+                   timeout=300, env=env, cwd=tmp_path, codes=codes)  # fmt: skip
+        return done.stdout + done.stderr
+
+    traced = test("--trace")
+    assert "ModuleNotFoundError" not in traced and "├─ invoke_agent weather" in traced, traced
+    for report in ("r.html", "r.json", "r.md", "r.junit.xml"):
+        test("-o", report)
+        assert (tmp_path / report).stat().st_size > 0
+    test("--record", "c.yaml", "--tag", "recorded")
+    test("--replay", "c.yaml", "--timings", "--concurrency", "2", "--rate-limit", "600")
+    test("--repeat", "2", "--shard", "1/2", "-k", "Oslo", "-v", "--strict")
+    compared = run([holodeck, "test", "weather", "--compare", "previous", "latest"],
+                   timeout=120, env=env, cwd=tmp_path)  # fmt: skip
+    assert "compared" in compared.stdout.lower() or compared.stdout.strip(), compared.stdout
+
+    chat = run(
+        [holodeck, "chat", "weather", "--model", "test", "--trace", "-v", "--max-messages", "4",
+         "--session", "s.json", "--approve-all", "--allow-loopback"],
+        timeout=300, env=env, cwd=tmp_path, input="What is the weather in Oslo?\n",
+    )  # fmt: skip
+    assert "ModuleNotFoundError" not in chat.stderr and (tmp_path / "s.json").is_file()
+    assert "invoke_agent weather" in chat.stderr, chat.stderr

@@ -42,6 +42,16 @@ def pgvector_url() -> Iterator[str]:
     user = as_postgres_user()
     home = Path(tempfile.mkdtemp(prefix="holodeck-pgvector-"))
     try:
+        if user:
+            # the server runs as the postgres user, who may not enter this checkout (a clone
+            # under a 0700 home directory): its binaries go where that user can read them
+            # (with the libraries beside the package that their rpath names)
+            site = home / "site"
+            shutil.copytree(bin_dir.parent, site / package.name / "pginstall", symlinks=True)
+            libs = package.with_name(f"{package.name}.libs")
+            if libs.is_dir():
+                shutil.copytree(libs, site / libs.name, symlinks=True)
+            bin_dir = site / package.name / "pginstall" / "bin"
         yield from run_postgres(bin_dir, home, user)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -1,6 +1,7 @@
 """A build context for an agent's image: its own files (by `holodeck pack`'s rules), the
 wheels to install, a requirements file naming holodeck with the extras the agent needs,
-and the Dockerfile. One context builds online or offline with the same Dockerfile."""
+the versions they install at (the lock's pins) and the Dockerfile. One context builds
+online or offline with the same Dockerfile."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import holodeck
 from holodeck.deploy_targets.extras import needed_extras
+from holodeck.deploy_targets.pins import DISTRIBUTION, locked_constraints, source_tree
 from holodeck.errors import ConfigurationError, ExecutionError
 from holodeck.spec.archives.pack import image_files
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -27,6 +28,7 @@ AGENT_DIR = "/agent"
 IN_IMAGE_VAR = "HOLODECK_IN_IMAGE"
 USER_ID = 10001  # not root, and no name to create: a base image needs no useradd
 _ARCHIVES = (".tar.gz", ".tgz")
+OWN_WHEELS = "holodeck_agents-*.whl"  # the distribution's name, as wheel file names spell it
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
@@ -69,6 +71,9 @@ def write_context(
     extras = needed_extras(spec)
     (directory / "requirements.txt").write_text(
         "".join(f"{line}\n" for line in wheel_requirements(own, extras)), encoding="utf-8"
+    )
+    (directory / "constraints.txt").write_text(
+        "".join(f"{line}\n" for line in locked_constraints()), encoding="utf-8"
     )
     port = spec.deployment.port if spec.deployment is not None else 8000
     entrypoint = ["holodeck", "deploy", entry, "--host", "0.0.0.0", "--port", str(port)]
@@ -127,8 +132,10 @@ def _copy_wheels(source: Path, wheel_dir: Path) -> None:
     if not found:
         raise ConfigurationError(
             f"--wheels {source}: no wheel files there",
-            hint="fill it on a machine with the index: pip wheel -w DIR 'holodeck[EXTRAS]' "
-            "(with the image's Python version), then pass --wheels DIR",
+            hint="fill it on a machine with the index, at the versions the image pins: pip "
+            f"wheel -w DIR -c requirements.lock '{DISTRIBUTION}[EXTRAS]' (with the image's "
+            "Python version; requirements.lock is holodeck's, also written into the context "
+            "as constraints.txt), then pass --wheels DIR",
         )
     for wheel in found:
         shutil.copyfile(wheel, wheel_dir / wheel.name)
@@ -156,36 +163,27 @@ def wheel_requirements(wheel: Path, extras: list[str]) -> list[str]:
 def _holodeck_wheel(wheel_dir: Path, own_dir: Path) -> Path:
     """holodeck's own wheel, in `own_dir`: one given with --wheels (moved out of
     `wheel_dir`), else built from this source tree."""
-    given = sorted(wheel_dir.glob("holodeck-*.whl"))
+    given = sorted(wheel_dir.glob(OWN_WHEELS))
     if given:
         for wheel in given[:-1]:
             wheel.unlink()
         return given[-1].rename(own_dir / given[-1].name)
-    source = _source_tree()
+    source = source_tree()
     if source is None:
         raise ConfigurationError(
             "holodeck's wheel is needed in the image, and this installation has no source "
             "tree to build it from",
-            hint="pass --wheels DIR holding holodeck-*.whl (pip download holodeck -d DIR)",
+            hint=f"pass --wheels DIR holding {OWN_WHEELS} (pip download {DISTRIBUTION} -d DIR)",
         )
     command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     done = subprocess.run(
         [*command, "-w", str(own_dir), str(source)], capture_output=True, text=True, check=False
     )
-    built = sorted(own_dir.glob("holodeck-*.whl"))
+    built = sorted(own_dir.glob(OWN_WHEELS))
     if done.returncode != 0 or not built:
         reason = (done.stderr.strip().splitlines() or ["pip gave no reason"])[-1]
         raise ExecutionError(
             f"could not build holodeck's wheel from {source}: {reason}",
-            hint="pass --wheels DIR holding holodeck-*.whl",
+            hint=f"pass --wheels DIR holding {OWN_WHEELS}",
         )
     return built[-1]
-
-
-def _source_tree() -> Path | None:
-    """The project this holodeck runs from (an editable install or a checkout), if any."""
-    root = Path(holodeck.__file__).resolve().parents[2]
-    project = root / "pyproject.toml"
-    if project.is_file() and 'name = "holodeck"' in project.read_text(encoding="utf-8"):
-        return root
-    return None
