@@ -198,11 +198,13 @@ def _move_mapped(
         out[section] = {**target, field: left.pop(key)}
 
 
-def refused(models: set[str], key: str, value: Any) -> tuple[str, str | None] | None:
+def refused(
+    models: set[str], key: str, value: Any, path: tuple[str | int, ...] = ()
+) -> tuple[str, str | None] | None:
     """The message for a key the shipped HoloDeck accepts and nothing here acts on, or
-    None when `key` is simply unknown."""
-    if key == "auth_provider" and "ModelSettings" in models and value == "oauth_token":
-        return _OAUTH_IN_AGENT
+    None when `key` is simply unknown. `path`: where it was written."""
+    if path == ("model", "auth_provider") and value == "oauth_token":
+        return _OAUTH_IN_AGENT  # the agent's own model: a `claude:` block takes the token
     if key == "auth_provider" and models & {"ModelSettings", "ProviderEntry"}:
         return _auth_provider(value)
     if key == "options" and "DatabaseConnection" in models:

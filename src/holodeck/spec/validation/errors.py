@@ -295,7 +295,7 @@ def _describe(item: _Located) -> tuple[str, str | None]:
     if kind == "extra_forbidden":
         key = str(path[-1]) if path else "?"
         models = {m.__name__ for m in _members(item.container) if _is_model(m)}
-        known_elsewhere = refused(models, key, given)
+        known_elsewhere = refused(models, key, given, path)
         if known_elsewhere is not None:
             return known_elsewhere
         fields = _fields(item.container)
