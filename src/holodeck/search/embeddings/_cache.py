@@ -132,8 +132,8 @@ class CachedEmbedder:
                 rows = db.execute(
                     "SELECT text_sha256, vector FROM vectors "
                     f"WHERE producer = ? AND text_sha256 IN ({marks}) AND length(vector) = "
-                    "4 * (SELECT width FROM widths WHERE producer = vectors.producer)",
-                    [self.producer, *part],
+                    "4 * (SELECT width FROM widths WHERE producer = ?)",
+                    [self.producer, *part, self.producer],
                 )
                 for key, blob in rows:
                     out[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
