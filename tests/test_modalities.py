@@ -148,6 +148,13 @@ def test_an_output_the_runtime_cannot_produce_is_refused_at_its_line(write: Writ
     )
     assert "FAILED" in result.output
 
+    # in an archive, the line is the archive's member, not a file of its cache
+    packed = CliRunner().invoke(cli, ["pack", str(root), "-o", str(root.parent / "looker.tar.gz")])
+    assert packed.exit_code == 0, packed.output
+    archived = validate(str(root.parent / "looker.tar.gz"))
+    assert archived.exit_code == 2, archived.output
+    assert f"looker.tar.gz!/{where}" in archived.output
+
 
 def test_a_sub_agents_modalities_are_checked_in_its_own_file(write: Write) -> None:
     root = write(

@@ -65,7 +65,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.test_cases)} test cases"
         )
         searches, errors = _embedders_of(spec)
-        modal = modality_diagnostics(spec, strict, partial(_tool_context, spec))
+        modal = modality_diagnostics(spec, strict, partial(_tool_context, spec), path)
         modal_failed = any(d.severity.value == "error" for d in modal)
         failed = failed or bool(errors) or modal_failed
         offered, denied, servers = effective_tools(spec)

@@ -18,12 +18,17 @@ runtime cannot produce is an error (`PRODUCED_OUTPUT`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from contextlib import suppress
+from pathlib import Path
 
 from pydantic import SecretStr
 
+from holodeck.config.loader import ARCHIVE_SUFFIXES
+from holodeck.config.settings import holodeck_home
 from holodeck.errors import HoloDeckError
 from holodeck.llm.providers import build_model
 from holodeck.llm.tool_context import ToolContext
+from holodeck.spec.archives.locations import cache_entry, in_archive
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.model_settings import ModelSettings
@@ -109,12 +114,14 @@ def _profile(model: ModelSettings, settings: Settings, env: Mapping[str, str]) -
 
 
 def modality_diagnostics(
-    spec: AgentSpec, strict: bool, context: Callable[[], ToolContext]
+    spec: AgentSpec, strict: bool, context: Callable[[], ToolContext], given: Path
 ) -> list[Diagnostic]:
     """What is wrong with the modalities `spec` and its sub-agents declare, each at its
     line: outputs the runtime cannot produce (errors) and inputs the model cannot take
     (warnings; errors when `strict`). `context` gives the environment and settings the
-    model is built with, asked for only when an agent declares more than text input."""
+    model is built with, asked for only when an agent declares more than text input.
+    `given` is the path the definition was loaded from: an archive's problems are
+    located inside it (`image.tar.gz!/config.yaml:5`), not in its cache."""
     found: list[Diagnostic] = []
     for agent in _agents(spec):
         interaction = agent.interaction
@@ -157,6 +164,10 @@ def modality_diagnostics(
                     Severity.ERROR if strict else Severity.WARNING,
                 )
             )
+    if found and given.name.endswith(ARCHIVE_SUFFIXES) and given.is_file():
+        cache = holodeck_home() / "cache" / "images"
+        with suppress(ValueError):  # not unpacked in the cache: its files are where they say
+            found = in_archive(found, given, cache_entry(spec.root, cache))
     return found
 
 
