@@ -134,6 +134,21 @@ def test_a_query_after_the_model_changed_width_embeds_again(
     assert "2 files, 0 changed" in again and "(32 dimensions)" in again
 
 
+def test_an_ingest_after_the_model_changed_width_embeds_everything_again(
+    write: Write, servers: tuple[EmbeddingsServer, EmbeddingsServer]
+) -> None:
+    narrow, _ = servers
+    root = write({**DOCS, "agent.yaml": AGENT})
+    ingest(root, narrow)
+    narrow.dim = 32
+    (root / "data" / "returns.md").write_text("# Returns\n\nRefunds take five days.\n")
+    output = ingest(root, narrow)
+    assert "openai:house-embedder" in output and "now gives 32-dimension vectors, not 8" in output
+    # the unchanged file too: its 8-wide vectors cannot sit beside 32-wide ones
+    assert "docs: 2 files, 2 changed, 0 removed; 2 chunks embedded, 2 stored" in output
+    assert "(32 dimensions)" in output
+
+
 def test_rebuild_drops_the_index_and_the_cache_and_embeds_everything(
     write: Write, servers: tuple[EmbeddingsServer, EmbeddingsServer]
 ) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from holodeck.errors import ExecutionError
 from holodeck.search._types import Chunk, IngestIssue, Scored, SourceFile
 from holodeck.search.embeddings._protocol import producer_of
 from holodeck.search.fusion import fuse, top_with_ties
@@ -146,8 +147,8 @@ class SearchIndex:
         now = self.producer
         if announce and before is not None and now is not None and before != now:
             self._notes.append(
-                f"{self.name}: vectors were made by {before}; now by {now}: "
-                "sources it has not embedded are embedded again"
+                f"{self.name}: vectors were made by {before}; now by {now}, whose "
+                "vectors are kept apart: what it has not embedded yet is embedded now"
             )
 
     async def _reopen(self, width: int) -> None:
@@ -180,7 +181,14 @@ class SearchIndex:
             report = await self._sync(progress)
         except _WidthChanged as changed:
             await self._reopen(changed.width)
-            report = await self._sync(progress)
+            try:
+                report = await self._sync(progress)
+            except _WidthChanged as again:
+                raise ExecutionError(
+                    f"search tool `{self.name}`: the embedding model answers with vectors "
+                    f"of {changed.width}, then {again.width} dimensions",
+                    hint="check the model the endpoint serves: one model gives one width",
+                ) from None
         report.notes, self._notes = self._notes, []
         if self.made_by is not None and self.producer is not None:
             self.made_by.set(self.collection, self.producer)
