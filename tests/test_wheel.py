@@ -139,3 +139,17 @@ def test_the_readme_install_takes_every_documented_flag_of_test_and_chat(
     )  # fmt: skip
     assert "ModuleNotFoundError" not in chat.stderr and (tmp_path / "s.json").is_file()
     assert "invoke_agent weather" in chat.stderr, chat.stderr
+
+    # observability without a collector works on the base install; an OTLP exporter
+    # without the otel extra is refused before the run, saying what to install
+    spec = (tmp_path / "weather" / "agent.yaml").read_text(encoding="utf-8")
+    console = spec + "observability: {enabled: true}\n"
+    (tmp_path / "weather" / "agent.yaml").write_text(console, encoding="utf-8")
+    assert "invoke_agent" in test()  # the console exporter's spans, on stderr
+    otlp = (
+        spec
+        + "observability:\n  enabled: true\n  exporters: {otlp: {endpoint: http://127.0.0.1:9}}\n"
+    )
+    (tmp_path / "weather" / "agent.yaml").write_text(otlp, encoding="utf-8")
+    refused = test(codes=(2,))
+    assert "OTLP (grpc)" in refused and "holodeck-agents[otel]" in refused, refused

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from holodeck._lazy_exports import lazy_exports
 from holodeck.errors import ConfigurationError
+from holodeck.observability._exporters import missing_exporters
 from holodeck.observability._telemetry import Telemetry as Telemetry
 from holodeck.observability._telemetry import shared_telemetry
 from holodeck.observability._tree import render as render
@@ -62,14 +63,14 @@ def telemetry_for(spec: AgentSpec, env: Mapping[str, str] | None = None) -> Tele
         return None
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
-    try:
-        import opentelemetry.sdk  # noqa: F401
-    except ImportError:
+    missing = missing_exporters(settings, env)
+    if missing:
         raise ConfigurationError(
-            f"{spec.source}: `observability.enabled` is true but the OpenTelemetry SDK "
-            "is not installed",
-            hint="pip install 'holodeck-agents[otel]', or set `observability.enabled: false`",
-        ) from None
+            f"{spec.source}: `observability` exports to {' and '.join(missing)}, whose "
+            "exporter is not installed",
+            hint="pip install 'holodeck-agents[otel]', or turn that exporter off (the "
+            "console exporter and --trace need nothing more)",
+        )
     return shared_telemetry(settings, service_name(spec.name, settings, env), env)
 
 

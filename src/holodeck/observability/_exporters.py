@@ -6,6 +6,7 @@ SDK's exporters read themselves; the protocol is chosen here because it picks th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -42,6 +43,28 @@ def destinations(settings: ObservabilitySettings, env: Mapping[str, str]) -> Des
         else:
             console = ConsoleExporter()
     return Destinations(console, otlp)
+
+
+def missing_exporters(settings: ObservabilitySettings, env: Mapping[str, str]) -> list[str]:
+    """The exporters `settings` turns on whose package is not installed (the SDK and the
+    console exporter are in the base install; OTLP and Prometheus are the otel extra)."""
+    chosen = destinations(settings, env)
+    needed = {}
+    if chosen.otlp is not None:
+        grpc = protocol_of(chosen.otlp, env) == "grpc"
+        module = f"opentelemetry.exporter.otlp.proto.{'grpc' if grpc else 'http'}"
+        needed[f"OTLP ({'grpc' if grpc else 'http'})"] = module
+    prometheus = settings.exporters.prometheus
+    if prometheus is not None and prometheus.enabled:
+        needed["Prometheus"] = "opentelemetry.exporter.prometheus"
+    return [name for name, module in needed.items() if not _installed(module)]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
 
 
 def protocol_of(otlp: OtlpExporter, env: Mapping[str, str]) -> str:

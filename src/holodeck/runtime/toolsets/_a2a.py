@@ -29,7 +29,8 @@ def a2a_tool(tool: A2ATool, policy: OutboundPolicy) -> Tool[Any]:
             from a2a.client import ClientFactory  # noqa: F401
         except ImportError:
             raise A2ACallError(
-                f"{tool.name}: A2A tools need the a2a-sdk package: pip install 'holodeck-agents[a2a]'"
+                f"{tool.name}: A2A tools need the a2a-sdk package: "
+                "pip install 'holodeck-agents[a2a]'"
             ) from None
         return await remote.ask(message)
 
