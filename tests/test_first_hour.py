@@ -4,15 +4,24 @@ failing cases that say what the agent answered and why they failed."""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from rich.console import Console
 
+import scripted_servers
 from conftest import Write
 from holodeck.cli.main import cli
 from holodeck.errors import EXIT_CONFIG
+from holodeck.testing.reports import render_console
+from holodeck.testing.results import TestRun
+from scripted_servers import OpenAIServer, text
+
+openai_server = scripted_servers.openai_server
 
 NO_KEY_AGENT = """
 name: shop
@@ -136,15 +145,112 @@ def test_the_same_options_run_when_they_are_right(write: Write, tmp_path: Path) 
     assert (root / "ran").exists() and (tmp_path / "out/new/report.junit.xml").is_file()
 
 
-def test_compare_refuses_options_it_would_ignore(tmp_path: Path) -> None:
+def test_compare_refuses_options_it_would_ignore() -> None:
     result = run("test", "--compare", "previous", "latest", "-o", "x.html", "--repeat", "3")
     assert result.exit_code == EXIT_CONFIG
     assert "--repeat, --output would be ignored" in result.stderr
-    elsewhere = run("test", str(tmp_path), "--compare", "previous", "latest")
-    assert elsewhere.exit_code == EXIT_CONFIG and f"PATH ({tmp_path})" in elsewhere.stderr
 
 
 def test_merge_checks_its_report_options_first(tmp_path: Path) -> None:
     result = run("test", "merge", str(tmp_path / "none.json"), "-o", "merged.txt")
     assert result.exit_code == EXIT_CONFIG
     assert "cannot tell the report format of 'merged.txt'" in result.stderr  # not the run
+
+
+# --- failing cases in the terminal -----------------------------------------------------
+
+
+def scripted_agent(write: Write, server: OpenAIServer, cases: str) -> Path:
+    return write(
+        {
+            "agent.yaml": "name: desk\n"
+            f"model: {{provider: openai, name: gpt-4o, endpoint: {server.url}, api_key: sk-t}}\n"
+            "instructions: {inline: Answer about orders.}\n"
+            "tools:\n  - {type: function, name: lookup, file: tools.py, function: lookup}\n"
+            "evaluations:\n  metrics: [{metric: f1_score, threshold: 0.9}]\n"
+            "test_cases:\n" + cases,
+            "tools.py": "def lookup(order_id: str) -> str:\n    return 'shipped'\n",
+        }
+    )
+
+
+def wide_run(*args: str, cwd: Path) -> Result:
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:  # as wide as a terminal, so that lines are not wrapped
+        return CliRunner(env={"COLUMNS": "150"}).invoke(cli, list(args))
+    finally:
+        os.chdir(previous)
+
+
+def test_a_failing_case_shows_its_answer_the_expected_text_and_a_diff(
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    root = scripted_agent(
+        write,
+        openai_server,
+        "  - name: where\n    input: Where is order 1042?\n"
+        "    ground_truth: Order 1042 has status shipped, shipped on 2026-11-20.\n",
+    )
+    openai_server.script(text("Order 1042 has status delivered."))
+    result = wide_run("test", str(root), "-o", "run.json", cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    assert "answer:   Order 1042 has status delivered." in lines
+    assert "expected: Order 1042 has status shipped, shipped on 2026-11-20." in lines
+    assert "diff:     Order 1042 has status [-shipped, shipped on 2026-11-20.-]{+delivered.+}" in (
+        lines
+    )
+    assert "FAIL where: F1 below threshold 0.90" in lines  # the progress line says why
+    assert "\x1b[" not in result.output  # no colour when the output is not a terminal
+    # on a terminal, the same run's diff is coloured: removed words red, added green
+    out = io.StringIO()
+    saved = TestRun.model_validate_json((tmp_path / "run.json").read_text(encoding="utf-8"))
+    render_console(
+        saved, Console(file=out, force_terminal=True, color_system="standard", width=150)
+    )
+    assert "\x1b[31m[-shipped, shipped on 2026-11-20.-]" in out.getvalue()
+    assert "\x1b[32m{+delivered.+}" in out.getvalue()
+
+
+def test_a_long_answer_is_cut_with_a_note_of_what_was_cut(
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    root = scripted_agent(
+        write,
+        openai_server,
+        "  - {name: policy, input: How do refunds work?, ground_truth: Refunds take 3 days.}\n",
+    )
+    details = " ".join(f"Detail number {i} of the refund policy." for i in range(60))
+    openai_server.script(*(text("Refunds take a while. " + details) for _ in range(2)))
+    result = wide_run("test", str(root), cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "Detail number 3 of" in result.stdout and "Detail number 59" not in result.stdout
+    assert re.search(r"\([\d,]+ more characters cut; -v shows the whole answer\)", result.stdout)
+    diff = next(line for line in result.stdout.splitlines() if "diff:" in line)
+    assert len(diff) < 400 and "more words)" in diff  # the diff is short too
+    verbose = wide_run("test", str(root), "-v", cwd=tmp_path)
+    assert "Detail number 59 of the refund policy." in verbose.stdout
+
+
+def test_a_run_with_many_failures_ends_with_them_grouped_by_reason(
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    cases = (
+        "".join(
+            f"  - {{name: c{i}, input: Where is order {i}?, ground_truth: Order {i} shipped.}}\n"
+            for i in range(1, 5)
+        )
+        + "  - {name: t, input: Look order 7 up, ground_truth: shipped, expected_tools: [lookup]}\n"
+    )
+    root = scripted_agent(write, openai_server, cases)
+    openai_server.script(*(text("I do not know.") for _ in range(4)), text("shipped"))
+    result = wide_run("test", str(root), "--concurrency", "1", cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    tail = result.stdout.split("Failures by reason (5 cases did not pass):\n", 1)[1]
+    groups = [line.strip() for line in tail.splitlines()[:2]]
+    assert groups == [
+        "4  F1 below threshold 0.90  (c1, c2, c3, c4)",
+        "1  tools: lookup not called  (t)",
+    ]
+    assert tail.splitlines()[2].startswith("5 cases, 0 passed, 5 failed")

@@ -45,23 +45,19 @@ def check_pairs(
         )
     if compare is None:
         return
-    # --compare reads two saved runs and exits: any option of a run would be ignored
+    # --compare reads two saved runs (of PATH's agent) and exits: an option of a run
+    # would be ignored
     ignored = [
-        param.opts[-1] if param.opts[-1].startswith("-") else param.human_readable_name
+        param.opts[-1]
         for param in ctx.command.params
         if param.name not in ("compare", "path")
         and ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
     ]
-    path = ctx.params["path"]
-    if ctx.get_parameter_source("path") is ParameterSource.COMMANDLINE and (
-        path.resolve() != Path.cwd().resolve()
-    ):
-        ignored.insert(0, f"PATH ({path})")
     if ignored:
         raise ConfigurationError(
             f"--compare does not run the agent: {', '.join(ignored)} would be ignored",
-            hint="compare in the folder whose .holodeck/runs holds the runs "
-            "(`holodeck test --compare previous latest`), without options of a run",
+            hint="run first (`holodeck test PATH ...` with those options), then compare "
+            "with `holodeck test PATH --compare previous latest` alone",
         )
 
 

@@ -1,6 +1,7 @@
 """Progress while cases run: a live bar with pass/fail counts and the time left on a
 terminal; above it (or alone, without a terminal) one line for each case that fails or
-errors, or for every case with `verbose`. Details come in the report at the end."""
+errors, with the first reason it did not pass, or for every case with `verbose`. Details
+come in the report at the end."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
+from holodeck.testing.reports.failure_reasons import case_reasons
 from holodeck.testing.results import CaseResult
 
 
@@ -67,7 +70,14 @@ def live_progress(
         yield advance
 
 
-def _one_line(case: CaseResult) -> str:
-    mark = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[yellow]ERROR[/]"}
-    rate = f" ({case.pass_rate:.0%} of {len(case.runs)} runs)" if len(case.runs) > 1 else ""
-    return f"{mark[case.status]} {case.name}{rate}"
+def _one_line(case: CaseResult) -> Text:
+    style = {"pass": "green", "fail": "red", "error": "yellow"}[case.status]
+    text = Text(case.status.upper(), style=style)
+    text.append(f" {case.name}")  # as written: a name is never read as markup
+    if len(case.runs) > 1:
+        text.append(f" ({case.pass_rate:.0%} of {len(case.runs)} runs)")
+    why = case_reasons(case)
+    if why:
+        more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
+        text.append(f": {why[0]}{more}", style="dim")
+    return text

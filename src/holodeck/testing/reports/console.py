@@ -13,7 +13,6 @@ from rich.table import Table
 from rich.text import Text
 
 from holodeck.testing.reports._format import (
-    CONTROL,
     FAIL_MARK,
     NOT_JUDGED,
     PASS_MARK,
@@ -33,8 +32,9 @@ from holodeck.testing.reports._format import (
     summary_line,
     tokens,
     tool_check_lines,
-    visible,
 )
+from holodeck.testing.reports.failure_view import render_answers, render_failure_groups
+from holodeck.testing.reports.terminal_text import print_text, printable
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
@@ -44,6 +44,18 @@ from holodeck.testing.results import (
     ToolCallRecord,
     TurnRecord,
 )
+
+__all__ = [
+    "LIST_PASSING_UP_TO",
+    "STATUS_STYLE",
+    "listed_cases",
+    "print_text",  # the comparison view prints with it too
+    "printable",
+    "render_case",
+    "render_console",
+    "render_header",
+    "render_summary",
+]
 
 STATUS_STYLE: dict[Status, str] = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
@@ -102,12 +114,16 @@ def render_case(case: CaseResult, console: Console, verbose: bool = False) -> No
                 print_text(console, _attempt_line(run, len(case.runs)), 2)
             indent = 4 if len(case.runs) > 1 else 2
             _render_run(run, console, verbose=True, marks=marks, indent=indent)
+            if run.status != "pass":
+                render_answers(case, run, console, indent, verbose=True)
     else:
         shown = shown_run(case)
         assert shown is not None
         if len(case.runs) > 1 and shown.status != "pass":
             print_text(console, _attempt_line(shown, len(case.runs)), 2)
         _render_run(shown, console, verbose=False, marks=marks, indent=2)
+        if shown.status != "pass":
+            render_answers(case, shown, console, 2, verbose=False)
     for line in spread_lines(case):
         print_text(console, Text(f"spread: {line}", style="dim"), 2)
 
@@ -151,6 +167,7 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     hidden = len(run.cases) - len(listed)
     if hidden:
         console.print(Text(f"{hidden:,} passing cases not listed (-v lists every case)", "dim"))
+    render_failure_groups(run, console)
     style = "bold green" if run.summary.passed == run.summary.total else "bold red"
     if run.summary.errors and run.summary.passed + run.summary.errors == run.summary.total:
         style = "bold yellow"
@@ -170,41 +187,6 @@ def _utf(console: Console) -> bool:
 
 def _marks(console: Console) -> tuple[str, str]:
     return (PASS_MARK, FAIL_MARK) if _utf(console) else ("ok", "x")
-
-
-def print_text(console: Console, text: Text, indent: int = 0) -> None:
-    """Print `text` indented, wrapped lines included, without padding lines with spaces."""
-    text = printable(text, console)
-    width = max(console.width - indent, 20)
-    for line in text.split("\n", allow_blank=True):
-        for part in line.wrap(console, width):
-            part.rstrip()
-            console.print(Text(" " * indent) + part, soft_wrap=True)
-
-
-def printable(text: Text, console: Console) -> Text:
-    """The same text with control characters (e.g. an ANSI escape in an agent's output)
-    shown as escapes, and on a console that is not UTF-8, what it cannot encode too."""
-    encoding = console.encoding
-    try:
-        text.plain.encode(encoding)
-        clean = CONTROL.search(text.plain) is None
-    except (UnicodeEncodeError, LookupError):
-        clean = False
-    if clean:
-        return text
-    out = Text()
-    for segment in text.render(console):
-        out.append(_plain(segment.text, encoding), segment.style)
-    return out
-
-
-def _plain(value: str, encoding: str) -> str:
-    value = visible(value)
-    try:
-        return value.encode(encoding, "backslashreplace").decode(encoding)
-    except LookupError:
-        return value
 
 
 def _status_text(status: Status, flaky: bool = False) -> Text:
