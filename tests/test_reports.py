@@ -769,7 +769,7 @@ def test_reports_name_the_agent_relative_to_the_project(
     source = project / "agents" / "shop" / "agent.yaml"
     run = sample_run().model_copy(update={"source": str(source)})
     monkeypatch.chdir(project)
-    for fmt in ("markdown", "html"):
+    for fmt in ("markdown", "html", "junit"):
         text = render_report(run, fmt)
         assert "agents/shop/agent.yaml" in text, fmt
         assert str(tmp_path) not in text, fmt

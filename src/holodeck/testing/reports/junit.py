@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+from holodeck.spec.diagnostics import display_path
 from holodeck.testing.reports._format import (
     as_json,
     case_duration,
@@ -58,7 +60,7 @@ def render_junit(run: TestRun) -> str:
     facts = {
         "run_id": run.run_id,
         "model": run.model,
-        "source": run.source,
+        "source": display_path(Path(run.source)),
         **({"prompt_version": prompt_label(run)} if run.prompt_version else {}),
         "started_at": run.started_at.isoformat(),
         "concurrency": str(run.concurrency),
