@@ -23,6 +23,16 @@ from scripted_servers import OpenAIServer, text
 
 openai_server = scripted_servers.openai_server
 
+TESTING_GUIDE = Path(__file__).resolve().parent.parent / "docs" / "testing.md"
+
+
+def guide_block(containing: str) -> list[str]:
+    """The lines of the testing guide's `text` block holding `containing`, stripped."""
+    blocks = re.findall(r"```text\n(.*?)```", TESTING_GUIDE.read_text(encoding="utf-8"), re.S)
+    (block,) = [b for b in blocks if containing in b]
+    return [line.strip() for line in block.splitlines()]
+
+
 NO_KEY_AGENT = """
 name: shop
 model: {provider: openai, name: gpt-4o}
@@ -121,7 +131,6 @@ def lookup(order_id: str) -> str:
         (("--record", "afile/c.yaml"), "cannot write the cassette afile/c.yaml", "--record"),
         (("-o", "same.json", "--record", "same.json"), "-o and --record both name", "two"),
         (("--record", "a.yaml", "--replay", "b.yaml"), "--record and --replay", "not both"),
-        (("--case", "first", "--case", "secnd"), "--case 'secnd'", "did you mean 'second'?"),
     ],
 )
 def test_options_are_refused_before_any_case_runs(
@@ -138,9 +147,19 @@ def test_options_are_refused_before_any_case_runs(
     assert not (tmp_path / ".holodeck").exists() and result.stdout == ""
 
 
-def test_the_same_options_run_when_they_are_right(write: Write, tmp_path: Path) -> None:
+def test_a_mistyped_case_name_is_refused_and_the_right_names_run(
+    write: Write, tmp_path: Path
+) -> None:
     root = write({"agent.yaml": MARKED_AGENT, "tools.py": MARKING_TOOLS})
-    result = run("test", str(root), "-o", "out/new/report.junit.xml", cwd=tmp_path)
+    typo = run("test", str(root), "--case", "first", "--case", "secnd", cwd=tmp_path)
+    assert typo.exit_code == EXIT_CONFIG, typo.output
+    assert typo.stderr.splitlines() == [
+        "error: --case 'secnd': no test case has this name",
+        "hint: did you mean 'second'?",
+    ]
+    assert not (root / "ran").exists()  # `first` did not run alone, hiding the typo
+    right = ("--case", "first", "--case", "second", "-o", "out/new/report.junit.xml")
+    result = run("test", str(root), *right, cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert (root / "ran").exists() and (tmp_path / "out/new/report.junit.xml").is_file()
 
@@ -202,6 +221,10 @@ def test_a_failing_case_shows_its_answer_the_expected_text_and_a_diff(
         lines
     )
     assert "FAIL where: F1 below threshold 0.90" in lines  # the progress line says why
+    shown = guide_block("answer:")  # the guide's example is this run's output
+    assert [line for line in shown if not line.startswith("FAIL")] == [
+        line for line in lines if line.startswith(("F1:", "answer:", "expected:", "diff:"))
+    ]
     assert "\x1b[" not in result.output  # no colour when the output is not a terminal
     # on a terminal, the same run's diff is coloured: removed words red, added green
     out = io.StringIO()
@@ -253,4 +276,5 @@ def test_a_run_with_many_failures_ends_with_them_grouped_by_reason(
         "4  F1 below threshold 0.90  (c1, c2, c3, c4)",
         "1  tools: lookup not called  (t)",
     ]
+    assert guide_block("Failures by reason")[1:3] == groups  # as the guide shows it
     assert tail.splitlines()[2].startswith("5 cases, 0 passed, 5 failed")
