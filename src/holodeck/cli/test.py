@@ -143,8 +143,9 @@ def test(
     `holodeck test optimize PATH` searches what its `optimizer:` block names.
 
     Exit codes: 0 all passed, 1 a test failed (or `--compare` found a regression),
-    2 invalid definition or options, 3 execution error (e.g. the model could not be
-    reached), 130 interrupted (a partial report is still written).
+    2 invalid definition or options, or a model without its API key (refused before
+    any case runs), 3 execution error (e.g. the model could not be reached), 130
+    interrupted (a partial report is still written).
 
     \b
     Examples:
