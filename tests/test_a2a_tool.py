@@ -192,7 +192,7 @@ def test_without_the_sdk_a_call_says_what_to_install(monkeypatch: pytest.MonkeyP
     for name in ("a2a", "a2a.client"):
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
     built = a2a_tool(A2ATool(name="desk", url="http://127.0.0.1:9/a2a/desk"), OutboundPolicy())
-    with pytest.raises(A2ACallError, match=r"pip install 'holodeck\[a2a\]'"):
+    with pytest.raises(A2ACallError, match=r"pip install 'holodeck-agents\[a2a\]'"):
         asyncio.run(built.function(message="hi"))  # type: ignore[call-arg]
 
 

@@ -100,6 +100,7 @@ def _base_image() -> str:
         partial.unlink(missing_ok=True)
         _run(
             "mmdebstrap",
+            "--format=tar",  # by the name alone, `.part` would make a directory
             "--variant=minbase",
             "--include=python3,python3-venv",
             "bookworm",

@@ -251,11 +251,14 @@ def test_a_proposer_answer_that_never_fits_is_a_refused_proposal(
     optimizer += "  textual_phase: {max_trials: 2, patience: 2}\n"
     root = write({"agent.yaml": agent_yaml(server.url, optimizer)})
 
-    got = optimize(tmp_path, root)
+    result = run(tmp_path, str(root / "agent.yaml"), "--progress", "ndjson")
+    got = events(result)
 
     refused = [e for e in got if e["event"] == "rejected"]
     assert len(refused) == 2 and all("no valid answer" in e["reason"] for e in refused)
-    assert got[-1]["candidates"] == 1 and got[-1]["stopped"] == "converged"
+    # no proposal was ever made: that is not convergence, and the exit code says so
+    assert got[-1]["candidates"] == 1 and got[-1]["stopped"] == "no proposal"
+    assert result.exit_code == 3, result.output
 
 
 def test_holdout_and_seed_options_override_the_block(

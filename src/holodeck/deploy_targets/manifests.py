@@ -1,7 +1,7 @@
 """Kubernetes and Compose manifests that run an agent's image. Variables the agent reads
 come from a Secret (Kubernetes) or the shell that starts Compose: referenced by name,
 never filled in. Several replicas need a session store they all share, and search data
-in a shared store; search data on the pod's disk gets a volume claim (`search_data`)."""
+in a shared store; search data on the pod's disk gets a volume claim (`deploy_targets/data_on_disk.py`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from holodeck.deploy_targets.build_context import AGENT_DIR, USER_ID
-from holodeck.deploy_targets.search_data import SearchData, search_data
+from holodeck.deploy_targets.data_on_disk import SearchData, search_data
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.container_settings import CloudSizes
