@@ -1,7 +1,7 @@
 """Kubernetes and Compose manifests that run an agent's image. Variables the agent reads
 come from a Secret (Kubernetes) or the shell that starts Compose: referenced by name,
 never filled in. Several replicas need a session store they all share, and search data
-in a shared store; search data on the pod's disk gets a volume claim (`deploy_targets/data_on_disk.py`)."""
+in a shared store; search data on the pod's disk gets a volume claim (`data_on_disk.py`)."""
 
 from __future__ import annotations
 
