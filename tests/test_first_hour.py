@@ -101,6 +101,30 @@ def test_a_missing_api_key_is_a_configuration_error(write: Write, tmp_path: Path
         assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_judge_without_its_key_is_refused_before_any_case_runs(
+    write: Write, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """Else every metric it judges is an ERROR that fails no case, and the run passes."""
+    root = write(
+        {
+            "agent.yaml": "name: judged\n"
+            f"model: {{provider: openai, name: gpt-4o, endpoint: {openai_server.url}, "
+            "api_key: sk-t}\ninstructions: {inline: Hi.}\n"
+            "evaluations:\n  model: {provider: anthropic, name: claude-sonnet-4-5}\n"
+            "  metrics: [{metric: relevance, threshold: 3}]\n"
+            "test_cases:\n  - {name: hello, input: hi}\n"
+        }
+    )
+    result = run("test", str(root), cwd=tmp_path)
+    assert result.exit_code == EXIT_CONFIG, result.output
+    said, hint = result.stderr.splitlines()
+    assert said == "error: the judge of `relevance`: anthropic/claude-sonnet-4-5: no API key is set"
+    assert hint.startswith("hint: Set ANTHROPIC_API_KEY")
+    assert openai_server.requests == []  # the agent was not asked anything
+    offline = run("test", str(root), "--model", "test", cwd=tmp_path)  # the offline judge
+    assert offline.exit_code == 0, offline.output
+
+
 # --- options checked before the run ----------------------------------------------------
 
 MARKED_AGENT = """

@@ -645,10 +645,9 @@ def test_the_html_report_shows_the_simulation_in_headless_chromium(
         assert problems == []
 
 
-def test_a_user_model_without_a_key_is_a_case_error_that_says_so(
+def test_a_user_model_without_a_key_is_refused_before_any_case_runs(
     write: Write, agent_server: OpenAIServer
 ) -> None:
-    agent_server.script(text("Hello."))
     case = {
         **simulate(first_message="Hi"),
         "evaluations": [{"metric": "goal_completion"}],
@@ -663,11 +662,10 @@ def test_a_user_model_without_a_key_is_a_case_error_that_says_so(
 
     result, report = run(root)
 
-    assert result.exit_code != 0 and "Traceback" not in result.output
-    run_ = first_run(report)
-    assert run_["status"] == "error"
-    assert run_["error"].startswith("simulated user: ") and "ANTHROPIC_API_KEY" in run_["error"]
-    assert [t["input"] for t in run_["turns"]] == ["Hi"]  # the turn before it is kept
+    assert result.exit_code == 2 and "Traceback" not in result.output  # a configuration error
+    assert result.stderr.startswith("error: the simulated user's model: anthropic/claude: ")
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    assert report == {} and agent_server.requests == []  # no case ran
 
 
 def test_goal_completion_without_a_simulated_user_is_a_metric_error(

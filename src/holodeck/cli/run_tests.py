@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import gc
 import signal
 from dataclasses import replace
@@ -20,14 +21,17 @@ import holodeck.testing.progress  # noqa: F401
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_report import RunReport
 from holodeck.config.loader import load_agent
-from holodeck.errors import EXIT_INTERRUPTED, ConfigurationError
+from holodeck.errors import EXIT_CONFIG, EXIT_INTERRUPTED, ConfigurationError
 from holodeck.llm.cassette import Cassette
+from holodeck.llm.errors import ProviderError
 from holodeck.llm.rate_limit import RateLimiter
 from holodeck.observability import traced_in_terminal, tree_printer
 from holodeck.runtime import Hosting, Run, RunOptions
+from holodeck.testing.metrics.judge import JudgeFactory
+from holodeck.testing.offline import offline_run
 from holodeck.testing.phases import Phases
 from holodeck.testing.progress import live_progress
-from holodeck.testing.run_details import RunDetails, describe
+from holodeck.testing.run_details import RunDetails, describe, judged_name
 from holodeck.testing.runner import (
     TestOptions,
     agent_for_tests,
@@ -36,10 +40,13 @@ from holodeck.testing.runner import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from holodeck.runtime import Agent
     from holodeck.spec.models.agent_spec import AgentSpec
+    from holodeck.spec.models.cases import TestCase
     from holodeck.testing.phases import Phases
     from holodeck.testing.runner import TestOptions
     from holodeck.testing.shards import Shard
@@ -117,6 +124,7 @@ def run(
         agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
         # the commit and definition tested, read before any case runs
         details = describe(spec, agent.options, tags)
+        _check_judges(spec, agent, [case for _, case in selected])
     # the definition, the agent and every imported module live as long as the run: kept
     # out of the collector's way, they are not scanned again and again as cases come and go
     # (bench/test_scale.py measures the run with and without it)
@@ -195,6 +203,35 @@ def _check_names(names: tuple[str, ...], cases: list[str]) -> None:
             f"--case {name!r}: no test case has this name",
             hint=f"did you mean {close[0]!r}?" if close else f"the cases are: {shown}",
         )
+
+
+def _check_judges(spec: AgentSpec, agent: Agent, cases: list[TestCase]) -> None:
+    """A judge or simulated user whose model lacks its key (or endpoint) would turn every
+    metric it judges into an ERROR that fails no case, and the run would pass: refused
+    now, as the agent's own model is, before any case runs."""
+    if offline_run(spec, agent.options):  # the offline model judges: no key is needed
+        return
+    judges = JudgeFactory(spec, spec.evaluations, agent.options)
+    metrics = list(spec.evaluations.metrics) if spec.evaluations else []
+    for case in cases:
+        metrics += case.evaluations or []
+        for turn in case.turns or []:
+            metrics += turn.evaluations or []
+    for metric in metrics:
+        name = judged_name(metric)
+        if name is not None and metric.enabled:
+            _buildable(functools.partial(judges.model, metric.model), f"the judge of `{name}`")
+    if any(case.simulate is not None for case in cases):
+        _buildable(judges.user, "the simulated user's model")
+
+
+def _buildable(build: Callable[[], object], role: str) -> None:
+    try:
+        build()
+    except ProviderError as exc:
+        if exc.exit_code != EXIT_CONFIG:  # e.g. an SDK missing: the metric says so
+            return
+        raise ConfigurationError(f"{role}: {exc.message}", hint=exc.hint) from exc
 
 
 def _tracing(spec: AgentSpec, trace: bool, verbose: bool, console: Console) -> Any:

@@ -135,16 +135,21 @@ def _judged(spec: AgentSpec) -> Iterable[tuple[str, Metric]]:
             metrics.extend(turn.evaluations or ())
     seen: set[str] = set()
     for metric in metrics:
-        if isinstance(metric, StandardMetric) and metric.metric in AI_METRICS:
-            name = metric.metric
-        elif isinstance(metric, GEvalMetric):
-            name = metric.name
-        elif isinstance(metric, RagMetric):
-            name = metric.metric_type
-        elif isinstance(metric, ConversationMetric):
-            name = metric.metric
-        else:
-            continue
-        if name not in seen:
+        name = judged_name(metric)
+        if name is not None and name not in seen:
             seen.add(name)
             yield name, metric
+
+
+def judged_name(metric: Metric) -> str | None:
+    """The name of a metric a model judges (AI, G-Eval, RAG, conversation); None for one
+    computed without a model (NLP, code)."""
+    if isinstance(metric, StandardMetric) and metric.metric in AI_METRICS:
+        return metric.metric
+    if isinstance(metric, GEvalMetric):
+        return metric.name
+    if isinstance(metric, RagMetric):
+        return str(metric.metric_type)  # a Literal built from a tuple: Any to mypy
+    if isinstance(metric, ConversationMetric):
+        return str(metric.metric)
+    return None
