@@ -3,7 +3,7 @@ word diff that keeps a few words around each change and stops after a few change
 
     >>> segments = word_diff("Order 42 has shipped.", "Order 42 is late.")
     >>> plain(segments)
-    'Order 42 [-has shipped.-]{+is late.+}'
+    'Order 42 [-has shipped-]{+is late+}.'
 
 The markers are git's word-diff ones, so the diff reads without colour too; the console
 colours them when it writes to a terminal.
@@ -11,6 +11,7 @@ colours them when it writes to a terminal.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -29,6 +30,13 @@ Kind = Literal["same", "removed", "added", "gap", "note"]
 class Segment:
     kind: Kind
     text: str
+    spaced: bool = True  # whitespace came before it in its text
+
+
+# A word, or a run of punctuation, with whether whitespace came before it: `9,` is `9`
+# then `,`, so that a comma does not make a changed word.
+_TOKEN = re.compile(r"(\s*)(\w+|[^\w\s]+)")
+Token = tuple[bool, str]
 
 
 def cut(text: str, what: str = "answer") -> tuple[str, str | None]:
@@ -48,14 +56,15 @@ def cut(text: str, what: str = "answer") -> tuple[str, str | None]:
 def word_diff(expected: str, answer: str) -> list[Segment]:
     """What changes `expected` into `answer`, word by word; long unchanged stretches are
     a gap, and after SHOWN_CHANGES changes a note says how many more there were."""
-    old, new = expected.split(), answer.split()
-    opcodes = SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    old, new = tokens(expected), tokens(answer)
+    opcodes = SequenceMatcher(None, [t for _, t in old], [t for _, t in new], False)
+    codes = opcodes.get_opcodes()
     segments: list[Segment] = []
-    changes = sum(tag != "equal" for tag, *_ in opcodes)
+    changes = sum(tag != "equal" for tag, *_ in codes)
     shown = 0
-    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+    for index, (tag, i1, i2, j1, j2) in enumerate(codes):
         if tag == "equal":
-            segments += _unchanged(old[i1:i2], first=index == 0, last=index == len(opcodes) - 1)
+            segments += _unchanged(old[i1:i2], first=index == 0, last=index == len(codes) - 1)
             continue
         if shown == SHOWN_CHANGES:
             more = changes - shown
@@ -63,15 +72,20 @@ def word_diff(expected: str, answer: str) -> list[Segment]:
             break
         shown += 1
         if i2 > i1:
-            segments.append(Segment("removed", _few(old[i1:i2])))
+            segments.append(_segment("removed", _few(old[i1:i2])))
         if j2 > j1:
-            segments.append(Segment("added", _few(new[j1:j2])))
+            segments.append(_segment("added", _few(new[j1:j2])))
     return segments
+
+
+def tokens(text: str) -> list[Token]:
+    return [(bool(m.group(1)), m.group(2)) for m in _TOKEN.finditer(text)]
 
 
 def in_common(expected: str, answer: str) -> bool:
     """Whether the two texts share a word: a diff of texts that do not only repeats them."""
-    return bool(set(expected.split()) & set(answer.split()))
+    words = {t for _, t in tokens(expected) if t[0].isalnum() or t[0] == "_"}
+    return any(t in words for _, t in tokens(answer))
 
 
 def marked(segment: Segment) -> str:
@@ -88,7 +102,8 @@ def spaced(segments: list[Segment]) -> list[tuple[str, Segment]]:
     words removed and the words put in their place."""
     out: list[tuple[str, Segment]] = []
     for index, segment in enumerate(segments):
-        joined = index == 0 or (segment.kind == "added" and segments[index - 1].kind == "removed")
+        replacing = segment.kind == "added" and index and segments[index - 1].kind == "removed"
+        joined = index == 0 or replacing or not segment.spaced
         out.append(("" if joined else " ", segment))
     return out
 
@@ -98,21 +113,29 @@ def plain(segments: list[Segment]) -> str:
     return "".join(space + marked(segment) for space, segment in spaced(segments))
 
 
-def _few(words: list[str]) -> str:
-    if len(words) <= CHANGE_WORDS:
-        return " ".join(words)
-    return " ".join(words[:CHANGE_WORDS]) + f" … ({len(words) - CHANGE_WORDS:,} more words)"
+def _text(part: list[Token]) -> str:
+    return "".join((" " if spaced and n else "") + t for n, (spaced, t) in enumerate(part))
 
 
-def _unchanged(words: list[str], *, first: bool, last: bool) -> list[Segment]:
+def _segment(kind: Kind, part: list[Token]) -> Segment:
+    return Segment(kind, _text(part), part[0][0] if part else True)
+
+
+def _few(part: list[Token]) -> list[Token]:
+    if len(part) <= CHANGE_WORDS:
+        return part
+    return [*part[:CHANGE_WORDS], (True, f"… ({len(part) - CHANGE_WORDS:,} more words)")]
+
+
+def _unchanged(part: list[Token], *, first: bool, last: bool) -> list[Segment]:
     """Unchanged words between changes: all of them when few, else those next to the
     changes with a gap between."""
-    before = [] if first else words[:CONTEXT_WORDS]  # after the previous change
-    after = [] if last else words[-CONTEXT_WORDS:]  # before the next change
-    if len(words) <= len(before) + len(after) + 1:
-        return [Segment("same", " ".join(words))]
-    out = [Segment("same", " ".join(before))] if before else []
+    before = [] if first else part[:CONTEXT_WORDS]  # after the previous change
+    after = [] if last else part[-CONTEXT_WORDS:]  # before the next change
+    if len(part) <= len(before) + len(after) + 1:
+        return [_segment("same", part)]
+    out = [_segment("same", before)] if before else []
     out.append(Segment("gap", "…"))
     if after:
-        out.append(Segment("same", " ".join(after)))
+        out.append(_segment("same", after))
     return out
