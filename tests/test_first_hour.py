@@ -15,7 +15,7 @@ from rich.console import Console
 
 import scripted_servers
 from conftest import Write
-from holodeck.cli.main import cli
+from holodeck.cli.main import COMMANDS, cli
 from holodeck.errors import EXIT_CONFIG
 from holodeck.testing.reports import render_console
 from holodeck.testing.results import TestRun
@@ -80,6 +80,13 @@ def test_debug_after_the_command_shows_the_traceback_as_before_it(
     for result in (before, after):
         assert "Traceback (most recent call last)" in result.stderr, result.output
         assert result.stderr.rstrip().endswith(plain.stderr.rstrip())  # then the message
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_takes_debug_after_its_name(command: str) -> None:
+    result = run(*command.split(), "--help", "--debug")
+    assert result.exit_code == 0, result.output
+    assert f"holodeck {command}" in result.stdout
 
 
 def test_debug_after_the_command_is_accepted_where_nothing_raises(tmp_path: Path) -> None:
