@@ -319,13 +319,23 @@ def test_a_deployment_protocol_the_shipped_holodeck_never_had_is_refused(write: 
         (["serve", "agent.yaml"], "`holodeck serve` is `holodeck deploy` here"),
         (["deploy", "build", "."], "is `holodeck deploy --build` here"),
         (["deploy", "push", "."], "is `holodeck deploy --build --push REGISTRY` here"),
-        (["mcp", "--help"], "`holodeck mcp serve PATH...` serves agents as MCP tools"),
+        (["mcp", "add", "x"], "`holodeck mcp serve PATH...` serves agents as MCP tools"),
     ],
 )
 def test_earlier_commands_name_what_to_run_here(tmp_path: Path, args: list[str], says: str) -> None:
     result = run(*args, cwd=tmp_path)
     assert result.exit_code == 2
     assert says in result.output and "no such file or directory" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["mcp", "--help"], 0), (["mcp", "-h"], 0), (["mcp"], 2)]
+)
+def test_mcp_help_lists_its_subcommand(tmp_path: Path, args: list[str], code: int) -> None:
+    result = run(*args, cwd=tmp_path)
+    assert result.exit_code == code, result.output
+    assert "Usage: holodeck mcp COMMAND" in result.output
+    assert "serve  Serve agents as MCP tools over stdio." in result.output
 
 
 def test_an_agent_directory_named_like_an_earlier_subcommand_is_still_a_path(

@@ -49,6 +49,23 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+# first words of two-word commands that are not commands themselves (`holodeck mcp`)
+GROUPS = {n.split()[0] for n in COMMANDS if " " in n and n.split()[0] not in COMMANDS}
+
+
+def show_group(ctx: click.Context, name: str, *, asked: bool) -> NoReturn:
+    """`holodeck NAME --help` (exit 0) or a bare `holodeck NAME` (exit 2): its subcommands."""
+    formatter = ctx.make_formatter()
+    formatter.write_usage(f"holodeck {name}", "COMMAND [ARGS]...")
+    rows = [(n.split()[1], h) for n, (_, _, h) in COMMANDS.items() if n.startswith(name + " ")]
+    with formatter.section("Commands"):
+        formatter.write_dl(rows)
+    formatter.write_paragraph()
+    formatter.write_text(f"Each has its own help: `holodeck {name} {rows[0][0]} --help`.")
+    click.echo(formatter.getvalue().rstrip(), err=not asked)
+    ctx.exit(0 if asked else 2)
+
+
 def without_debug(args: list[str]) -> tuple[list[str], bool]:
     """`args` without `--debug` (which may follow the subcommand, as error hints suggest),
     and whether it was there. Words after `--` are arguments, never options."""
@@ -96,6 +113,8 @@ class LazyGroup(click.Group):
         pair = " ".join(args[:2])
         if len(args) > 1 and pair in COMMANDS and not os.path.exists(args[1]):  # noqa: PTH110
             return pair, self.get_command(ctx, pair), args[2:]
+        if name in GROUPS and (len(args) == 1 or args[1] in ctx.help_option_names):
+            show_group(ctx, name, asked=len(args) > 1)
         earlier = instead(args)
         if earlier is not None:
             ctx.fail(earlier)
