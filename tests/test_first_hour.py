@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 import scripted_servers
+from cli_invoke import invoke
 from conftest import Write
 from holodeck.cli.main import COMMANDS, cli
 from holodeck.errors import EXIT_CONFIG
@@ -42,14 +43,7 @@ test_cases:
 """
 
 
-def run(*args: str, cwd: Path | None = None) -> Result:
-    previous = Path.cwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args))
-    finally:
-        os.chdir(previous)
+run = invoke
 
 
 def _debug_cases(write: Write, tmp_path: Path) -> dict[str, tuple[str, ...]]:

@@ -4,13 +4,12 @@ compares that agent's own two newest test runs."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
+from cli_invoke import invoke
 from conftest import Write
-from holodeck.cli.main import cli
 from holodeck.testing.run_store import load_run, save_run
 
 AGENT = """
@@ -31,12 +30,7 @@ def order_status(order_id: str) -> dict:
 
 
 def run(cwd: Path, *args: str) -> Result:
-    previous = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args))
-    finally:
-        os.chdir(previous)
+    return invoke(*args, cwd=cwd)
 
 
 def agent(write: Write, name: str) -> Path:

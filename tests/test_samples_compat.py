@@ -6,16 +6,14 @@ keys of its models that have no equal here."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from click.testing import CliRunner, Result
 
 import scripted_servers
+from cli_invoke import invoke
 from conftest import Write
-from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.runtime import Agent, RunOptions, ToolCallFinished
 from holodeck.spec.diagnostics import Severity, SpecError
@@ -209,13 +207,7 @@ Pick one queue.
 """
 
 
-def run(*args: str, cwd: Path) -> Result:
-    previous = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args))
-    finally:
-        os.chdir(previous)
+run = invoke
 
 
 def test_front_matter_never_reaches_the_model_and_every_report_carries_the_version(

@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import scripted_servers
 from child_signals import foreground
+from cli_invoke import invoke
 from conftest import Write
 from holodeck.cli.main import cli
 from scripted_servers import OpenAIServer, text
@@ -42,14 +43,7 @@ def refund(order_id: str, amount: float) -> str:
 """
 
 
-def run(*args: str, cwd: Path | None = None) -> Result:
-    previous = Path.cwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args))
-    finally:
-        os.chdir(previous)
+run = invoke
 
 
 def project(write: Write, cases: str, extra: str = "") -> Path:
