@@ -176,7 +176,12 @@ def check_structure(text: str, file: Path | None, limits: YamlLimits) -> None:
                     raise too_deep(file, event_any.start_mark.line + 1)
             elif event.anchor is not None and not isinstance(event, ev.AliasEvent):
                 sizes[event.anchor] = 1
-    except YAMLError:
+    except YAMLError as exc:
+        # libyaml stops at its own nesting limit while scanning ahead, before the events
+        # get that deep here; past it the round-trip parser would recurse for seconds
+        if "nesting depth" in str(getattr(exc, "problem", "")):
+            mark = getattr(exc, "problem_mark", None)
+            raise too_deep(file, mark.line + 1 if mark is not None else None) from None
         return
     finally:
         if hasattr(parser, "dispose"):
