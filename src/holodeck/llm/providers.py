@@ -252,11 +252,27 @@ def effective_settings(
     own: ModelSettings | None, override: str | Model | None
 ) -> ModelSettings | None:
     """A definition's model after the run's `--model` override (None: no model at all;
-    an override given as a model object has no settings: the definition's are returned)."""
+    an override given as a model object has no settings: the definition's are returned).
+    The definition's sampling settings stay; its endpoint, key and API version stay only
+    when the override names the same provider: they were written for that provider, and
+    another one takes its own (environment, config.yaml)."""
     if not isinstance(override, str):
         return own
     chosen = override_settings(override)
-    if own is not None and chosen.provider != "test":
-        # keep the definition's sampling settings when only the model changes
-        chosen = own.model_copy(update={"provider": chosen.provider, "name": chosen.name})
-    return chosen
+    if own is None or chosen.provider == "test":
+        return chosen
+    update: dict[str, Any] = {"provider": chosen.provider, "name": chosen.name}
+    if not same_provider(own.provider, chosen.provider):
+        update.update(endpoint=None, api_key=None, api_version=None)
+    return own.model_copy(update=update)
+
+
+def same_provider(one: str, other: str) -> bool:
+    """Whether two provider names mean one provider (an alias is its type: `azure` is
+    `azure_openai`); a config.yaml entry's name is only itself."""
+    return _canonical(one) == _canonical(other)
+
+
+def _canonical(name: str) -> str:
+    kind = ProviderType.lookup(name)
+    return kind.value if kind is not None else name
