@@ -25,6 +25,7 @@ from holodeck.server import (
 )
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
+from holodeck.server._json_depth import NestingLimit
 from holodeck.server._keys import Authenticate, Keys
 from holodeck.server._mcp import http_endpoint
 from holodeck.server._options import ServeOptions
@@ -77,6 +78,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
 
     # innermost first: the body is read only for a request with a key, from a page
     # allowed to send it, to a host this server is
+    app.add_middleware(NestingLimit)  # a body within the size limit, before it is parsed
     app.add_middleware(BodyLimit, limit=options.max_request_bytes)
     app.add_middleware(Authenticate, keys=keys)
     if options.cors_origins:  # outside the keys: a browser reads a 401's reason too
