@@ -5,6 +5,7 @@ collections nested thousands deep."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agui_client import run_input
-from server_harness import WEATHER, Serve
+from server_harness import WEATHER, Serve, agent_dir, function_tool, log_lines, until
+from test_server_walls import LEAVING_TOOL
 
 # --- YAML nested past libyaml's own limit -----------------------------------------------------
 
@@ -40,6 +42,47 @@ def test_yaml_nested_thousands_deep_is_refused_at_the_limit_at_once(tmp_path: Pa
         assert "agent.yaml:4: error: values nest more than 100 levels deep" in said
         assert "recursion" not in said and "Traceback" not in said
         assert took < 10, f"{depth} levels took {took:.1f} s"
+
+
+# --- an MCP client that hangs up during tools/call ---------------------------------------------
+
+
+def _call_and_hang_up(port: int, body: dict[str, Any], started: Path) -> None:
+    data = json.dumps(body).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(head.encode() + data)
+        until(started.exists, what="the turn's tool to start")
+    # the connection closes here, before any answer
+
+
+def test_an_mcp_client_that_hangs_up_during_a_tool_call_cancels_the_turn(
+    tmp_path: Path, serve: Serve, isolated_home: Path
+) -> None:
+    root = agent_dir(
+        tmp_path / "hang", "hang", python=LEAVING_TOOL, tools=[function_tool("wait_here")]
+    )
+    with serve(root) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        arguments = {"question": "first /call wait_here", "session_id": "s-mcp"}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "hang", "arguments": arguments},
+        }
+        _call_and_hang_up(port, call, root / "started")
+        until((root / "cancelled").exists, timeout=20, what="the tool to be cancelled")
+        history = until(
+            lambda: (r := server.client.get("/v1/sessions/s-mcp")).status_code == 200 and r,
+            what="the session to be free and saved as it was",
+        )
+        assert history.json()["messages"] == []
+    logged = [line["status"] for line in log_lines(isolated_home, "hang")]
+    assert logged == [499]
 
 
 # --- JSON bodies nested without end ---------------------------------------------------------

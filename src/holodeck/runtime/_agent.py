@@ -58,6 +58,7 @@ from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
 from holodeck.runtime._hosting import Hosting, tool_context
+from holodeck.runtime._input_guard import InputBlocked, InputGuard
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._limits import TurnLimits, Used, turn_limits
@@ -153,6 +154,11 @@ class Agent:
             )
         if self.hosting.signals_first_request:
             model = SignallingModel(model)
+        self.guardrails = GuardrailRunner(
+            spec.guardrails, spec.model, self.options, execution, self.hosting, self.telemetry
+        )
+        if self.guardrails.has("input"):  # every text the model is sent passes them first
+            native.append(InputGuard(self.guardrails).capability())
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
             model,
             output_type=output_type,
@@ -169,9 +175,6 @@ class Agent:
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         if spec.response_format is not None:
             self._agent.output_validator(schema_check(spec.response_format))
-        self.guardrails = GuardrailRunner(
-            spec.guardrails, spec.model, self.options, execution, self.hosting, self.telemetry
-        )
         self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
 
@@ -314,23 +317,22 @@ class Agent:
             CURRENT_TURN.set(turn)
             TOOL_THREADS.set(self.threads)
             try:
-                asked = content
-                if prompt is not None and guards.has("input"):
-                    checked = await guards.check("input", prompt, queue.put_nowait)
-                    if checked.blocked:  # no model request; the session keeps nothing
-                        if stream_text:
-                            queue.put_nowait(TextDelta(checked.text))
-                        blocked = FinalMessage(checked.text)
-                        queue.put_nowait(blocked.usage)
-                        queue.put_nowait(blocked)
-                        queue.put_nowait(_End(None))
-                        return
-                    asked = self._content(checked.text, attachments)
                 before, deferred = list(history), None
                 if resume is not None:
                     resume.report_denied(turn)
                     before, deferred = list(resume.messages), resume.results()
-                result = await self._drive(asked, turn, before, limits=limits, deferred=deferred)
+                try:
+                    result = await self._drive(
+                        content, turn, before, limits=limits, deferred=deferred
+                    )
+                except InputBlocked as blocked:  # no model request; the session keeps nothing
+                    if stream_text:
+                        queue.put_nowait(TextDelta(blocked.message))
+                    refused = FinalMessage(blocked.message)
+                    queue.put_nowait(refused.usage)
+                    queue.put_nowait(refused)
+                    queue.put_nowait(_End(None))
+                    return
                 final = self._final(result, turn)
                 for call in final.pending:  # the turn pauses on them
                     queue.put_nowait(call)
@@ -384,12 +386,10 @@ class Agent:
             turn = replace(turn, stream_text=False)
         token = CURRENT_TURN.set(turn)
         try:
-            if guards.has("input"):  # a sub-agent's own guardrails hold when it is a tool
-                checked = await guards.check("input", prompt, turn.emit, agent=turn.agent)
-                if checked.blocked:
-                    return FinalMessage(checked.text)
-                prompt = checked.text
-            result = await self._drive(prompt, turn, [], usage=usage)
+            try:  # a sub-agent's own guardrails hold when it is a tool
+                result = await self._drive(prompt, turn, [], usage=usage)
+            except InputBlocked as blocked:
+                return FinalMessage(blocked.message)
             if isinstance(result.output, DeferredToolRequests):
                 raise ToolError(
                     f"{self.spec.name}: a sub-agent's tool asked for approval, which only the "

@@ -29,7 +29,7 @@ from holodeck._version import __version__
 from holodeck.errors import HoloDeckError
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
-from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
+from holodeck.server._turns import Turn, open_turn, refuse_anothers_session, run_through
 from holodeck.server._wire import ChatResponse
 
 if TYPE_CHECKING:
@@ -218,8 +218,9 @@ async def ask_served(ctx: Any, name: str, question: str, session_id: str | None)
             turn.log(exc.status, exc.message)
             raise
     events = await open_turn(request, turn, stream_text=False)
-    async for _ in events:
-        pass
+    # a client that hangs up cancels the turn (499), as on /v1/chat: the SDK has read
+    # the body, so the request's next message is the disconnect
+    await run_through(request, events)
     return turn.answer_json()
 
 
