@@ -22,7 +22,7 @@ from holodeck.llm.errors import ProviderError
 from holodeck.runtime._events import GuardrailTriggered, TextDelta
 from holodeck.runtime._guard_checks import find, redact
 from holodeck.runtime._structured import NoValidAnswer, StructuredModel
-from holodeck.spec.models.guardrails import GuardrailCheck, Guardrails
+from holodeck.spec.models.guardrails import GuardrailCheck, Guardrails, Phase
 from holodeck.spec.models.model_settings import ProviderType
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("holodeck.runtime")
 
 Side = Literal["input", "output"]
+_PHASE: dict[Side, Phase] = {"input": "request", "output": "response"}
 BLOCKED = {
     "input": "This message was blocked by the agent's guardrails.",
     "output": "The answer was withheld by the agent's guardrails.",
@@ -76,22 +77,33 @@ class GuardrailRunner:
         self._hosting, self._telemetry = hosting, telemetry
         self._judges: dict[tuple[Side, int], StructuredModel] = {}
 
-    def has(self, side: Side) -> bool:
-        return bool(getattr(self.guardrails, side))
+    def has(self, side: Side, phase: Phase | None = None) -> bool:
+        """Whether `side` has checks (that run on `phase`, when given)."""
+        checks = getattr(self.guardrails, side)
+        return any(phase is None or runs_on(c, phase) for c in checks)
 
     async def check(
-        self, side: Side, text: str, emit: Callable[[Any], None], *, agent: str = ""
+        self,
+        side: Side,
+        text: str,
+        emit: Callable[[Any], None],
+        *,
+        agent: str = "",
+        phase: Phase | None = None,
     ) -> Checked:
-        """`text` after `side`'s checks; each hit is also passed to `emit` (as `agent`'s,
-        a sub-agent's path, when given)."""
-        checked = await self._check(side, text)
+        """`text` after `side`'s checks (those that run on `phase`: by default the
+        request's for input, the response's for output); each hit is also passed to
+        `emit` (as `agent`'s, a sub-agent's path, when given)."""
+        checked = await self._check(side, text, phase or _PHASE[side])
         for hit in checked.hits:
             emit(replace(hit, agent=agent) if agent else hit)
         return checked
 
-    async def _check(self, side: Side, text: str) -> Checked:
+    async def _check(self, side: Side, text: str, phase: Phase) -> Checked:
         hits: list[GuardrailTriggered] = []
         for index, check in enumerate(getattr(self.guardrails, side)):
+            if not runs_on(check, phase):
+                continue
             label = self.guardrails.label(side, index)
             if check.judge is not None:
                 reason = await self._judged(side, index, check, text)
@@ -153,6 +165,12 @@ class GuardrailRunner:
             return False
         kind = settings.provider_type(judge.provider) if settings else None
         return kind is ProviderType.TEST
+
+
+def runs_on(check: GuardrailCheck, phase: Phase) -> bool:
+    """Whether `check` runs on `phase`; without `on`, an input check runs on the
+    request and an output check on the response."""
+    return phase in (check.on or ("request", "response"))
 
 
 def _instructions(side: Side, criteria: str) -> str:

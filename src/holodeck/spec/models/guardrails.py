@@ -1,5 +1,6 @@
-"""`guardrails:`: checks on the user's message before the model sees it (`input`) and on
-the answer before the user sees it (`output`). Each check is one kind (`block_patterns`,
+"""`guardrails:`: checks on what the model is sent before it sees it (`input`: the
+request, and with `on: [tool_result]` what tools return) and on the answer before the
+user sees it (`output`). Each check is one kind (`block_patterns`,
 `block_keywords`, `pii`, `max_length` or `judge`) and an `action`: `block` ends the turn
 with `message`; `redact` replaces what matched and the turn goes on."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.model_settings import ModelSettings
@@ -16,6 +17,10 @@ from holodeck.spec.models.model_settings import ModelSettings
 KINDS = ("block_patterns", "block_keywords", "pii", "max_length", "judge")
 REDACTABLE = ("block_patterns", "block_keywords", "pii")
 PiiKind = Literal["email", "phone", "card"]
+# what a check runs on: everything sent to the model from outside it (`request`: the
+# question, the history a client replays, system messages, attachments' text, context),
+# what a tool returned (`tool_result`), or the answer (`response`, output checks)
+Phase = Literal["request", "tool_result", "response"]
 
 
 def _compiles(pattern: str) -> str:
@@ -68,6 +73,12 @@ class GuardrailCheck(Strict):
     message: NonEmpty | None = Field(
         default=None, description="What the user is told when this check blocks."
     )
+    on: Annotated[list[Phase], Field(min_length=1)] | None = Field(
+        default=None,
+        description="What an input check runs on: `request` (default: every text the model "
+        "is sent from outside it) and/or `tool_result` (what tools return); output checks "
+        "run on the `response`.",
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> GuardrailCheck:
@@ -102,6 +113,28 @@ class Guardrails(Strict):
         default_factory=list,
         description="Run on the answer before the user sees it; its text then arrives whole.",
     )
+
+    @field_validator("input")
+    @classmethod
+    def _input_phases(cls, checks: list[GuardrailCheck]) -> list[GuardrailCheck]:
+        for check in checks:
+            if "response" in (check.on or ()):
+                raise ValueError(
+                    "an input check runs on `request` or `tool_result`; a check of the "
+                    "answer (`on: [response]`) goes under `output:`"
+                )
+        return checks
+
+    @field_validator("output")
+    @classmethod
+    def _output_phases(cls, checks: list[GuardrailCheck]) -> list[GuardrailCheck]:
+        for check in checks:
+            if set(check.on or ()) - {"response"}:
+                raise ValueError(
+                    "an output check runs on the answer (`on: [response]`); a check of "
+                    "`request` or `tool_result` goes under `input:`"
+                )
+        return checks
 
     def label(self, side: Literal["input", "output"], index: int) -> str:
         check = getattr(self, side)[index]
