@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._hosting import Hosting as Hosting
     from holodeck.runtime._hosting import tool_context as tool_context
     from holodeck.runtime._limits import Used as Used
+    from holodeck.runtime._limits import cap_reached as cap_reached
     from holodeck.runtime._models import choose_model as choose_model
     from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._run import Run as Run
@@ -80,6 +81,7 @@ _EXPORTS = {
     "Decision": "holodeck.runtime._approval",
     "DENIED": "holodeck.runtime._approval",
     "Used": "holodeck.runtime._limits",
+    "cap_reached": "holodeck.runtime._limits",
     "FinalMessage": "holodeck.runtime._events",
     "GuardrailTriggered": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",

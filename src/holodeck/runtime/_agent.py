@@ -407,6 +407,11 @@ class Agent:
         return final
 
     @property
+    def most_turn_requests(self) -> int:
+        """The most model requests one turn may make (its tool-iteration limit)."""
+        return self._iteration_requests
+
+    @property
     def _iteration_requests(self) -> int:
         # each tool iteration is one model request; then one for the answer (plus its retries)
         retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0

@@ -115,12 +115,7 @@ def turn_limits(
                 continue
             left = ceiling - so_far
             if left <= 0:
-                raise LimitReached(
-                    f"{_whose(scope)} has reached limits.{scope}.{cap} "
-                    f"({_amount(cap, so_far)} of {_amount(cap, ceiling)} {_WHAT[cap]} used)",
-                    cap=f"limits.{scope}.{cap}",
-                    hint=_hint(f"limits.{scope}.{cap}"),
-                )
+                raise cap_reached(scope, cap, so_far, ceiling)
             limit = _LIMIT_OF[cap]
             if limit not in values or left < values[limit]:
                 values[limit] = left
@@ -132,6 +127,19 @@ def turn_limits(
         tool_calls_limit=_int(values.get("tool_calls_limit")),
     )
     return TurnLimits(usage_limits, binding)
+
+
+def cap_reached(
+    scope: str, cap: str, so_far: Decimal | int, ceiling: Decimal | int
+) -> LimitReached:
+    """The error of a turn refused because `scope` ("session", "key_daily") has used
+    `so_far` of its `cap` (e.g. "max_requests"), whose ceiling is `ceiling`."""
+    return LimitReached(
+        f"{_whose(scope)} has reached limits.{scope}.{cap} "
+        f"({_amount(cap, so_far)} of {_amount(cap, ceiling)} {_WHAT[cap]} used)",
+        cap=f"limits.{scope}.{cap}",
+        hint=_hint(f"limits.{scope}.{cap}"),
+    )
 
 
 _warned: set[str] = set()
@@ -164,7 +172,9 @@ def _whose(scope: str) -> str:
 
 
 def _amount(cap: str, value: Decimal | int) -> str:
-    return f"${value}" if cap == "max_cost_usd" else str(value)
+    if cap != "max_cost_usd":
+        return str(int(value))  # counts kept as decimals in a shared store read as whole
+    return f"${value}"
 
 
 def _hint(cap: str) -> str:

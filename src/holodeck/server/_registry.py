@@ -15,7 +15,6 @@ from holodeck.config.loader import load_agent
 from holodeck.config.settings import holodeck_home
 from holodeck.errors import HoloDeckError
 from holodeck.runtime import Agent, Run, RunOptions
-from holodeck.server._daily import DailySpend
 from holodeck.server._errors import ApiError
 from holodeck.server._file_names import file_stem
 from holodeck.server._live_sessions import LiveSessions
@@ -45,7 +44,6 @@ class ServedAgent:
     status: Literal["loading", "ready", "failed"] = "loading"
     error: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    daily: DailySpend = field(default_factory=DailySpend)  # per API key, for key_daily caps
 
     @property
     def name(self) -> str:

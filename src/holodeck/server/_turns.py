@@ -29,7 +29,9 @@ from holodeck.runtime import (
     Session,
     ToolCallFinished,
     Usage,
+    Used,
 )
+from holodeck.server._daily import KeyHold, hold_key_day, turn_most
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
@@ -131,6 +133,7 @@ class Turn:
     # a decision on a paused call (POST .../approvals/{call_id}) instead of a message
     decision: tuple[str, Decision] | None = None
     can_pause: bool = True  # False: an endpoint with no way to ask for approval
+    wait_s: float = 60.0  # how long it waits for its session, or for its key's caps
 
     @property
     def usage(self) -> Usage:
@@ -227,6 +230,7 @@ async def open_turn(
     state = state_of(request)
     request.state.turn = turn  # a refusal rendered later logs in this turn's line
     lock_wait_s = state.options.lock_wait_seconds
+    turn.wait_s = lock_wait_s
     events = _turn_events(turn, state.slots, attachments, session, lock_wait_s, stream_text)
     first = await anext(events)
     assert first is OPENED
@@ -360,9 +364,17 @@ async def _events(
 
     attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
     limits = turn.served.spec.limits
-    daily = turn.served.daily if limits is not None and limits.key_daily is not None else None
-    before = session.spend.used() if daily is not None else None
-    key_used = daily.used(turn.owner) if daily is not None else None
+    hold: KeyHold | None = None
+    before = Used()
+    if limits is not None and limits.key_daily is not None:
+        before = session.spend.used()  # pricing is not free: only when a cap needs it
+        # the key's share is held before anything is spent, so turns running at once
+        # (in this process or any sharing the store) cannot overrun the day's caps
+        most = turn_most(limits, before, turn.served.agent.most_turn_requests)
+        hold = await hold_key_day(
+            turn.served.store, turn.served.name, turn.owner, limits.key_daily, most, turn.wait_s
+        )
+    key_used = hold.used if hold is not None else None
     events = traced_stream(
         turn.served.agent.telemetry,
         turn.endpoint,
@@ -390,9 +402,10 @@ async def _events(
                 if event.pending and not turn.can_pause:
                     raise _cannot_pause(turn, event)
             yield event
-    finally:  # a turn a cap stopped counts too: what it used was spent
-        if daily is not None and before is not None:
-            daily.add(turn.owner, session.spend.used() - before)
+    finally:  # on every way out (a cap, an error, a client gone): what it used was spent
+        if hold is not None:
+            # shielded: a cancelled turn still gives its hold back
+            await asyncio.shield(hold.settle(session.spend.used() - before))
 
 
 def _cannot_pause(turn: Turn, final: FinalMessage) -> ApiError:

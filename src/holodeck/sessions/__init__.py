@@ -17,8 +17,13 @@ and `PostgresSessionStore` on a database server, so processes on many machines s
 them (`pip install 'holodeck-agents[redis]'` or `'holodeck-agents[postgres]'`; the client package is
 imported on first use). The locks of the last three hold across processes: a lease,
 renewed while a turn holds it, that a crashed holder loses when it runs out.
+
+Stores also keep counters that turns of several processes draw on at once (an API
+key's day): `take_hold` and `settle_hold` change them inside `update_counters`, which
+each store makes atomic (a SQLite write transaction, Redis WATCH, a PostgreSQL lock).
 """
 
+from holodeck.sessions._counters import Taken, settle_hold, take_hold, used_of
 from holodeck.sessions._memory import MemorySessionStore
 from holodeck.sessions._postgres import PostgresSessionStore
 from holodeck.sessions._redis import RedisSessionStore
@@ -39,4 +44,8 @@ __all__ = [
     "SessionStore",
     "SessionStoreError",
     "SqliteSessionStore",
+    "Taken",
+    "settle_hold",
+    "take_hold",
+    "used_of",
 ]

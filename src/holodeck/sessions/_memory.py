@@ -6,9 +6,12 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 from holodeck.sessions._local_locks import LocalLocks
 from holodeck.sessions._store import DEFAULT_LOCK_WAIT_S, SessionStore
+
+_T = TypeVar("_T")
 
 
 class MemorySessionStore(SessionStore):
@@ -18,6 +21,7 @@ class MemorySessionStore(SessionStore):
         super().__init__(ttl_s=ttl_s, clock=clock)
         self._data: dict[str, tuple[bytes, float]] = {}  # id -> (json, saved at)
         self._locks = LocalLocks()
+        self._counters: dict[str, tuple[bytes, float]] = {}  # key -> (json, kept until)
 
     async def load(self, session_id: str) -> bytes | None:
         entry = self._data.get(session_id)
@@ -42,3 +46,15 @@ class MemorySessionStore(SessionStore):
         deadline = asyncio.get_running_loop().time() + wait_s
         async with self._locks.hold(session_id, deadline):
             yield
+
+    async def update_counters(
+        self, key: str, change: Callable[[bytes | None], tuple[bytes, _T]], *, keep_s: float
+    ) -> _T:
+        # no await between the read and the write: atomic on the one event loop
+        now = self.clock()
+        entry = self._counters.get(key)
+        data, answer = change(entry[0] if entry is not None and entry[1] > now else None)
+        self._counters[key] = (data, now + keep_s)
+        for stale in [k for k, (_, until) in self._counters.items() if until <= now]:
+            del self._counters[stale]
+        return answer

@@ -33,6 +33,9 @@ CREATE INDEX IF NOT EXISTS {saved_at} ON {sessions} (saved_at);
 CREATE TABLE IF NOT EXISTS {locks} (
     id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL
 );
+CREATE TABLE IF NOT EXISTS {counters} (
+    id TEXT PRIMARY KEY, data BYTEA NOT NULL, kept_until DOUBLE PRECISION NOT NULL
+);
 """
 
 
@@ -151,6 +154,25 @@ class PostgresSessionStore(LeasedStore):
     async def delete(self, session_id: str) -> bool:
         return await self._rowcount("delete", (session_id,)) > 0
 
+    # -- counters
+
+    async def update_counters(
+        self, key: str, change: Callable[[bytes | None], tuple[bytes, _T]], *, keep_s: float
+    ) -> _T:
+        async def update(db: AsyncConnection[Any]) -> _T:
+            async with db.transaction():
+                # changes of one document, from any process, one at a time
+                await db.execute(self._sql["serialise"], (f"{self.table}:counters:{key}",))
+                now = self.clock()
+                cursor = await db.execute(self._sql["counters"], (key, now))
+                row = await cursor.fetchone()
+                data, answer = change(None if row is None else bytes(row[0]))
+                await db.execute(self._sql["count"], (key, data, now + keep_s))
+                await db.execute(self._sql["uncount"], (now,))
+                return answer
+
+        return await self._run(update)
+
     # -- locks (taken, renewed and given back by `LeasedStore.lock`)
 
     async def _acquire(self, session_id: str) -> bool:
@@ -178,6 +200,7 @@ def _statements(table: str) -> dict[str, Composed]:
         "sessions": sql.Identifier(table),
         "locks": sql.Identifier(f"{table}_locks"),
         "saved_at": sql.Identifier(f"{table}_saved_at"),
+        "counters": sql.Identifier(f"{table}_counters"),
     }
     texts = {
         "serialise": "SELECT pg_advisory_xact_lock(hashtext(%s))",
@@ -193,5 +216,9 @@ def _statements(table: str) -> dict[str, Composed]:
         "expires_at = excluded.expires_at WHERE held.expires_at < %s",
         "renew": "UPDATE {locks} SET expires_at = %s WHERE id = %s AND owner = %s",
         "give": "DELETE FROM {locks} WHERE id = %s AND owner = %s",
+        "counters": "SELECT data FROM {counters} WHERE id = %s AND kept_until > %s",
+        "count": "INSERT INTO {counters} (id, data, kept_until) VALUES (%s, %s, %s) "
+        "ON CONFLICT (id) DO UPDATE SET data = excluded.data, kept_until = excluded.kept_until",
+        "uncount": "DELETE FROM {counters} WHERE kept_until <= %s",
     }
     return {key: sql.SQL(text).format(**names) for key, text in texts.items()}

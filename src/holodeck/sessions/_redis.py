@@ -68,6 +68,9 @@ class RedisSessionStore(LeasedStore):
     def _lock_key(self, session_id: str) -> str:
         return f"{self.prefix}lock:{session_id}"
 
+    def _counters_key(self, key: str) -> str:
+        return f"{self.prefix}counters:{key}"
+
     # -- the client
 
     def _client(self) -> Redis:
@@ -132,6 +135,31 @@ class RedisSessionStore(LeasedStore):
     async def delete(self, session_id: str) -> bool:
         key = self._session_key(session_id)
         return bool(await self._call(lambda r: r.delete(key)))
+
+    # -- counters
+
+    async def update_counters(
+        self, key: str, change: Callable[[bytes | None], tuple[bytes, _T]], *, keep_s: float
+    ) -> _T:
+        name = self._counters_key(key)
+        from redis.exceptions import WatchError
+
+        async def update(client: Redis) -> _T:
+            async with client.pipeline(transaction=True) as pipe:
+                while True:  # WATCH: a change by another process meanwhile runs it again
+                    try:
+                        await pipe.watch(name)
+                        current = await pipe.get(name)
+                        stored = current.encode() if isinstance(current, str) else current
+                        data, answer = change(stored)
+                        pipe.multi()  # type: ignore[no-untyped-call]
+                        pipe.set(name, data, px=max(1, math.ceil(keep_s * 1000)))
+                        await pipe.execute()
+                        return answer
+                    except WatchError:
+                        continue
+
+        return await self._call(update)
 
     # -- locks (taken, renewed and given back by `LeasedStore.lock`)
 

@@ -26,6 +26,9 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE TABLE IF NOT EXISTS session_locks (
     id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS counters (
+    id TEXT PRIMARY KEY, data BLOB NOT NULL, kept_until REAL NOT NULL
+);
 """
 
 
@@ -114,6 +117,36 @@ class SqliteSessionStore(LeasedStore):
             return db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
         return await self._run(delete)
+
+    # -- counters
+
+    async def update_counters(
+        self, key: str, change: Callable[[bytes | None], tuple[bytes, _T]], *, keep_s: float
+    ) -> _T:
+        def update(db: sqlite3.Connection) -> _T:
+            now = self.clock()
+            # IMMEDIATE takes the write lock before the read: another process's change
+            # waits (busy_timeout) instead of interleaving with this one
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT data FROM counters WHERE id = ? AND kept_until > ?", (key, now)
+                ).fetchone()
+                data, answer = change(None if row is None else bytes(row[0]))
+                db.execute(
+                    "INSERT INTO counters (id, data, kept_until) VALUES (?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET data = excluded.data, "
+                    "kept_until = excluded.kept_until",
+                    (key, data, now + keep_s),
+                )
+                db.execute("DELETE FROM counters WHERE kept_until <= ?", (now,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return answer
+
+        return await self._run(update)
 
     # -- locks (taken, renewed and given back by `LeasedStore.lock`)
 

@@ -7,8 +7,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
+from typing import TypeVar
 
 from holodeck.errors import BusyError, StoreError
+
+_T = TypeVar("_T")
 
 DEFAULT_LOCK_WAIT_S = 60.0  # how long a turn waits for the previous turn of its session
 
@@ -54,6 +57,16 @@ class SessionStore(ABC):
         self, session_id: str, *, wait_s: float = DEFAULT_LOCK_WAIT_S
     ) -> AbstractAsyncContextManager[None]:
         """Hold the session for one turn; raises `SessionBusy` after `wait_s`."""
+
+    @abstractmethod
+    async def update_counters(
+        self, key: str, change: Callable[[bytes | None], tuple[bytes, _T]], *, keep_s: float
+    ) -> _T:
+        """Apply `change` to the counters document `key` (None when there is none yet)
+        atomically for every process sharing the store: `change` gets what is stored and
+        returns what to store and what to answer. It may run more than once (a store that
+        retries on a conflict), so it only computes. The document is kept `keep_s` after
+        its last change."""
 
     async def aclose(self) -> None:  # noqa: B027 (stores without resources keep this)
         """Release what the store holds open (connections, threads)."""
