@@ -15,9 +15,9 @@ from server_harness import agent_dir
 CLAUDE_MODEL = {"provider": "anthropic", "name": "claude-sonnet-4-5", "api_key": "x"}
 
 
-def plan(root: Path, env: dict[str, str]) -> object:
+def plan(root: Path, env: dict[str, str], served: bool = False) -> object:
     spec = load_agent(root)
-    return harness_model(spec, None, env, "You help.", list).plan
+    return harness_model(spec, None, env, "You help.", list, served=served).plan
 
 
 def test_model_backend_claude_and_auth_provider_select_the_harness(tmp_path: Path) -> None:
@@ -52,11 +52,11 @@ def test_on_deploy_shell_and_file_tools_need_the_deployment_to_allow_them(
     claude = {"bash": {"enabled": True}, "file_system": {"read": True, "write": True}}
     root = agent_dir(tmp_path / "a", model=CLAUDE_MODEL, claude=claude)
     assert plan(root, {}).builtin_tools() == ["Bash", "Read", "Glob", "Grep", "Write"]  # type: ignore[attr-defined]
-    assert plan(root, {"HOLODECK_SERVING": "1"}).builtin_tools() == []  # type: ignore[attr-defined]
+    assert plan(root, {}, served=True).builtin_tools() == []  # type: ignore[attr-defined]
     allowed = agent_dir(
         tmp_path / "b", model=CLAUDE_MODEL, claude=claude, deployment={"harness_tools": ["bash"]}
     )
-    assert plan(allowed, {"HOLODECK_SERVING": "1"}).builtin_tools() == ["Bash"]  # type: ignore[attr-defined]
+    assert plan(allowed, {}, served=True).builtin_tools() == ["Bash"]  # type: ignore[attr-defined]
 
 
 def test_working_directory_is_fresh_per_session_under_holodeck_work(tmp_path: Path) -> None:

@@ -133,8 +133,6 @@ def deploy(
         )
         return
 
-    # a served harness agent's shell and file tools are off unless the deployment allows them
-    os.environ["HOLODECK_SERVING"] = "1"
     targets = paths or (Path(),)
     specs = [load_agent(path) for path in targets]  # every problem before anything starts
     names = [spec.name for spec in specs]
@@ -146,8 +144,10 @@ def deploy(
         )
     for spec in specs:
         _refuse_cloud_target(spec)
+    hosting = runtime.Hosting(served=True)  # as the server builds them (create_app)
     for spec in specs:
-        runtime.Agent(spec, runtime.RunOptions(model=model))  # credentials and models, checked now
+        # credentials and models, checked now
+        runtime.Agent(spec, runtime.RunOptions(model=model), hosting=hosting)
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:

@@ -151,6 +151,7 @@ class Agent:
                 self.options.env or {},
                 instructions or None,
                 lambda: list(self._toolsets),
+                served=self.hosting.served,
             )
         if self.hosting.signals_first_request:
             model = SignallingModel(model)

@@ -35,6 +35,10 @@ class Hosting:
     # where requests the model or an upload steers may go; None: from the agent's
     # `network` rules (filled in by `for_agent`, so sub-agents keep their parent's)
     outbound: OutboundPolicy | None = None
+    # the agent answers others over a server (`create_app`, `holodeck mcp serve`) rather
+    # than the person at this machine: the Claude harness's shell and file tools are off
+    # unless `deployment.harness_tools` allows them
+    served: bool = False
 
     def for_agent(self, spec: AgentSpec) -> Hosting:
         """This hosting with the outbound policy the agent at `spec` gets."""

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from starlette.routing import Route
 
 from holodeck._version import __version__
-from holodeck.runtime import Run
+from holodeck.runtime import Hosting, Run
 from holodeck.server import (
     _routes_a2a,
     _routes_agents,
@@ -47,7 +47,8 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
         # each process (every --workers worker) has its run: its agents, their stores and
         # sessions, its telemetry exporters, stopped when it stops
         async with Run() as run:
-            registry = Registry(options, run, specs)
+            # its agents answer others, whoever started this process: served mode
+            registry = Registry(options, run, specs, hosting=Hosting(served=True))
             app.state.holodeck = ServerState(
                 options=options,
                 registry=registry,

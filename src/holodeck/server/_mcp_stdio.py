@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from holodeck.errors import ConfigurationError, HoloDeckError
-from holodeck.runtime import Agent, Run, RunOptions
+from holodeck.runtime import Agent, Hosting, Run, RunOptions
 from holodeck.server._live_sessions import LiveSessions
 from holodeck.server._mcp import mcp_server
 from holodeck.server._turns import call_tree, jsonable, usage_json
@@ -81,7 +81,11 @@ async def _serve(
     # the SDK points fd 1 at stderr while it serves: what the agents' tools print, from
     # their first import on, stays off the protocol's stream
     async with stdio_server() as (read, write):
-        agents.update((spec.name, Agent(spec, RunOptions(model=model))) for spec in specs)
+        # the agents answer an MCP client, not the person at this terminal: served mode
+        hosting = Hosting(served=True)
+        agents.update(
+            (spec.name, Agent(spec, RunOptions(model=model), hosting=hosting)) for spec in specs
+        )
         async with Run(*agents.values()), store:
             try:
                 for agent in agents.values():

@@ -14,7 +14,7 @@ from typing import Literal
 from holodeck.config.loader import load_agent
 from holodeck.config.settings import holodeck_home
 from holodeck.errors import HoloDeckError
-from holodeck.runtime import Agent, Run, RunOptions
+from holodeck.runtime import Agent, Hosting, Run, RunOptions
 from holodeck.server._errors import ApiError
 from holodeck.server._file_names import file_stem
 from holodeck.server._live_sessions import LiveSessions
@@ -68,13 +68,22 @@ class Registry:
     """The served agents, owned by the server's `Run`: it closes them (and their logs,
     modules and stores, and what runs in the background) when the server stops."""
 
-    def __init__(self, options: ServeOptions, run: Run, specs: Sequence[AgentSpec] = ()) -> None:
+    def __init__(
+        self,
+        options: ServeOptions,
+        run: Run,
+        specs: Sequence[AgentSpec] = (),
+        *,
+        hosting: Hosting,
+    ) -> None:
+        """`hosting`: how the server hosts its agents (uploads add their own trust)."""
         self.options = options
         self.run = run
+        self.hosting = hosting
         self._loaded = list(specs)  # the paths' definitions, when the caller has them
         self.agents: dict[str, ServedAgent] = {}
         self.broken: dict[str, str] = {}  # stored uploads that do not load: name -> why
-        self.uploads = UploadStore(options.uploads_dir, options.uploads, options.model)
+        self.uploads = UploadStore(options.uploads_dir, options.uploads, options.model, hosting)
         self._uploading = asyncio.Lock()  # one upload or stored agent taken in at a time
         self._stores: dict[StoreIdentity, SessionStore] = {}
         self.live = LiveSessions()
@@ -90,7 +99,7 @@ class Registry:
             await asyncio.to_thread(load_agent, path) for path in self.options.paths
         ]
         for spec in specs:
-            self._add(spec, Agent(spec, RunOptions(model=self.options.model)))
+            self._add(spec, Agent(spec, RunOptions(model=self.options.model), hosting=self.hosting))
         if self.options.allow_uploads:
             await asyncio.to_thread(self.uploads.sweep)
             for archive in await asyncio.to_thread(self.uploads.stored):

@@ -65,11 +65,14 @@ class Staged:
 
 
 class UploadStore:
-    def __init__(self, directory: Path, limits: UploadSettings, model: str | None) -> None:
+    def __init__(
+        self, directory: Path, limits: UploadSettings, model: str | None, hosting: Hosting
+    ) -> None:
         self.directory = directory
         self.images = directory / "images"
         self.limits = limits
         self.model = model
+        self.hosting = hosting  # the server's; an upload's own trust is added to it
 
     def archive_of(self, name: str) -> Path:
         return self.directory / f"{name}.tar.gz"
@@ -246,7 +249,7 @@ class UploadStore:
         file that fails does so here rather than at a first turn."""
         try:
             lent = tuple(self.limits.providers)  # the server's credentials it may use
-            hosting = Hosting(uploaded=True, upload_providers=lent)
+            hosting = dataclasses.replace(self.hosting, uploaded=True, upload_providers=lent)
             agent = Agent(spec, RunOptions(model=self.model), hosting=hosting)
             for path in _python_files(spec):
                 load_module(path)

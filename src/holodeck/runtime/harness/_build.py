@@ -9,12 +9,12 @@ from typing import Any
 from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import ConfigurationError, DefinitionError
+from holodeck.llm.providers import effective_settings
 from holodeck.runtime.harness._model import ClaudeHarnessModel
 from holodeck.runtime.harness._sdk_options import HarnessPlan
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.claude_settings import ClaudeSettings
 
-SERVING_ENV = "HOLODECK_SERVING"  # set by `holodeck deploy`
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
@@ -24,7 +24,11 @@ def harness_model(
     env: Mapping[str, str],
     instructions: str | None,
     toolsets: Callable[[], list[AbstractToolset[Any]]],
+    *,
+    served: bool,
 ) -> ClaudeHarnessModel:
+    """`served`: the agent answers others over a server (`Hosting.served`), so its shell
+    and file tools are off unless `deployment.harness_tools` allows them."""
     if importlib.util.find_spec("claude_agent_sdk") is None:  # the extra is not installed
         raise ConfigurationError(
             f"{spec.name} runs in the Claude Agent SDK harness, which is not installed",
@@ -36,10 +40,11 @@ def harness_model(
             f"{spec.name}: `response_format` cannot be asked of the Claude harness; remove "
             "it, or pass --harness none"
         )
-    own = spec.model
+    # a `--model` of another provider keeps none of the definition's endpoint or key
+    own = effective_settings(
+        spec.model, model_override if isinstance(model_override, str) else None
+    )
     name = own.name if own is not None and own.name else DEFAULT_MODEL
-    if isinstance(model_override, str):
-        name = model_override.partition("/")[2]
     api_key = own.api_key.get_secret_value() if own is not None and own.api_key else None
     deployment = spec.deployment
     return ClaudeHarnessModel(
@@ -51,7 +56,7 @@ def harness_model(
             env=env,
             api_key=api_key,
             base_url=own.endpoint if own is not None else None,
-            served=env.get(SERVING_ENV) == "1",
+            served=served,
             served_tools=frozenset(deployment.harness_tools if deployment else ()),
         ),
         toolsets,

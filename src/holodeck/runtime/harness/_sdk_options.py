@@ -50,7 +50,7 @@ class HarnessPlan:
     env: Mapping[str, str]  # the agent's environment (process, .env)
     api_key: str | None
     base_url: str | None
-    served: bool  # on `holodeck deploy`: shell and file tools only when allowed
+    served: bool  # answering others (a server): shell and file tools only when allowed
     served_tools: frozenset[str]  # deployment.harness_tools
 
     def working_directory(self, session: str) -> Path:
