@@ -12,8 +12,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
+
 from agui_client import run_input
-from server_harness import WEATHER, Serve, agent_dir, function_tool, log_lines, until
+from server_harness import (
+    REPO,
+    WEATHER,
+    Serve,
+    agent_dir,
+    free_port,
+    function_tool,
+    log_lines,
+    until,
+)
 from test_server_walls import LEAVING_TOOL
 
 # --- YAML nested past libyaml's own limit -----------------------------------------------------
@@ -130,3 +141,78 @@ def test_every_route_refuses_a_body_nested_too_deep_with_400(serve: Serve) -> No
             "/awp", content=within, headers={"Content-Type": "application/json"}
         )
         assert answer.status_code == 200, answer.text
+
+
+# --- A2A refusals in the server's log --------------------------------------------------------
+
+MALFORMED: list[Any] = [
+    "not json",
+    [1, 2],
+    {"id": 5},
+    {"jsonrpc": "1.0", "id": 3, "method": "GetTask"},
+    {"jsonrpc": "2.0", "id": 2, "method": "nonsense"},
+    {"jsonrpc": "2.0", "id": True, "method": "GetTask"},
+    {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"role": 5}}},
+    {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": "x"},
+    {"jsonrpc": "2.0", "id": 4, "method": "message/send", "params": {"message": 7}},
+    {"jsonrpc": "2.0", "id": "x", "method": "tasks/get", "params": {"id": []}},
+    {"jsonrpc": "2.0", "id": 6, "method": "GetTask", "params": {"id": "no-such-task"}},
+]
+
+
+def test_each_malformed_a2a_request_is_one_line_in_the_log_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "holodeck", "deploy", str(WEATHER), "--model", "test"]
+    output = tmp_path / "server.out"
+    with output.open("wb") as out:
+        process = subprocess.Popen(
+            [*command, "--port", str(port)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+
+            def up() -> bool:
+                assert process.poll() is None, output.read_text()
+                try:
+                    return httpx.get(url + "/health", timeout=1).status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            def refused() -> list[str]:
+                return [
+                    line
+                    for line in output.read_text().splitlines()
+                    if "A2A request refused" in line
+                ]
+
+            until(up, timeout=120, what="holodeck deploy to serve")
+            sent = [body if isinstance(body, str) else json.dumps(body) for body in MALFORMED]
+            sent += [json.dumps({"jsonrpc": "2.0", "id": n, "method": f"m{n}"}) for n in range(20)]
+            with httpx.Client(base_url=url, timeout=30) as client:
+                for body in sent:
+                    answer = client.post(
+                        "/a2a/weather", content=body, headers={"Content-Type": "application/json"}
+                    )
+                    assert answer.status_code == 200 and "error" in answer.json(), answer.text
+            until(lambda: len(refused()) >= len(sent), timeout=20, what="the refusals logged")
+        finally:
+            process.terminate()
+            process.wait(20)
+    said = output.read_text()
+    assert "Traceback" not in said
+    lines = refused()
+    assert len(lines) == len(sent)
+    assert "method=nonsense code=-32601 id=2 request_id=" in lines[4]
+    assert "method=(not JSON) code=-32700 id=null" in lines[0]
+    # nothing else: no warning of the protocol library's beside each line
+    others = [
+        line
+        for line in said.splitlines()
+        if line not in lines and not line.startswith(("INFO:", "holodeck: serving"))
+    ]
+    assert others == [], others[:5]

@@ -24,6 +24,7 @@ from holodeck.spec.yaml.limits import MAX_DEPTH
 # a JSON string, escapes included: brackets inside one do not nest anything
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_JSON_NESTS = re.compile(rb"\s*[\[{]")  # a body that begins as an array or an object
 # an opening bracket counts +1, a closing one -1 (after the 1 subtracted from each)
 _STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 
@@ -34,8 +35,9 @@ def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
     brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
     if len(brackets) <= limit:
         return False
-    steps = map(operator.sub, brackets.translate(_STEPS), repeat(1))
-    return max(accumulate(steps)) > limit
+    steps: map[int] = map(operator.sub, brackets.translate(_STEPS), repeat(1))
+    deepest: int = max(accumulate(steps))
+    return deepest > limit
 
 
 class NestingLimit:
@@ -60,7 +62,7 @@ class NestingLimit:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        if body.lstrip()[:1] in (b"[", b"{") and too_deep(bytes(body)):
+        if _JSON_NESTS.match(body) and too_deep(bytes(body)):
             error = ApiError(
                 400,
                 "too_deep",

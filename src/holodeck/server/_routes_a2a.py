@@ -18,6 +18,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from holodeck.server._a2a_card import agent_card, card_json, endpoint_path
+from holodeck.server._a2a_refusals import log_refusal, quiet_sdk_refusals
 from holodeck.server._errors import ApiError
 from holodeck.server._protocols import a2a_available
 from holodeck.server._registry import ServedAgent
@@ -86,6 +87,7 @@ def _dispatcher(app: FastAPI) -> JsonRpcDispatcher:
             context_builder=RequestContextBuilder(),
             enable_v0_3_compat=True,
         )
+        quiet_sdk_refusals()
         app.state.a2a = found
     return found
 
@@ -132,4 +134,6 @@ async def card(agent: str, request: Request) -> JSONResponse:
 async def rpc(agent: str, request: Request) -> Response:
     _require_sdk()
     request.state.a2a_agent = await state_of(request).registry.get(agent)
-    return await _dispatcher(request.app).handle_requests(request)
+    response = await _dispatcher(request.app).handle_requests(request)
+    await log_refusal(request, response)
+    return response
