@@ -1,19 +1,35 @@
 """What a guardrail's text checks find: regular expressions, whole keywords, personal
 data (emails, phone numbers, card numbers that pass the Luhn check) and length. Each
-finder returns the spans it matched with the placeholder that redacts them; `redact`
-replaces them. Pure functions, no model: they run on every message."""
+finder returns the spans of the original text it matched with the placeholder that
+redacts them; `redact` replaces them. Pure functions, no model: they run on every
+message, off the event loop (`_guardrails.py`).
+
+Keywords and personal data are looked for in the text as `_guard_text.fold` reads it
+(look-alike letters, invisible characters, accents and spacing folded), patterns in both
+the text as written and as folded; each match is mapped back to the stretch of the
+original it came from, so a redaction keeps the rest of the original as it was."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
+from holodeck.runtime._guard_patterns import TooSlow, pattern_spans
+from holodeck.runtime._guard_text import Folded, fold, folded_text
 from holodeck.spec.models.guardrails import GuardrailCheck
 
-EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-# 13 to 19 digits, in groups split by single spaces or dashes
-CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
+log = logging.getLogger("holodeck.runtime")
+
+# the lookbehind starts a try only where a run of address characters starts: without
+# it a long run with no `@` is scanned again from each of its characters
+EMAIL = re.compile(r"(?<![\w.%+-])[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}")
+# 13 to 19 digits, in groups split by a space, dash, dot, slash or `x` (a space may
+# stand either side of the mark); the text is folded, so NBSP is a space and
+# zero-width characters are gone
+CARD = re.compile(r"(?<![\d-])\d(?:(?: ?[-./xX] ?| )?\d){12,18}(?!\d)")
 # an optional +country code, an optional (area code), then digit groups split by
 # spaces, dots or dashes; 9 to 15 digits in all (shorter runs are dates, amounts, ids)
 PHONE = re.compile(
@@ -45,39 +61,59 @@ def luhn_valid(digits: str) -> bool:
 def find_pii(text: str, kinds: Sequence[str]) -> list[Found]:
     """Emails, card numbers (Luhn-valid, 13-19 digits) and phone numbers in `text`; a
     span taken by one kind is not taken again by the next (cards before phones)."""
-    found: list[Found] = []
+    folded = _folded(text)
+    seen = folded.text
+    found: list[tuple[int, int, str]] = []
     if "email" in kinds:
-        found += [Found(m.start(), m.end(), PLACEHOLDER["email"]) for m in EMAIL.finditer(text)]
+        found += [(m.start(), m.end(), PLACEHOLDER["email"]) for m in EMAIL.finditer(seen)]
     if "card" in kinds:
-        for match in CARD.finditer(text):
+        for match in CARD.finditer(seen):
             digits = re.sub(r"\D", "", match.group())
             if 13 <= len(digits) <= 19 and luhn_valid(digits):
-                found.append(Found(match.start(), match.end(), PLACEHOLDER["card"]))
+                found.append((match.start(), match.end(), PLACEHOLDER["card"]))
     if "phone" in kinds:
-        for match in PHONE.finditer(text):
+        for match in PHONE.finditer(seen):
             count = sum(c.isdigit() for c in match.group())
-            overlaps = any(f.start < match.end() and match.start() < f.end for f in found)
+            overlaps = any(start < match.end() and match.start() < end for start, end, _ in found)
             if count in PHONE_DIGITS and not overlaps:
-                found.append(Found(match.start(), match.end(), PLACEHOLDER["phone"]))
-    return _disjoint(found)
+                found.append((match.start(), match.end(), PLACEHOLDER["phone"]))
+    return _disjoint([_back(folded, start, end, placeholder) for start, end, placeholder in found])
 
 
 def find_patterns(text: str, patterns: Sequence[str]) -> list[Found]:
-    found = [
-        Found(m.start(), m.end(), REDACTED)
-        for pattern in patterns
-        for m in re.finditer(pattern, text)
-        if m.end() > m.start()  # an empty match redacts nothing
-    ]
+    """What `patterns` match in the text as written and as folded. Patterns that take
+    longer than their time bound count as matching the whole text: a guardrail fails
+    closed, so a slow pattern blocks (or redacts all) rather than let the text by."""
+    folded = _folded(text)
+    try:
+        as_written, as_folded = pattern_spans(patterns, [text, folded.text])
+    except TooSlow as slow:
+        log.warning(
+            "guardrail pattern %s on a text of %d characters, so the text counts as "
+            "matched; rewrite the pattern (`holodeck validate` names risky ones)",
+            slow,
+            len(text),
+        )
+        return [Found(0, len(text), REDACTED)]
+    found = [Found(start, end, REDACTED) for start, end in as_written]
+    found += [_back(folded, start, end, REDACTED) for start, end in as_folded]
     return _disjoint(found)
 
 
 def find_keywords(text: str, keywords: Sequence[str]) -> list[Found]:
-    """Each keyword (or phrase) as a whole word, whatever its case."""
+    """Each keyword (or phrase) as a whole word, whatever its case, in the folded text
+    (the keyword folded alike)."""
+    folded = _folded(text)
     found = []
     for keyword in keywords:
-        pattern = rf"(?<!\w){re.escape(keyword)}(?!\w)"
-        found += [Found(m.start(), m.end(), REDACTED) for m in re.finditer(pattern, text, re.I)]
+        wanted = folded_text(keyword)
+        if not wanted:
+            continue
+        pattern = rf"(?<!\w){re.escape(wanted)}(?!\w)"
+        found += [
+            _back(folded, m.start(), m.end(), REDACTED)
+            for m in re.finditer(pattern, folded.text, re.I)
+        ]
     return _disjoint(found)
 
 
@@ -102,6 +138,17 @@ def redact(text: str, found: Sequence[Found]) -> str:
         pieces += [text[at : item.start], item.placeholder]
         at = item.end
     return "".join(pieces) + text[at:]
+
+
+@lru_cache(maxsize=16)
+def _folded(text: str) -> Folded:
+    """Folded once for all of a side's checks on one text."""
+    return fold(text)
+
+
+def _back(folded: Folded, start: int, end: int, placeholder: str) -> Found:
+    first, last = folded.span(start, end)
+    return Found(first, last, placeholder)
 
 
 def _disjoint(found: list[Found]) -> list[Found]:

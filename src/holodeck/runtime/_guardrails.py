@@ -11,6 +11,7 @@ the offline `test` model cannot judge, so its checks are skipped with a warning.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -112,7 +113,8 @@ class GuardrailRunner:
                 message = check.message or BLOCKED[side]
                 hits.append(GuardrailTriggered(label, side, "block", "judge", message, reason))
                 return Checked(message, tuple(hits), blocked=True)
-            found = find(check, text)
+            # off the event loop: a long text or a slow pattern never stalls the server
+            found = await asyncio.to_thread(find, check, text)
             if not found:
                 continue
             if check.action == "redact":

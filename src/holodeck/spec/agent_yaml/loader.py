@@ -49,6 +49,7 @@ from holodeck.spec.models.tools import (
     SearchTool,
     VectorstoreTool,
 )
+from holodeck.spec.pattern_risk import check_guard_patterns
 from holodeck.spec.references import KnownTools, References
 from holodeck.spec.skills import load_skill
 from holodeck.spec.store_names import unknown_store
@@ -124,6 +125,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         doc,
         ctx.collector,
     )
+    check_guard_patterns(guardrails, doc, ctx.collector, strict=ctx.strict)
     ctx.collector.raise_if_errors()
     return AgentSpec(
         format="agent.yaml",

@@ -38,6 +38,7 @@ from holodeck.spec.models.model_settings import (
 )
 from holodeck.spec.models.settings import ExecutionSettings, MemorySettings, overlay
 from holodeck.spec.models.tools import A2ATool, FunctionTool, McpTool, TypeScriptTool
+from holodeck.spec.pattern_risk import check_guard_patterns
 from holodeck.spec.python_tools import is_valid_tool_name, public_functions, summary, tool_names
 from holodeck.spec.references import KnownTools
 from holodeck.spec.skills import load_skill
@@ -123,6 +124,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     check_approval(config.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
     guardrails = overlay_guardrails(ctx.settings.guardrails, config.guardrails)
     check_guardrails(guardrails, model, False, ctx.settings, doc, ctx.collector)
+    check_guard_patterns(guardrails, doc, ctx.collector, strict=ctx.strict)
     ctx.collector.raise_if_errors()
     modalities = config.interaction.modalities
     return AgentSpec(
