@@ -160,3 +160,54 @@ async def _split(first: str, second: str, key: str) -> list[httpx.Response]:
         ask_all(first, key, ["s0", "s1", "s2"]), ask_all(second, key, ["s3", "s4", "s5"])
     )
     return ones + twos
+
+
+def _store(kind: str, where: str) -> Any:
+    from holodeck.sessions import PostgresSessionStore, RedisSessionStore, SqliteSessionStore
+
+    if kind == "sqlite":
+        return SqliteSessionStore(where)
+    if kind == "redis":
+        return RedisSessionStore(where)
+    return PostgresSessionStore(where)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
+def test_holds_taken_at_once_through_two_store_objects_never_pass_the_cap(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    from decimal import Decimal
+
+    from holodeck.sessions import settle_hold, take_hold, used_of
+
+    where = str(tmp_path / "s.db") if kind == "sqlite" else request.getfixturevalue(f"{kind}_url")
+    key = f"day-{uuid.uuid4().hex}"
+    cap, one = {"requests": Decimal(4)}, {"requests": Decimal(1)}
+
+    async def main() -> tuple[int, dict[str, Decimal], str | None]:
+        async with _store(kind, where) as first, _store(kind, where) as second:
+            stores = [first, second] * 10
+            taken = await asyncio.gather(
+                *(
+                    store.update_counters(
+                        key, lambda data: take_hold(data, cap, one, 0.0, 60), keep_s=60
+                    )
+                    for store in stores
+                )
+            )
+            holds = [t.hold for t in taken if t.hold is not None]
+            for hold in holds:
+                await first.update_counters(
+                    key, lambda data, h=hold: settle_hold(data, h, one, 0.0), keep_s=60
+                )
+        async with _store(kind, where) as restarted:  # another process, later
+            after = await restarted.update_counters(
+                key, lambda data: take_hold(data, cap, one, 0.0, 60), keep_s=60
+            )
+            used = await restarted.update_counters(key, lambda d: (d or b"", used_of(d)), keep_s=60)
+        return len(holds), used, after.full
+
+    granted, used, full = asyncio.run(main())
+    assert granted == 4
+    assert used == {"requests": Decimal(4)}
+    assert full == "requests"
