@@ -6,6 +6,7 @@ guardrail fails closed). `holodeck validate` names such patterns at their line."
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,11 @@ import httpx2 as httpx
 
 from cli_invoke import invoke
 from conftest import Write
+from holodeck.runtime._guardrails import GuardrailRunner
+from holodeck.runtime._hosting import Hosting
+from holodeck.runtime._options import RunOptions
+from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.settings import ExecutionSettings
 from server_harness import agent_dir, deploy_process, until
 from test_controls_validate import HEAD, TOOLS, line_of
 from test_server_operation import image_archive
@@ -130,3 +136,18 @@ def test_validate_warns_at_its_line_of_a_pattern_that_can_backtrack_without_end(
         assert safe not in result.output, safe
     assert strict.exit_code == 2, strict.output
     assert "guardrails.input[0].block_patterns[1]" in strict.output
+
+
+def test_a_redacting_check_whose_patterns_run_out_of_time_redacts_the_whole_text() -> None:
+    guardrails = Guardrails.model_validate(
+        {"output": [{"block_patterns": ["^(a|aa)+$"], "action": "redact"}]}
+    )
+    runner = GuardrailRunner(
+        guardrails, None, RunOptions(), ExecutionSettings(), Hosting(), telemetry=None
+    )
+    started = time.monotonic()
+    checked = asyncio.run(runner.check("output", MESSAGE, lambda hit: None))
+
+    # a guardrail fails closed: nothing of a text it could not finish checking is shown
+    assert (checked.text, checked.blocked) == ("[redacted]", False)
+    assert time.monotonic() - started < 5
