@@ -5,6 +5,7 @@ collections nested thousands deep."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from server_harness import (
     log_lines,
     until,
 )
+from test_server_operation import image_archive
 from test_server_walls import LEAVING_TOOL
 
 # --- YAML nested past libyaml's own limit -----------------------------------------------------
@@ -53,6 +55,59 @@ def test_yaml_nested_thousands_deep_is_refused_at_the_limit_at_once(tmp_path: Pa
         assert "agent.yaml:4: error: values nest more than 100 levels deep" in said
         assert "recursion" not in said and "Traceback" not in said
         assert took < 10, f"{depth} levels took {took:.1f} s"
+
+
+# --- an upload that fails to start ---------------------------------------------------------------
+
+# an absolute path's directories, as a server's disk would show in a message
+DISK_PATH = re.compile(r"(?<![\w:/])/[\w.-]+/")
+
+
+def test_an_upload_that_fails_to_start_is_failed_and_the_server_stays_ready(
+    serve: Serve,
+) -> None:
+    broken = {
+        "config.yaml": "spec_version: 1\nname: broken\ninstructions: AGENTS.md\n"
+        "llm:\n  model: openai/gpt-4o-mini\n",
+        "AGENTS.md": "You help.\n",
+        "tools/mcp/local.yaml": "name: local\ntransport: stdio\ncommand: "
+        f"{sys.executable}\nargs: [no_such_server.py]\n",
+    }
+    alice = {"Authorization": "Bearer k-alice"}
+    keys = (("alice", "k-alice"),)
+    with serve(WEATHER, allow_uploads=True, named_keys=keys) as server:
+        sent = server.client.post(
+            "/v1/agents",
+            content=image_archive(broken),
+            headers={"Content-Type": "application/gzip", **alice},
+        )
+        assert sent.status_code == 201, sent.text
+
+        def listed() -> dict[str, Any]:
+            agents = server.client.get("/v1/agents", headers=alice).json()["agents"]
+            return {a["name"]: a for a in agents}
+
+        until(lambda: listed()["broken"]["status"] == "failed", what="the upload to fail")
+        ready = server.client.get("/ready")  # without a key
+        assert ready.status_code == 200, ready.text
+        by_name = {a["name"]: a for a in ready.json()["agents"]}
+        assert by_name["weather"]["status"] == "ready" and ready.json()["ready"] is True
+        chat = server.client.post(
+            "/v1/chat", json={"message": "Hi", "agent": "broken"}, headers=alice
+        )
+        assert chat.status_code == 503
+        errors = [
+            by_name["broken"]["error"],
+            listed()["broken"]["error"],
+            chat.json()["error"]["message"],
+        ]
+        for error in errors:
+            assert "no_such_server.py" in error and "config.yaml" in error, error
+            assert DISK_PATH.search(error) is None, error
+        weather = server.client.post(
+            "/v1/chat", json={"message": "Hi", "agent": "weather"}, headers=alice
+        )
+        assert weather.status_code == 200
 
 
 # --- an MCP client that hangs up during tools/call ---------------------------------------------

@@ -21,7 +21,7 @@ from holodeck.server._live_sessions import LiveSessions
 from holodeck.server._options import ServeOptions
 from holodeck.server._request_log import RequestLog
 from holodeck.server._stores import StoreIdentity, open_store, store_identity
-from holodeck.server._uploads import NAME_RULE, Staged, UploadStore
+from holodeck.server._uploads import NAME_RULE, Staged, UploadStore, without_paths
 from holodeck.sessions import SessionStore
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.python_modules import ModuleSpace
@@ -58,8 +58,11 @@ class ServedAgent:
             await self.agent.start()
             self.status = "ready"
         except Exception as exc:  # reported by /ready and to each request
-            self.status, self.error = "failed", str(exc) or type(exc).__name__
-            log.error("agent %s failed to start: %s", self.name, self.error)
+            said = str(exc) or type(exc).__name__
+            log.error("agent %s failed to start: %s", self.name, said)
+            # an upload's error goes to whoever asks: no path of this server's disk in it
+            self.status = "failed"
+            self.error = said if self.image is None else without_paths(said, self.image)
         finally:
             self.ready.set()
 
@@ -230,7 +233,10 @@ class Registry:
                 ) from None
         if served.status == "failed":
             raise ApiError(
-                503, "agent_failed", f"agent {served.name} failed to start: {served.error}"
+                503,
+                "agent_failed",
+                f"agent {served.name} failed to start: {served.error}",
+                hint="upload a corrected image over POST /v1/agents" if served.uploaded else None,
             )
         return served
 

@@ -64,9 +64,9 @@ async def health() -> HealthResponse:
 @service.get("/ready", response_model=ReadyResponse, responses={503: {"model": ReadyResponse}})
 async def ready(request: Request) -> Any:
     registry = state_of(request).registry
-    serving = registry.agents.values()
-    # a stored upload that does not load is listed, but waiting will not fix it: the
-    # agents that load decide readiness
+    # an upload that does not load, or failed to start, is listed, but waiting will not
+    # fix it: the other agents decide readiness
+    serving = [s for s in registry.agents.values() if not (s.uploaded and s.status == "failed")]
     up = bool(serving) and all(s.status == "ready" for s in serving)
     body = ReadyResponse(ready=up, agents=statuses(registry))
     return JSONResponse(body.model_dump(), status_code=200 if body.ready else 503)

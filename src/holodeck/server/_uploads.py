@@ -292,11 +292,27 @@ class UploadStore:
         return "\n".join(lines)
 
     def _scrub(self, text: str, image: Path) -> str:
-        for path in (image.resolve(), image, image.absolute()):
-            text = text.replace(f"{path}/", "")
+        text = _inside(text, image)
         for path in (self.directory.resolve(), self.directory.absolute(), self.directory):
             text = text.replace(str(path), "the upload store")
-        return text
+        return without_paths(text, image)
+
+
+def without_paths(text: str, image: Path) -> str:
+    """`text` (an upload's error) naming no path of this server's disk: paths inside the
+    image relative to it, any other absolute path by its last part only (a Python's
+    install path in a tool server's complaint, say)."""
+    return _ABSOLUTE.sub("", _inside(text, image))
+
+
+def _inside(text: str, image: Path) -> str:
+    for path in (image.resolve(), image, image.absolute()):
+        text = text.replace(f"{path}/", "")
+    return text
+
+
+# the directories of an absolute path (`/a/b/` of `/a/b/c`), not of a URL's path
+_ABSOLUTE = re.compile(r"(?<![\w./:~-])/(?:[^\s/:'\"`,;()\[\]]+/)+")
 
 
 def _python_files(spec: AgentSpec) -> list[Path]:
