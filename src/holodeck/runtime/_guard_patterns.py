@@ -14,6 +14,8 @@ from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
+from holodeck.errors import ExecutionError
+
 # all of one check's patterns on one text: a base, and time that grows with the text
 # and the number of patterns (ten times what plain patterns take here), so a long
 # attachment's text is not cut short while a short message is bounded tightly
@@ -21,8 +23,9 @@ SECONDS = 0.5
 SECONDS_PER_CHAR = 1e-6
 
 
-class TooSlow(Exception):
-    """A check's patterns took longer than their bound on a text."""
+class TooSlow(ExecutionError):
+    """A check's patterns took longer than their bound on a text (the check then counts
+    as a hit: it never reaches a surface as an error)."""
 
     def __init__(self, pattern: str, seconds: float) -> None:
         super().__init__(f"`{pattern}` took over {seconds:g} s")

@@ -33,6 +33,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from holodeck.errors import InputError
 from holodeck.runtime._turn import CURRENT_TURN
 
 if TYPE_CHECKING:
@@ -45,12 +46,12 @@ REMEMBERED = 4096  # texts known to pass; older ones are checked again if they c
 TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/toml")
 
 
-class InputBlocked(Exception):
-    """An input check blocked a text the model was about to be sent."""
+class InputBlocked(InputError):
+    """An input check blocked a text the model was about to be sent (the turn ends with
+    the check's message as its answer; it never reaches a surface as an error)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        self.message = message
 
 
 class InputGuard:
