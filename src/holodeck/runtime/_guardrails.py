@@ -47,6 +47,10 @@ SHOWN = {"input": "the user's message to an AI agent", "output": "an AI agent's 
 JUDGE_TOOL = "verdict"
 
 
+# texts up to this long are checked inline by the checks that cannot backtrack
+INLINE_CHARS = 4096
+
+
 class GuardVerdict(BaseModel):
     reason: str = Field(description="One sentence: why the text keeps or breaks the rule.")
     allowed: bool = Field(description="false when the text breaks the rule.")
@@ -113,8 +117,13 @@ class GuardrailRunner:
                 message = check.message or BLOCKED[side]
                 hits.append(GuardrailTriggered(label, side, "block", "judge", message, reason))
                 return Checked(message, tuple(hits), blocked=True)
-            # off the event loop: a long text or a slow pattern never stalls the server
-            found = await asyncio.to_thread(find, check, text)
+            # off the event loop: a long text or a slow pattern never stalls the server (a
+            # user's pattern may backtrack for seconds on a short text); keywords, PII and
+            # lengths on a short text take microseconds, less than the hop to a thread
+            if check.block_patterns is not None or len(text) > INLINE_CHARS:
+                found = await asyncio.to_thread(find, check, text)
+            else:
+                found = find(check, text)
             if not found:
                 continue
             if check.action == "redact":
