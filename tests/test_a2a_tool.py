@@ -4,18 +4,25 @@ stream and `holodeck test`; and the same tool declared inline in an image."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
+from holodeck.net import OutboundPolicy
 from holodeck.spec.models.tools import A2ATool
+from holodeck.tools.a2a import Conversation, RemoteAgent
+from local_http import LocalHTTPServer
 from server_harness import REPO, Serve, agent_dir, deploy_process, log_lines
 from yaml_dump import dump
 
@@ -203,3 +210,88 @@ def test_holodeck_chat_lists_the_tool(tmp_path: Path) -> None:
     assert tool_rows(load_agent(root / "agent.yaml")) == [
         ("desk", "a2a", "the A2A agent at http://127.0.0.1:9/a2a/desk")
     ]
+
+
+def test_one_conversation_here_is_one_conversation_at_the_remote(
+    tmp_path: Path, serve: Serve, remote: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two calls in one session reach the remote agent in one of its sessions (the
+    contextId it gave is sent back); another session here is another session there."""
+    url, home = remote
+    monkeypatch.setenv("DESK_KEY", KEY)
+    with serve(caller(tmp_path / "caller", url)) as server:
+        first = server.chat("Rota for Monday? /call desk")
+        assert first.status_code == 200, first.text
+        session = first.json()["session_id"]
+        again = server.chat("And for Tuesday? /call desk", session_id=session)
+        assert again.status_code == 200, again.text
+        other = server.chat("Rota for Friday? /call desk")
+        assert other.status_code == 200, other.text
+    remote_session = {
+        line["message_input"]: line["session_id"]
+        for line in log_lines(home, "desk")
+        if line["session_id"] and line["endpoint"] == "/a2a/desk"
+    }
+    monday = remote_session["Rota for Monday?"]
+    assert remote_session["And for Tuesday?"] == monday
+    assert remote_session["Rota for Friday?"] != monday
+
+
+class _AsksFirst(BaseHTTPRequestHandler):
+    """A scripted A2A remote (JSON-RPC, 1.0 names): its card, then a task that asks
+    which day and completes when the answer comes back in that task."""
+
+    sent: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _json(self, value: dict[str, Any]) -> None:
+        body = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        url = f"http://127.0.0.1:{self.server.server_address[1]}/a2a"
+        interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        self._json({"name": "desk", "description": "Books rooms.", "version": "1",
+                    "supportedInterfaces": [interface], "capabilities": {},
+                    "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+                    "skills": []})  # fmt: skip
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        message = request["params"]["message"]
+        self.sent.append(message)
+        if message.get("taskId") == "t1":
+            state, text = "TASK_STATE_COMPLETED", f"Booked for {message['parts'][0]['text']}"
+        else:
+            state, text = "TASK_STATE_INPUT_REQUIRED", "Which day?"
+        said = {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": text}]}
+        task = {"id": "t1", "contextId": "c1", "status": {"state": state, "message": said}}
+        self._json({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}})
+
+
+def test_a_remote_task_that_asks_for_input_gets_the_next_call_as_its_answer() -> None:
+    """The model is given the remote's question; its next call answers that task, in the
+    same remote conversation."""
+    server = LocalHTTPServer(("127.0.0.1", 0), _AsksFirst)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/.well-known/agent-card.json"
+        remote = RemoteAgent(A2ATool(type="a2a", name="desk", url=url),
+                             OutboundPolicy(allow_loopback=True))  # fmt: skip
+        conversation = Conversation()
+        asked = asyncio.run(remote.ask("Book the big room", conversation))
+        assert asked.endswith("asks: Which day?")
+        assert asyncio.run(remote.ask("Tuesday", conversation)) == "Booked for Tuesday"
+    finally:
+        server.shutdown()
+        server.server_close()
+    first, second = _AsksFirst.sent
+    assert "taskId" not in first and "contextId" not in first
+    assert (second["taskId"], second["contextId"]) == ("t1", "c1")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class SessionScope:
-    __slots__ = ("_owned",)
+    __slots__ = ("__weakref__", "_owned")  # a type: a2a tool keys its remote conversations by it
 
     def __init__(self) -> None:
         self._owned: dict[int, tuple[Agent, list[AbstractToolset[Any]]]] | None = None

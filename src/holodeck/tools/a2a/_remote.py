@@ -1,5 +1,6 @@
 """The A2A client of a `type: a2a` tool: `RemoteAgent` reads the card and sends each
-message as a new task."""
+message in the caller's `Conversation` with the remote: the remote's `contextId` once it
+gave one (so one conversation here is one there), and the task that waits for input."""
 
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ if TYPE_CHECKING:
 
 CARD_TIMEOUT_S = 10.0  # reading the card for the tool's description
 CARD_RETRY_S = 60.0  # a card that could not be read is tried again after this long
+_WAITING = "TASK_STATE_INPUT_REQUIRED"
 _FAILED = frozenset({"TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"})
 
 
 class A2ACallError(ToolError):
     """A call to a remote A2A agent failed; the message says which and why."""
+
+
+@dataclass
+class Conversation:
+    """One conversation of the caller with the remote agent: the remote's `contextId`,
+    and the id of a remote task that asked for more input (the next message answers it)."""
+
+    context_id: str = ""
+    waiting_task: str = ""
 
 
 @dataclass
@@ -86,14 +97,22 @@ class RemoteAgent:
         assert self.card is not None
         return self.card.description or None
 
-    async def ask(self, message: str) -> str:
+    async def ask(self, message: str, conversation: Conversation | None = None) -> str:
+        """The remote agent's answer to `message`, sent in `conversation` (a new one when
+        None); `conversation` learns the remote's contextId and a task waiting for input."""
         from a2a.client import ClientConfig, ClientFactory
         from a2a.types import Message, Part, Role, SendMessageRequest
 
+        conversation = conversation if conversation is not None else Conversation()
         async with self._client(self.tool.timeout) as http:
             card = await self.read_card(http)
             client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-            sent = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER)
+            sent = Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                context_id=conversation.context_id,
+                task_id=conversation.waiting_task,
+            )
             sent.parts.append(Part(text=message))
             try:
                 responses = [r async for r in client.send_message(SendMessageRequest(message=sent))]
@@ -101,16 +120,23 @@ class RemoteAgent:
                 raise self._failed("the call failed", exc) from None
         for response in responses:
             if response.HasField("task"):
-                return self._answer(response.task)
+                conversation.context_id = response.task.context_id or conversation.context_id
+                return self._answer(response.task, conversation)
             if response.HasField("message"):
-                return _text(response.message.parts)
+                reply = response.message
+                conversation.context_id = reply.context_id or conversation.context_id
+                conversation.waiting_task = ""
+                return _text(reply.parts)
         raise A2ACallError(f"{self.tool.name}: the remote agent sent no answer")
 
-    def _answer(self, task: Task) -> str:
+    def _answer(self, task: Task, conversation: Conversation) -> str:
         from a2a.types import TaskState
 
         state = TaskState.Name(task.status.state)
         said = _text(task.status.message.parts)
+        conversation.waiting_task = task.id if state == _WAITING else ""
+        if state == _WAITING:  # the model answers with its next call, in this same task
+            return f"The remote agent needs more before it can answer, and asks: {said}"
         if state in _FAILED:
             ended = state.removeprefix("TASK_STATE_").lower()
             raise A2ACallError(f"{self.tool.name}: the remote task {ended}: {said}".rstrip(": "))
