@@ -7,7 +7,9 @@ usage), so a caller continues the conversation by passing `session_id` back.
 Over HTTP each request stands alone (the SDK's stateless mode): the conversation lives in
 the session store, so replicas behind a load balancer serve any request, and a tool call
 is a served turn as /v1/chat's is (keys, session ownership, limits, request log, trace).
-A failure the caller can fix is the tool's error result (`isError`), saying what to do.
+A call to a tool that is not served is a JSON-RPC error (`-32602`, invalid params), as
+the specification asks; any other failure the caller can fix is the tool's error result
+(`isError`), saying what to do.
 
 The SDK's server takes about two seconds to import: /mcp imports it and starts on its
 first request, in a task the app's lifespan stops."""
@@ -85,9 +87,17 @@ def mcp_server(list_agents: ListAgents, ask: Ask) -> Server[Any]:
         return mcp_types.ListToolsResult(tools=[tool_of(n, d) for n, d in list_agents(ctx)])
 
     async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> Any:
+        from mcp.shared.exceptions import MCPError
+
+        names = [n for n, _ in list_agents(ctx)]
+        if params.name not in names:  # no such tool: a protocol error, not a tool's result
+            raise MCPError(
+                mcp_types.INVALID_PARAMS,
+                f"Unknown tool: {params.name!r} is not served here (tools: {', '.join(names)})",
+            )
         arguments = params.arguments or {}
         question, session_id = arguments.get("question"), arguments.get("session_id")
-        problem = _problem(params.name, list_agents(ctx), question, session_id, arguments)
+        problem = _problem(question, session_id, arguments)
         if problem is not None:
             return _error(problem)
         try:
@@ -110,16 +120,7 @@ def mcp_server(list_agents: ListAgents, ask: Ask) -> Server[Any]:
     )
 
 
-def _problem(
-    name: str,
-    agents: list[tuple[str, str | None]],
-    question: Any,
-    session_id: Any,
-    arguments: dict[str, Any],
-) -> str | None:
-    names = [n for n, _ in agents]
-    if name not in names:
-        return f"no agent named {name!r} is served here (tools: {', '.join(names)})"
+def _problem(question: Any, session_id: Any, arguments: dict[str, Any]) -> str | None:
     unknown = sorted(set(arguments) - {"question", "session_id"})
     if unknown:
         return f"unknown argument {unknown[0]!r}: the tool takes `question` and `session_id`"
