@@ -160,8 +160,8 @@ def test_a2a_needs_a_key_and_a_context_or_task_of_another_key_is_not_found(
 ) -> None:
     keys = (("alice", "k-alice-secret"), ("bob", "k-bob-secret"))
     with serve(WEATHER, named_keys=keys) as server:
-        refused = server.client.get("/.well-known/agent-card.json")
-        assert refused.status_code == 401
+        # the card is public (it says how to authenticate); the endpoint is not
+        assert server.client.get("/.well-known/agent-card.json").status_code == 200
         refused = server.client.post("/a2a/weather", json={"jsonrpc": "2.0", "id": 1})
         assert refused.status_code == 401 and refused.json()["error"]["type"] == "unauthorized"
 
@@ -283,7 +283,7 @@ def test_a_message_without_text_or_with_a_bad_context_is_an_invalid_params_error
         async def main() -> None:
             client = await connect(server.url)
             empty = SendMessageRequest(message=Message(message_id="e", role=Role.ROLE_USER))
-            with pytest.raises(InvalidParamsError, match="no text"):
+            with pytest.raises(InvalidParamsError, match="parts is missing"):
                 [r async for r in client.send_message(empty)]
             with pytest.raises(InvalidParamsError, match="contextId"):
                 await answer(client, "hi", context_id="../etc/passwd")

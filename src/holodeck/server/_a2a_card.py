@@ -6,6 +6,8 @@ it describes what is served now (an upload replaced, keys configured)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -102,7 +104,8 @@ def agent_card(served: ServedAgent, base_url: str, keyed: bool) -> AgentCard:
             SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(
                     scheme="Bearer",
-                    description="An API key of the server's deployment.auth.api_keys",
+                    description="A key this server's operator gave you, sent as "
+                    "`Authorization: Bearer <key>`",
                 )
             )
         )
@@ -113,6 +116,27 @@ def agent_card(served: ServedAgent, base_url: str, keyed: bool) -> AgentCard:
 
 
 def card_json(card: AgentCard) -> dict[str, Any]:
+    """The card as JSON: 1.0's fields, with 0.3's beside them (`url`, `security`...) for
+    clients of 0.3. A security scheme is 1.0's form alone: the SDK merges 0.3's into the
+    same entry, which 1.0's schema refuses (an entry is one of the forms)."""
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from google.protobuf.json_format import MessageToDict
 
-    return agent_card_to_dict(card)
+    found = agent_card_to_dict(card)
+    if card.security_schemes:
+        found["securitySchemes"] = {
+            name: MessageToDict(scheme) for name, scheme in card.security_schemes.items()
+        }
+    return found
+
+
+def etag(card: dict[str, Any]) -> str:
+    """A weak tag of the card's content, as the a2a-sdk's own card route gives."""
+    body = json.dumps(card, sort_keys=True, separators=(",", ":"))
+    return f'W/"{hashlib.sha256(body.encode()).hexdigest()}"'
+
+
+def etag_matches(header: str, tag: str) -> bool:
+    """Whether an If-None-Match header names `tag` (weakly compared, RFC 9110 13.1.2)."""
+    tags = [candidate.strip().removeprefix("W/") for candidate in header.split(",")]
+    return "*" in tags or tag.removeprefix("W/") in tags

@@ -42,8 +42,10 @@ from a2a.types import (
 )
 from a2a.utils.errors import (
     A2AError,
+    ContentTypeNotSupportedError,
     InternalError,
     InvalidParamsError,
+    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -220,10 +222,7 @@ class TurnHandler(RequestHandler):
         message = params.message
         text, attachments = _content(message)
         if message.task_id:
-            raise InvalidParamsError(
-                f"message.taskId {message.task_id!r}: every message starts a new task",
-                data={"hint": "send contextId (the conversation), without taskId"},
-            )
+            raise await _follow_up(served, owner, message.task_id)
         context_id = message.context_id or new_id()
         if not SESSION_ID.fullmatch(context_id):
             raise InvalidParamsError(
@@ -408,6 +407,9 @@ class TurnHandler(RequestHandler):
     async def on_subscribe_to_task(
         self, params: Any, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
+        served, owner = _target(context)
+        if await load_task(served, owner, params.id) is None:
+            raise _no_task(params.id)
         raise UnsupportedOperationError("use SendStreamingMessage to follow a task as it runs")
         yield
 
@@ -444,8 +446,24 @@ def _no_task(task_id: str) -> TaskNotFoundError:
     )
 
 
-def _no_push() -> UnsupportedOperationError:
-    return UnsupportedOperationError("push notifications are not offered: stream instead")
+def _no_push() -> PushNotificationNotSupportedError:
+    return PushNotificationNotSupportedError(
+        "push notifications are not offered (the card says pushNotifications: false): "
+        "use SendStreamingMessage (message/stream) to follow a task"
+    )
+
+
+async def _follow_up(served: ServedAgent, owner: str | None, task_id: str) -> A2AError:
+    """The refusal of a message to task `task_id`: every message starts a new task."""
+    task = await load_task(served, owner, task_id)
+    if task is None:
+        return _no_task(task_id)
+    state = TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
+    return UnsupportedOperationError(
+        f"task {task_id} is {state}: a task takes no further message here, each message "
+        f"starts a new task; send it with contextId {task.context_id!r} and no taskId",
+        data={"hint": f"send contextId {task.context_id!r}, without taskId"},
+    )
 
 
 def _content(message: Message) -> tuple[str, list[Attachment]]:
@@ -464,13 +482,13 @@ def _content(message: Message) -> tuple[str, list[Attachment]]:
             media = part.media_type or "application/octet-stream"
             files.append(Attachment(part.raw, media, part.filename))
         else:
-            raise InvalidParamsError(
+            raise ContentTypeNotSupportedError(
                 f"message.parts[{index}]: a {kind or 'empty'} part is not taken",
                 data={"hint": "send text, data, or a file's bytes (raw) with its mediaType"},
             )
     text = "\n".join(t for t in texts if t)
     if not text.strip():
-        raise InvalidParamsError(
+        raise ContentTypeNotSupportedError(
             "message: no text", data={"hint": "send at least one text part with the question"}
         )
     return text, files

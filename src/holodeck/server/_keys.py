@@ -16,6 +16,20 @@ from holodeck.server._errors import ApiError, refuse
 
 # open without a key: probes, and the chat page (which then asks for a key)
 OPEN_PATHS = frozenset({"/health", "/ready", "/"})
+# A2A cards are public: they say how to authenticate, and hold no secret
+CARD = "/.well-known/agent-card.json"
+
+
+def is_card(scope: Scope) -> bool:
+    """Whether the request reads an A2A card (the only agent's, or
+    `/a2a/<agent>/.well-known/agent-card.json`): open without a key, within the rate."""
+    path: str = scope["path"]
+    if scope.get("method") not in ("GET", "HEAD"):
+        return False
+    if path == CARD:
+        return True
+    agent = path.removeprefix("/a2a/").removesuffix(CARD)
+    return path.startswith("/a2a/") and path.endswith(CARD) and bool(agent) and "/" not in agent
 
 
 class Keys:
@@ -27,10 +41,15 @@ class Keys:
         self.rate = requests_per_minute
         self._buckets: dict[str, tuple[float, float]] = {}  # who -> (tokens, at)
 
-    def admit(self, scope: Scope) -> str | None:
-        """The name of the request's key (None when the server has no keys), within its
-        rate; raises 401 or 429."""
-        name = self._authenticate(scope)
+    def admit(self, scope: Scope, required: bool = True) -> str | None:
+        """The name of the request's key (None when the server has no keys, or when the
+        key is not `required` and missing or wrong), within its rate; raises 401 or 429."""
+        try:
+            name = self._authenticate(scope)
+        except ApiError:
+            if required:
+                raise
+            name = None
         if self.rate is not None:
             client = scope.get("client")
             self._spend(f"key:{name}" if name else f"address:{client[0] if client else '?'}")
@@ -84,8 +103,8 @@ class Keys:
 
 
 class Authenticate:
-    """Every path but `OPEN_PATHS` needs a key (the API, /docs, /openapi.json, unknown
-    paths alike); refused before the body is received."""
+    """Every path but `OPEN_PATHS` and the A2A cards (`is_card`) needs a key (the API,
+    /docs, /openapi.json, unknown paths alike); refused before the body is received."""
 
     def __init__(self, app: ASGIApp, keys: Keys) -> None:
         self.app, self.keys = app, keys
@@ -95,7 +114,7 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         try:
-            name = self.keys.admit(scope)
+            name = self.keys.admit(scope, required=not is_card(scope))
         except ApiError as error:
             await refuse(scope, receive, send, error)
             return

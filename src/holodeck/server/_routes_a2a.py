@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from holodeck.server._a2a_card import agent_card, card_json, endpoint_path
-from holodeck.server._a2a_refusals import log_refusal, quiet_sdk_refusals
+from holodeck.server._a2a_card import agent_card, card_json, endpoint_path, etag, etag_matches
+from holodeck.server._a2a_refusals import early_refusal, log_refusal, quiet_sdk_refusals
 from holodeck.server._errors import ApiError
+from holodeck.server._keys import CARD
 from holodeck.server._protocols import a2a_available
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import state_of
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 router = APIRouter(tags=["A2A"])
 
-CARD = "/.well-known/agent-card.json"
 METHODS = [
     "SendMessage",
     "SendStreamingMessage",
@@ -92,10 +92,19 @@ def _dispatcher(app: FastAPI) -> JsonRpcDispatcher:
     return found
 
 
-def _card(request: Request, served: ServedAgent) -> JSONResponse:
+# the card follows what is served (an upload replaced, keys set): a client may keep it,
+# but asks again each time (a 304 when it has not changed)
+CARD_CACHE = "no-cache"
+
+
+def _card(request: Request, served: ServedAgent) -> Response:
     _require_sdk()
     keyed = bool(state_of(request).keys.keys)
-    return JSONResponse(card_json(agent_card(served, str(request.base_url), keyed)))
+    found = card_json(agent_card(served, str(request.base_url), keyed))
+    headers = {"ETag": etag(found), "Cache-Control": CARD_CACHE}
+    if etag_matches(request.headers.get("if-none-match", ""), headers["ETag"]):
+        return Response(status_code=304, headers=headers)
+    return JSONResponse(found, headers=headers)
 
 
 @router.get(
@@ -103,7 +112,7 @@ def _card(request: Request, served: ServedAgent) -> JSONResponse:
     summary="The A2A agent card of the only agent served",
     responses={200: {"content": {"application/json": {}}}, **_ERRORS},
 )
-async def default_card(request: Request) -> JSONResponse:
+async def default_card(request: Request) -> Response:
     agents = state_of(request).registry.agents
     if len(agents) != 1:
         cards = ", ".join(endpoint_path(name) + CARD for name in sorted(agents))
@@ -121,7 +130,7 @@ async def default_card(request: Request) -> JSONResponse:
     summary="An agent's A2A agent card",
     responses={200: {"content": {"application/json": {}}}, **_ERRORS},
 )
-async def card(agent: str, request: Request) -> JSONResponse:
+async def card(agent: str, request: Request) -> Response:
     return _card(request, await state_of(request).registry.get(agent))
 
 
@@ -131,9 +140,13 @@ async def card(agent: str, request: Request) -> JSONResponse:
     responses={200: _RPC_ANSWER, **_ERRORS},
     openapi_extra=_RPC_BODY,
 )
+# the same with a trailing slash: clients that join URLs so do not follow a redirect on POST
+@router.post("/a2a/{agent}/", include_in_schema=False)
 async def rpc(agent: str, request: Request) -> Response:
     _require_sdk()
     request.state.a2a_agent = await state_of(request).registry.get(agent)
-    response = await _dispatcher(request.app).handle_requests(request)
+    response = await early_refusal(request) or await _dispatcher(request.app).handle_requests(
+        request
+    )
     await log_refusal(request, response)
     return response
