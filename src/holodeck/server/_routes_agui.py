@@ -7,8 +7,10 @@ The thread is the HoloDeck session (`threadId` is the session id) and the server
 its history: each run takes the input's last message, a user message, as the turn's
 message, as /v1/chat takes `message`. (pydantic-ai's AG-UI adapter runs a bare
 pydantic-ai agent on the history the client sends; HoloDeck's turns run in its own
-`Session`: stored history, trimming, caps, fallbacks, sub-agents.) The input's
-`tools` (tools the page runs), `state` and `context` are not used.
+`Session`: stored history, trimming, caps, fallbacks, sub-agents.) The input's `context`
+entries (what the page knows: a description and a value each) follow the user's text in
+the turn's message, so the model reads them with it. The input's `tools` (tools the page
+runs) and `state` are not used.
 
 The `ag-ui-protocol` types take most of a second to import: they are imported on the
 first AG-UI request, not when the server starts."""
@@ -96,6 +98,7 @@ async def awp_agent(
 async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingResponse:
     run_input = await _input(request)
     message, attachments = _message_of(run_input)
+    message += _context_of(run_input)
     served = await state_of(request).registry.get(agent)
     await refuse_anothers_session(request, served, run_input.thread_id)
     turn = Turn(
@@ -194,6 +197,14 @@ def _message_of(run_input: RunAgentInput) -> tuple[str, list[Attachment]]:
             hint="say something in the message's `content`",
         )
     return text, attachments
+
+
+def _context_of(run_input: RunAgentInput) -> str:
+    """The input's context entries as text to follow the user's message ("" for none):
+    the model has no other way to read them, and they are kept with the message, so a
+    later turn still knows what the page said then."""
+    lines = [f"- {c.description}: {c.value}" for c in run_input.context or ()]
+    return "\n\nContext from the application:\n" + "\n".join(lines) if lines else ""
 
 
 def _attachment(index: int, part: Any) -> Attachment:
