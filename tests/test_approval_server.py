@@ -187,7 +187,7 @@ def test_the_openai_endpoint_refuses_a_turn_that_needs_approval_naming_v1_chat(
         answer = server.client.post("/v1/chat/completions", json=body)
 
     assert answer.status_code == 409
-    error = answer.json()["error"]
-    assert error["type"] == "approval_required" and "delete_order" in error["message"]
+    error = answer.json()["error"]  # OpenAI's shape: HoloDeck's kind is the `code`
+    assert error["code"] == "approval_required" and "delete_order" in error["message"]
     assert "/v1/chat" in error["hint"]
     assert not (root / "deleted").exists()

@@ -21,6 +21,7 @@ from holodeck.errors import (
     StoreError,
     meaning_of,
 )
+from holodeck.server._openai_errors import is_openai_path, openai_error_body
 from holodeck.server._protocols import API_PREFIXES
 
 log = logging.getLogger("holodeck.server")
@@ -38,10 +39,12 @@ class ApiError(RequestError):
         *,
         hint: str | None = None,
         headers: dict[str, str] | None = None,
+        param: str | None = None,
     ) -> None:
         super().__init__(message, hint=hint)
         self.status, self.kind = status, kind
         self.headers = headers or {}
+        self.param = param  # the request's field at fault, for OpenAI-shaped errors
 
 
 def error_response(
@@ -51,9 +54,12 @@ def error_response(
     message: str,
     hint: str | None = None,
     headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> JSONResponse:
     request_id = getattr(request.state, "request_id", None)
     body: dict[str, Any] = {"error": {"type": kind, "message": message, "hint": hint}}
+    if is_openai_path(request.url.path):
+        body["error"] = openai_error_body(status, kind, message, hint, param)
     body["request_id"] = request_id
     _log_refusal(request, status, message)
     return JSONResponse(body, status_code=status, headers=headers)
@@ -115,17 +121,22 @@ def _where(loc: tuple[Any, ...]) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(request, exc.status, exc.kind, exc.message, exc.hint, exc.headers)
+        return error_response(
+            request, exc.status, exc.kind, exc.message, exc.hint, exc.headers, exc.param
+        )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
+        openai = is_openai_path(request.url.path)  # OpenAI's clients expect 400 and `param`
+        first = exc.errors()[0]["loc"] if exc.errors() else ()
         return error_response(
             request,
-            422,
+            400 if openai else 422,
             "invalid_request",
             "; ".join(problems) or "the request is not valid",
             hint="see /openapi.json for the request's schema",
+            param=_where(first[1:] if first[:1] == ("body",) else first) if openai else None,
         )
 
     @app.exception_handler(StarletteHTTPException)

@@ -3,8 +3,9 @@
 SDK and tools built on it talk to an agent unchanged.
 
 The conversation is the request's `messages`, as OpenAI's API has it; the agent's own
-instructions, tools and model settings apply (sampling parameters a client sends are
-accepted and left to the agent's `model:` block). Extensions, in a `holodeck` object:
+instructions, tools, model settings and output shape apply, and a request asking for
+others is refused with 400 in OpenAI's error shape (`_openai_checks`). Extensions, in
+a `holodeck` object:
 `{"tool_calls": true}` adds the turn's tool activity to the answer (and a chunk per
 call to a stream); `{"session_id": "..."}` continues a stored session instead, taking
 only the last user message from `messages`."""
@@ -32,6 +33,9 @@ from holodeck.runtime import (
     messages_from,
 )
 from holodeck.server._errors import ApiError
+from holodeck.server._openai_checks import check_fields, check_history, check_response_format
+from holodeck.server._openai_errors import openai_error_body
+from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
     Turn,
@@ -43,7 +47,7 @@ from holodeck.server._turns import (
 from holodeck.server._wire import SessionId, error_responses, sse_schema
 
 router = APIRouter()
-_ERRORS = error_responses(400, 401, 404, 409, 413, 422, 429, 502, 503)
+_ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
 
 
 class ContentPart(BaseModel):
@@ -73,7 +77,7 @@ class StreamOptions(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    # sampling parameters and other fields clients send are accepted: the agent's own apply
+    # other fields are read by `_openai_checks`: accepted when the agent does as asked
     model_config = ConfigDict(extra="allow")
     model: Annotated[str, Field(min_length=1)]
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
@@ -131,6 +135,32 @@ async def models(request: Request) -> dict[str, Any]:
     return {"object": "list", "data": [{"id": name, "created": started} for name in sorted(agents)]}
 
 
+@router.get("/v1/models/{model_id}", response_model=ModelCard, responses=_ERRORS)
+async def model(model_id: str, request: Request) -> dict[str, Any]:
+    if model_id not in state_of(request).registry.agents:
+        raise _no_model(model_id)
+    return {"id": model_id, "created": int(request.app.state.started)}
+
+
+async def _model(request: Request, name: str) -> ServedAgent:
+    try:
+        return await state_of(request).registry.get(name)
+    except ApiError as exc:
+        if exc.status == 404:
+            raise _no_model(name) from None
+        raise
+
+
+def _no_model(name: str) -> ApiError:
+    return ApiError(
+        404,
+        "model_not_found",
+        f"no agent named {name!r} is served here: the model does not exist",
+        hint="GET /v1/models lists the agents",
+        param="model",
+    )
+
+
 @router.post(
     "/v1/chat/completions",
     response_model=Completion,
@@ -142,16 +172,14 @@ async def models(request: Request) -> dict[str, Any]:
     },
 )
 async def completions(body: CompletionRequest, request: Request) -> Any:
-    for name in ("tools", "functions"):
-        if (body.model_extra or {}).get(name):
-            raise ApiError(
-                400,
-                "unsupported",
-                f"`{name}`: an agent's tools are those of its definition",
-                hint="remove `tools` from the request; the agent calls its own tools",
-            )
     state = state_of(request)
-    served = await state.registry.get(body.model)
+    served = await _model(request, body.model)
+    extra = body.model_extra or {}
+    check_fields(extra, served.agent.model.settings, served.name)
+    check_response_format(
+        extra.get("response_format"), served.agent.spec.response_format, served.name
+    )
+    check_history(body.messages)
     prompt, attachments, history = _conversation(body.messages)
     extension = body.holodeck
     session = None
@@ -243,7 +271,7 @@ async def _chunks(
                 call = {**call_json(event), "parent_id": event.parent_call_id}
                 yield chunk({}, holodeck={"tool_call": call})
     except ApiError as exc:
-        error = {"type": exc.kind, "message": exc.message, "hint": exc.hint}
+        error = openai_error_body(exc.status, exc.kind, exc.message, exc.hint, exc.param)
         yield ServerSentEvent(data=json.dumps({"error": error}))
         return
     yield chunk({}, _finish(turn))
@@ -317,7 +345,6 @@ def _data_url(url: str, index: int) -> Attachment:
 
 
 def _history_messages(history: list[ChatMessage]) -> list[Any]:
-
-    # `tool` messages answer tool calls the client made; an agent's own calls are not sent
+    # `tool` messages and `tool_calls` were refused before (check_history)
     turns = [(message.role, _content(message, index)[0]) for index, message in enumerate(history)]
     return messages_from(turns)

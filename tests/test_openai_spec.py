@@ -1,0 +1,160 @@
+"""`/v1/chat/completions` as OpenAI's own client reads it: errors in OpenAI's shape,
+`response_format` honoured or refused, sampling fields passed on or refused, a client's
+tool-call history refused by name. The official `openai` package talks over real HTTP to
+a `holodeck deploy` process whose agents' model is a scripted OpenAI-compatible server,
+so what reached the model can be read back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+from pydantic import BaseModel
+
+from scripted_servers import Call, OpenAIServer, text, tool_calls
+from server_harness import agent_dir, deploy_process
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "score": {"type": "integer"}},
+    "required": ["city", "score"],
+    "additionalProperties": False,
+}
+
+
+class Verdict(BaseModel):
+    city: str
+    score: int
+
+
+class Other(BaseModel):
+    name: str
+
+
+Deployed = tuple[str, OpenAIServer]
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
+    root = tmp_path_factory.mktemp("openai-spec")
+    model = OpenAIServer().start()
+    endpoint = {"provider": "openai", "name": "gpt-4o-mini", "endpoint": model.url}
+    oracle = agent_dir(root / "oracle", "oracle", model={**endpoint, "temperature": 0.2})
+    grader = agent_dir(root / "grader", "grader", model=endpoint, response_format=SCHEMA)
+    env = {"OPENAI_API_KEY": "sk-test-1234", "HOLODECK_HOME": str(root / "home")}
+    try:
+        with deploy_process(str(oracle), str(grader), env=env, cwd=root) as (_, url):
+            yield url, model
+    finally:
+        model.stop()
+
+
+def client(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+
+
+def user(text: str) -> list[Any]:
+    return [{"role": "user", "content": text}]
+
+
+def test_errors_come_in_openai_shape_with_400_for_an_invalid_request(deployed: Deployed) -> None:
+    url, _ = deployed
+    with pytest.raises(openai.BadRequestError) as invalid:
+        client(url).chat.completions.create(model="oracle", messages=[])
+    assert invalid.value.status_code == 400
+    body = invalid.value.body
+    assert isinstance(body, dict)
+    assert set(body) >= {"message", "type", "param", "code"}
+    assert body["type"] == "invalid_request_error" and body["param"] == "messages"
+    with pytest.raises(openai.NotFoundError) as missing:
+        client(url).chat.completions.create(model="nobody", messages=user("hi"))
+    assert isinstance(missing.value.body, dict)
+    assert missing.value.body["code"] == "model_not_found"
+    assert missing.value.body["param"] == "model"
+    assert "nobody" in missing.value.body["message"]
+
+
+def test_a_model_is_retrieved_by_its_id(deployed: Deployed) -> None:
+    url, _ = deployed
+    found = client(url).models.retrieve("grader")
+    assert (found.id, found.object) == ("grader", "model")
+    with pytest.raises(openai.NotFoundError) as missing:
+        client(url).models.retrieve("nobody")
+    assert isinstance(missing.value.body, dict)
+    assert missing.value.body["code"] == "model_not_found"
+
+
+def test_a_response_format_is_honoured_by_an_agent_answering_in_it_else_refused(
+    deployed: Deployed,
+) -> None:
+    url, model = deployed
+    model.script(tool_calls(Call("final_result", {"city": "Lisbon", "score": 4})))
+    done = client(url).chat.completions.parse(
+        model="grader", messages=user("Grade Lisbon"), response_format=Verdict
+    )
+    assert done.choices[0].message.parsed == Verdict(city="Lisbon", score=4)
+    model.script(tool_calls(Call("final_result", {"city": "Oslo", "score": 5})))
+    plain = client(url).chat.completions.create(
+        model="grader", messages=user("Grade Oslo"), response_format={"type": "json_object"}
+    )
+    assert Verdict.model_validate_json(plain.choices[0].message.content or "").city == "Oslo"
+    asked = len(model.requests)
+    with pytest.raises(openai.BadRequestError) as free_text:
+        client(url).chat.completions.parse(
+            model="oracle", messages=user("Grade Lisbon"), response_format=Verdict
+        )
+    assert isinstance(free_text.value.body, dict)
+    assert free_text.value.body["param"] == "response_format"
+    assert "free text" in free_text.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as other:
+        client(url).chat.completions.parse(
+            model="grader", messages=user("Name it"), response_format=Other
+        )
+    assert "schema" in str(other.value)
+    assert len(model.requests) == asked  # nothing reached the model
+
+
+def test_sampling_fields_reach_the_model_or_are_refused(deployed: Deployed) -> None:
+    url, model = deployed
+    model.script(text("Calm answer."))
+    asked = len(model.requests)
+    done = client(url).chat.completions.create(model="oracle", messages=user("hi"), temperature=0.2)
+    assert done.choices[0].message.content == "Calm answer."
+    assert model.requests[asked].body["temperature"] == 0.2
+    refusals = [
+        {"temperature": 1.5},
+        {"stop": ["\n"]},
+        {"seed": 7},
+        {"top_p": 0.5},
+        {"max_tokens": 10},
+        {"max_completion_tokens": 10},
+    ]
+    for fields in refusals:
+        with pytest.raises(openai.BadRequestError) as refused:
+            client(url).chat.completions.create(model="oracle", messages=user("hi"), **fields)
+        assert isinstance(refused.value.body, dict)
+        assert refused.value.body["param"] == next(iter(fields)), fields
+    assert len(model.requests) == asked + 1
+
+
+def test_a_clients_tool_call_history_is_refused_by_name(deployed: Deployed) -> None:
+    url, model = deployed
+    asked = len(model.requests)
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history: list[Any] = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"role": "user", "content": "So?"},
+    ]
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(url).chat.completions.create(model="oracle", messages=history)
+    assert isinstance(refused.value.body, dict)
+    assert refused.value.body["param"] == "messages.1"
+    assert "tool_calls" in refused.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as tool:
+        client(url).chat.completions.create(model="oracle", messages=[history[0], *history[2:]])
+    assert isinstance(tool.value.body, dict) and "`tool` message" in tool.value.body["message"]
+    assert len(model.requests) == asked
