@@ -32,6 +32,7 @@ from a2a.server.request_handlers.request_handler import RequestHandler
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.types import (
     Artifact,
+    ListTasksResponse,
     Message,
     Part,
     Task,
@@ -58,6 +59,7 @@ from holodeck.runtime import Attachment, TextDelta, ToolCallFinished, ToolCallSt
 from holodeck.server._a2a_tasks import (
     Running,
     agent_message,
+    listed_tasks,
     load_task,
     new_id,
     now,
@@ -94,6 +96,7 @@ TERMINAL = frozenset(
 )
 ANSWER = "answer"  # the artifact holding the answer's text
 CANCEL_WAIT_S = 10.0
+PAGE_SIZE, PAGE_MOST = 50, 100  # tasks/list's page: by default, at most
 SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # as /v1/chat's session_id
 
 
@@ -396,13 +399,47 @@ class TurnHandler(RequestHandler):
         await save_task(served, owner, task)
         return task
 
+    async def on_list_tasks(self, params: Any, context: ServerCallContext) -> ListTasksResponse:
+        served, owner = _target(context)
+        size = params.page_size if params.HasField("page_size") else PAGE_SIZE
+        if not 1 <= size <= PAGE_MOST:
+            raise InvalidParamsError(
+                f"params.pageSize: {size} is not between 1 and {PAGE_MOST}",
+                data={"hint": f"send 1 to {PAGE_MOST}, or leave it out for {PAGE_SIZE}"},
+            )
+        start = _page_start(params.page_token)
+        after = (
+            params.status_timestamp_after.ToMicroseconds()
+            if params.HasField("status_timestamp_after")
+            else None
+        )
+        found = [
+            t
+            for t in await listed_tasks(served, owner)
+            if (not params.context_id or t.context_id == params.context_id)
+            and (not params.status or t.state == params.status)
+            and (after is None or t.updated > after)
+        ]
+        page: list[Task] = []
+        for listed in found[start : start + size]:
+            task = await load_task(served, owner, listed.id)
+            if task is None:  # expired between the index and now
+                continue
+            if not params.include_artifacts:
+                task.ClearField("artifacts")
+            page.append(_trimmed(task, params))
+        end = start + size
+        return ListTasksResponse(
+            tasks=page,
+            next_page_token=str(end) if end < len(found) else "",
+            page_size=size,
+            total_size=len(found),
+        )
+
     # -- what this server does not offer
 
     async def on_get_extended_agent_card(self, params: Any, context: ServerCallContext) -> Any:
         raise UnsupportedOperationError("the card at /.well-known/agent-card.json is all there is")
-
-    async def on_list_tasks(self, params: Any, context: ServerCallContext) -> Any:
-        raise UnsupportedOperationError("listing tasks is not offered: get each by its id")
 
     async def on_subscribe_to_task(
         self, params: Any, context: ServerCallContext
@@ -437,6 +474,18 @@ class TurnHandler(RequestHandler):
 def _target(context: ServerCallContext) -> tuple[ServedAgent, str | None]:
     request: Request = context.state["request"]
     return request.state.a2a_agent, key_name_of(request)
+
+
+def _page_start(token: str) -> int:
+    """Where the page `token` (a `nextPageToken` given before) starts; 0 without one."""
+    if not token:
+        return 0
+    if not token.isdigit():
+        raise InvalidParamsError(
+            f"params.pageToken: {token[:40]!r} is not a token this server gave",
+            data={"hint": "send the nextPageToken of the previous page, or none for the first"},
+        )
+    return int(token)
 
 
 def _no_task(task_id: str) -> TaskNotFoundError:

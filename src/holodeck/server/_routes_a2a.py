@@ -3,7 +3,7 @@
 - `GET /a2a/<agent>/.well-known/agent-card.json`: the agent's card;
   `GET /.well-known/agent-card.json`: the card of the only agent served;
 - `POST /a2a/<agent>`: JSON-RPC 2.0, A2A 1.0's `SendMessage`, `SendStreamingMessage`
-  (Server-Sent Events), `GetTask`, `CancelTask`, and 0.3's `message/send`,
+  (Server-Sent Events), `GetTask`, `CancelTask`, `ListTasks`, and 0.3's `message/send`,
   `message/stream`, `tasks/get`, `tasks/cancel`.
 
 These paths sit behind the same middleware as the rest of the API (keys, rate, body
@@ -36,6 +36,7 @@ METHODS = [
     "SendStreamingMessage",
     "GetTask",
     "CancelTask",
+    "ListTasks",
     "message/send",
     "message/stream",
     "tasks/get",

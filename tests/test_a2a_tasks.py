@@ -1,0 +1,123 @@
+"""A2A task operations with the a2a-sdk client against a `holodeck deploy` process with
+two keys: ListTasks (filters, pages, scoped to the key)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.types import (
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
+
+from server_harness import agent_dir, deploy_process
+
+KEYS = {"alice": "k-alice-secret", "bob": "k-bob-secret"}
+T = TypeVar("T")
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(main())  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`holodeck deploy` of the agent `desk` behind the keys KEYS; its base URL."""
+    root = tmp_path_factory.mktemp("tasks")
+    keys = [{"name": name, "key": key} for name, key in KEYS.items()]
+    agent = agent_dir(
+        root / "desk", "desk", deployment={"auth": {"type": "api_key", "api_keys": keys}}
+    )
+    env = {"HOLODECK_HOME": str(root / "home")}
+    with deploy_process(str(agent), "--model", "test", env=env) as (_, url):
+        yield url
+
+
+@asynccontextmanager
+async def client_of(url: str, who: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {KEYS[who]}"}
+    async with httpx.AsyncClient(timeout=30, headers=headers) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        yield ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+
+
+async def send(client: Client, text: str, context_id: str = "") -> Task:
+    sent = Message(
+        message_id=text, role=Role.ROLE_USER, parts=[Part(text=text)], context_id=context_id
+    )
+    (answer,) = [r async for r in client.send_message(SendMessageRequest(message=sent))]
+    return answer.task
+
+
+def rpc(url: str, who: str, method: str, params: dict[str, Any]) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"Authorization": f"Bearer {KEYS[who]}", "A2A-Version": "1.0"}
+    response = httpx.post(url + "/a2a/desk", json=body, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_list_tasks_filters_pages_and_sees_only_the_keys_own_tasks(desk: str) -> None:
+    async def main() -> None:
+        async with client_of(desk, "alice") as alice, client_of(desk, "bob") as bob:
+            first = await send(alice, "one")
+            second = await send(alice, "two", first.context_id)
+            other = await send(alice, "three")
+            bobs = await send(bob, "bob's")
+
+            listed = await alice.list_tasks(ListTasksRequest())
+            ids = [t.id for t in listed.tasks]
+            assert ids[:3] == [other.id, second.id, first.id]  # newest first
+            assert bobs.id not in ids and listed.total_size == len(ids)
+            assert all(not t.artifacts for t in listed.tasks)  # only on request
+
+            in_context = await alice.list_tasks(ListTasksRequest(context_id=first.context_id))
+            assert [t.id for t in in_context.tasks] == [second.id, first.id]
+
+            full = await alice.list_tasks(
+                ListTasksRequest(
+                    context_id=first.context_id, include_artifacts=True, history_length=1
+                )
+            )
+            assert all(t.artifacts[0].parts[0].text for t in full.tasks)
+            assert all(len(t.history) == 1 for t in full.tasks)
+
+            done = await alice.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_COMPLETED))
+            assert {first.id, second.id, other.id} <= {t.id for t in done.tasks}
+            none = await alice.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_WORKING))
+            assert list(none.tasks) == []
+
+            page = await alice.list_tasks(ListTasksRequest(page_size=2))
+            assert [t.id for t in page.tasks] == ids[:2] and page.next_page_token
+            rest = await alice.list_tasks(
+                ListTasksRequest(page_size=2, page_token=page.next_page_token)
+            )
+            assert [t.id for t in rest.tasks] == ids[2:4]
+
+            later = ListTasksRequest(context_id=first.context_id)
+            later.status_timestamp_after.FromDatetime(first.status.timestamp.ToDatetime())
+            assert [t.id for t in (await alice.list_tasks(later)).tasks] == [second.id]
+
+            theirs = await bob.list_tasks(ListTasksRequest())
+            assert [t.id for t in theirs.tasks] == [bobs.id]
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    "params", [{"pageSize": 0}, {"pageSize": 101}, {"pageToken": "nope"}]
+)
+def test_list_tasks_with_bad_arguments_is_invalid_params(desk: str, params: Any) -> None:
+    answer = rpc(desk, "alice", "ListTasks", params)
+    assert answer["error"]["code"] == -32602, answer
