@@ -21,6 +21,7 @@ from holodeck.server import (
     _routes_agui,
     _routes_chat,
     _routes_openai,
+    _routes_responses,
     _routes_sessions,
 )
 from holodeck.server._errors import install_error_handlers
@@ -102,6 +103,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_agents.router)
     app.include_router(_routes_chat.router)
     app.include_router(_routes_openai.router)
+    app.include_router(_routes_responses.router)
     app.include_router(_routes_sessions.router)
     app.include_router(_routes_a2a.router)
     app.include_router(_routes_agui.router)

@@ -15,6 +15,7 @@ _SAMPLING = {
     "top_p": "top_p",
     "max_tokens": "max_tokens",
     "max_completion_tokens": "max_tokens",
+    "max_output_tokens": "max_tokens",  # the Responses API's name
 }
 # fields with no counterpart in an agent's definition: refused whatever their value
 _NOT_SUPPORTED = ("stop", "seed", "logit_bias", "logprobs", "top_logprobs")

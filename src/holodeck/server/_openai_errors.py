@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/responses")
 
 # OpenAI's `type` for a status; HoloDeck's own kind goes in `code`
 _TYPES = {

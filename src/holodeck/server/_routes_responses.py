@@ -1,0 +1,395 @@
+"""The OpenAI Responses API: `POST /v1/responses` answers as the agent named by `model`
+(streamed as `response.*` events or not), `previous_response_id` continues the stored
+session the earlier response ran in, and `GET /v1/responses/{id}` reads a response back.
+The OpenAI Agents SDK and newer clients speak this API by default.
+
+Each response runs a turn in a stored session of the request's key (the same auth,
+limits, guardrails and request log as /v1/chat); the response itself is kept beside it
+in the agent's store, under the key's name, so another key reads none (404). As on
+/v1/chat/completions, every request field is honoured or refused with 400 in OpenAI's
+error shape (`_openai_checks`), never dropped."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from holodeck.runtime import Event, Session, TextDelta, messages_from
+from holodeck.server._errors import ApiError
+from holodeck.server._openai_checks import check_fields, check_response_format
+from holodeck.server._openai_errors import openai_error_body
+from holodeck.server._registry import ServedAgent
+from holodeck.server._routes_openai import _model
+from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turns import (
+    Turn,
+    open_turn,
+    refuse_anothers_session,
+    run_through,
+    session_key,
+)
+from holodeck.server._wire import error_responses, sse_schema
+
+router = APIRouter()
+_ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
+
+_EVENTS = [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+    "response.incomplete",
+    "error",
+]
+
+# fields with nothing to honour here, accepted only with a value that asks for nothing
+_NO_EFFECT: dict[str, tuple[Any, ...]] = {
+    "include": (None, []),
+    "reasoning": (None, {}),
+    "tool_choice": (None, "auto"),
+    "parallel_tool_calls": (None, True),
+    "truncation": (None, "disabled"),
+    "stream_options": (None, {}),
+    "background": (None, False),
+    "conversation": (None,),
+    "prompt": (None,),
+    "service_tier": (None, "auto", "default"),
+}
+# identifiers that change nothing in the answer (OpenAI keeps them for abuse checks)
+_IDENTIFIERS = ("user", "safety_identifier", "prompt_cache_key")
+_CHECKED = ("tools", "functions", "temperature", "top_p", "top_logprobs", "max_tool_calls")
+
+
+class InputPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class InputItem(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str = "message"
+    role: Literal["system", "developer", "user", "assistant"] | None = None
+    content: str | list[InputPart] | None = None
+
+
+class ResponseRequest(BaseModel):
+    # other fields are read by `_check`: accepted when the agent does as asked
+    model_config = ConfigDict(extra="allow")
+    model: Annotated[str, Field(min_length=1)]
+    input: str | Annotated[list[InputItem], Field(min_length=1)]
+    instructions: str | None = None
+    previous_response_id: str | None = None
+    stream: bool = False
+    store: bool = True
+    metadata: dict[str, str] | None = None
+    max_output_tokens: int | None = None
+    text: dict[str, Any] | None = None
+
+
+@router.post(
+    "/v1/responses",
+    responses={
+        **_ERRORS,
+        200: {
+            "description": "The response object, or its `response.*` events when streamed.",
+            "content": {
+                "application/json": {"schema": {"type": "object"}},
+                "text/event-stream": {"schema": sse_schema(_EVENTS, json_data=True)},
+            },
+        },
+    },
+)
+async def create_response(body: ResponseRequest, request: Request) -> Any:
+    state = state_of(request)
+    served = await _model(request, body.model)
+    _check(body, served)
+    owner = key_name_of(request)
+    prompt, history = _conversation(body.input)
+    if body.previous_response_id is not None:
+        if body.instructions:
+            raise ApiError(
+                400,
+                "unsupported",
+                "`instructions` with `previous_response_id`: a stored conversation keeps "
+                "the instructions it started with",
+                hint="send `instructions` only with the first response of a conversation",
+                param="instructions",
+            )
+        if history:
+            raise ApiError(
+                400,
+                "unsupported",
+                "input: with `previous_response_id`, only the next user message is sent; "
+                "the conversation so far is stored",
+                hint="send the new user message alone",
+                param="input",
+            )
+        record = await _load(served, owner, body.previous_response_id)
+        if record is None:
+            raise _no_response(body.previous_response_id, "previous_response_id")
+        session_id = str(record["session_id"])
+        await refuse_anothers_session(request, served, session_id)
+    else:
+        # a new conversation: what the client sent before the last message is stored as
+        # the session's start, so a later response can continue it
+        turns = [("system", body.instructions)] if body.instructions else []
+        session = Session(served.agent, messages=messages_from(turns + history))
+        session_id = session.id
+        if turns or history:
+            await served.store.save(session_key(served, owner, session_id), session.to_json())
+    turn = Turn(
+        served=served,
+        session_id=session_id,
+        request_id=request_id_of(request),
+        message=prompt,
+        endpoint="/v1/responses",
+        owner=owner,
+        can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
+    )
+    events = await open_turn(request, turn, stream_text=body.stream)
+    response = _response(body, turn, f"resp_{uuid.uuid4().hex}", "in_progress", "")
+    if body.stream:
+        return EventSourceResponse(
+            _stream(body, turn, events, response),
+            ping=15,
+            shutdown_grace_period=state.options.shutdown_grace_seconds,
+        )
+    await run_through(request, events)
+    done = _finished(body, turn, response)
+    await _keep(body, turn, done)
+    return done
+
+
+@router.get("/v1/responses/{response_id}", responses=_ERRORS)
+async def get_response(response_id: str, request: Request) -> Any:
+    owner = key_name_of(request)
+    for name in sorted(state_of(request).registry.agents):
+        served = state_of(request).registry.agents[name]
+        record = await _load(served, owner, response_id)
+        if record is not None:
+            return record["response"]
+    raise _no_response(response_id, None)
+
+
+def _check(body: ResponseRequest, served: ServedAgent) -> None:
+    extra = body.model_extra or {}
+    settings = served.agent.model.settings
+    for name, value in extra.items():
+        if name in _NO_EFFECT and value not in _NO_EFFECT[name]:
+            raise ApiError(
+                400,
+                "unsupported",
+                f"`{name}`: {json.dumps(value)} is not supported; agent {served.name} runs "
+                "as its agent.yaml defines",
+                hint=f"remove `{name}` from the request",
+                param=name,
+            )
+        if name not in _NO_EFFECT and name not in _IDENTIFIERS and name not in _CHECKED:
+            raise ApiError(
+                400,
+                "unsupported",
+                f"`{name}` is not supported by this server's /v1/responses",
+                hint=f"remove `{name}` from the request",
+                param=name,
+            )
+    if extra.get("max_tool_calls") is not None:
+        raise ApiError(
+            400,
+            "unsupported",
+            "`max_tool_calls`: an agent's tool calls are bounded by its agent.yaml",
+            hint="remove `max_tool_calls`",
+            param="max_tool_calls",
+        )
+    sampling = {k: v for k, v in extra.items() if k in _CHECKED}
+    if body.max_output_tokens is not None:
+        sampling["max_output_tokens"] = body.max_output_tokens
+    check_fields(sampling, settings, served.name)
+    text_format = (body.text or {}).get("format")
+    if isinstance(text_format, dict) and text_format.get("type") == "json_schema":
+        # the Responses API puts the schema beside `type`, chat completions inside it
+        text_format = {"type": "json_schema", "json_schema": text_format}
+    check_response_format(text_format, served.agent.spec.response_format, served.name)
+
+
+def _conversation(items: str | list[InputItem]) -> tuple[str, list[tuple[str, str]]]:
+    """The prompt (the last item, the user's) and the (role, text) turns before it."""
+    if isinstance(items, str):
+        if not items.strip():
+            raise ApiError(400, "invalid_request", "input: empty", param="input")
+        return items, []
+    turns = [(_role(item, index), _text(item, index)) for index, item in enumerate(items)]
+    role, prompt = turns[-1]
+    if role != "user" or not prompt.strip():
+        raise ApiError(
+            400,
+            "invalid_request",
+            "input: the last item must be the user's message, with text",
+            hint="end `input` with the user's question",
+            param="input",
+        )
+    return prompt, turns[:-1]
+
+
+def _role(item: InputItem, index: int) -> str:
+    if item.type != "message" or item.role is None:
+        raise ApiError(
+            400,
+            "unsupported",
+            f"input.{index}: items of type `{item.type}` are not supported; an agent's tool "
+            "calls are its own and run on the server",
+            hint="send messages (role and text) only, or continue with previous_response_id",
+            param=f"input.{index}",
+        )
+    return item.role
+
+
+def _text(item: InputItem, index: int) -> str:
+    if item.content is None or isinstance(item.content, str):
+        return item.content or ""
+    texts = []
+    for part in item.content:
+        if part.type not in ("input_text", "output_text", "text") or part.text is None:
+            raise ApiError(
+                400,
+                "unsupported",
+                f"input.{index}: content of type `{part.type}` is not supported",
+                hint="send text parts (`input_text`)",
+                param=f"input.{index}",
+            )
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+def _response(
+    body: ResponseRequest, turn: Turn, response_id: str, status: str, text: str
+) -> dict[str, Any]:
+    usage = turn.usage
+    message = {
+        "type": "message",
+        "id": f"msg_{response_id[len('resp_') :]}",
+        "status": "completed" if status != "in_progress" else "in_progress",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": turn.served.name,
+        "output": [message] if status != "in_progress" else [],
+        "output_text": text,
+        "instructions": body.instructions,
+        "previous_response_id": body.previous_response_id,
+        "metadata": body.metadata or {},
+        "error": None,
+        "incomplete_details": {"reason": "content_filter"} if status == "incomplete" else None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "temperature": None,
+        "top_p": None,
+        "max_output_tokens": body.max_output_tokens,
+        "store": body.store,
+        "text": body.text or {"format": {"type": "text"}},
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage.total_tokens,
+        },
+        "holodeck": {"session_id": turn.session_id},
+    }
+
+
+def _finished(body: ResponseRequest, turn: Turn, started: dict[str, Any]) -> dict[str, Any]:
+    # `incomplete` (content_filter) when a guardrail blocked: the text is its message
+    status = "incomplete" if turn.blocked else "completed"
+    text = turn.final.text if turn.final else ""
+    done = _response(body, turn, started["id"], status, text)
+    done["created_at"] = started["created_at"]
+    return done
+
+
+async def _stream(
+    body: ResponseRequest, turn: Turn, events: AsyncIterator[Event], response: dict[str, Any]
+) -> AsyncIterator[ServerSentEvent]:
+    sequence = 0
+
+    def event(kind: str, **fields: Any) -> ServerSentEvent:
+        nonlocal sequence
+        data = {"type": kind, "sequence_number": sequence, **fields}
+        sequence += 1
+        return ServerSentEvent(event=kind, data=json.dumps(data, ensure_ascii=False))
+
+    item_id = f"msg_{response['id'][len('resp_') :]}"
+    place = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    empty = {"type": "output_text", "text": "", "annotations": []}
+    yield event("response.created", response=response)
+    yield event("response.in_progress", response=response)
+    item = {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant"}
+    yield event("response.output_item.added", output_index=0, item={**item, "content": []})
+    yield event("response.content_part.added", **place, part=empty)
+    try:
+        async for update in events:
+            if isinstance(update, TextDelta) and not update.agent:
+                yield event("response.output_text.delta", **place, delta=update.text, logprobs=[])
+    except ApiError as exc:
+        error = openai_error_body(exc.status, exc.kind, exc.message, exc.hint, exc.param)
+        yield event("error", code=error["code"], message=error["message"], param=error["param"])
+        return
+    done = _finished(body, turn, response)
+    (message,) = done["output"]
+    text = done["output_text"]
+    yield event("response.output_text.done", **place, text=text, logprobs=[])
+    yield event("response.content_part.done", **place, part={**empty, "text": text})
+    yield event("response.output_item.done", output_index=0, item=message)
+    await _keep(body, turn, done)
+    yield event(f"response.{done['status']}", response=done)
+
+
+def _record_key(served: ServedAgent, owner: str | None, response_id: str) -> str:
+    # `#` is in no session id: a response's record never meets a session
+    return served.key(f"#response/{owner or ''}/{response_id}")
+
+
+async def _keep(body: ResponseRequest, turn: Turn, response: dict[str, Any]) -> None:
+    if not body.store:  # `store: false`: nothing to read back or continue from
+        return
+    record = {"session_id": turn.session_id, "response": response}
+    key = _record_key(turn.served, turn.owner, response["id"])
+    await turn.served.store.save(key, json.dumps(record).encode())
+
+
+async def _load(served: ServedAgent, owner: str | None, response_id: str) -> dict[str, Any] | None:
+    data = await served.store.load(_record_key(served, owner, response_id))
+    if data is None:
+        return None
+    record: dict[str, Any] = json.loads(data)
+    return record
+
+
+def _no_response(response_id: str, param: str | None) -> ApiError:
+    return ApiError(
+        404,
+        "unknown_response",
+        f"no response {response_id!r} (never created by this key, stored with "
+        "`store: false`, or expired)",
+        hint="use the `id` of a response this key created",
+        param=param,
+    )
