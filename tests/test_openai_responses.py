@@ -13,7 +13,7 @@ import pytest
 
 import scripted_servers
 from scripted_servers import OpenAIServer, text
-from server_harness import Server, agent_dir, served
+from server_harness import Server, agent_dir, deploy_process, served
 
 openai_server = scripted_servers.openai_server
 
@@ -147,3 +147,40 @@ def test_the_agents_sdk_runs_an_agent_whose_model_is_a_served_agent(
     result = agents.Runner.run_sync(runner_agent, "Capital of France?", run_config=config)
     assert result.final_output == "Paris."
     assert ("user", "Capital of France?") in sent(model.requests[0].body)
+
+
+def test_a_deployed_agent_streams_to_the_agents_sdk(tmp_path: Path) -> None:
+    """`holodeck deploy` as its own process (offline `test` model), behind a key; the
+    Agents SDK streams a run from it and the response is read back over the wire."""
+    import asyncio
+
+    agents = pytest.importorskip("agents")
+    key = "k-deployed-secret"
+    root = agent_dir(
+        tmp_path / "desk",
+        "desk",
+        deployment={"auth": {"type": "api_key", "api_keys": [{"name": "caller", "key": key}]}},
+    )
+    env = {"HOLODECK_HOME": str(tmp_path / "home")}
+    with deploy_process(str(root), "--model", "test", env=env) as (_, url):
+        sdk_client = openai.AsyncOpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
+        runner_agent = agents.Agent(
+            name="asker", model=agents.OpenAIResponsesModel(model="desk", openai_client=sdk_client)
+        )
+        config = agents.RunConfig(tracing_disabled=True)
+
+        async def run() -> tuple[list[str], Any]:
+            result = agents.Runner.run_streamed(runner_agent, "Who is on duty?", run_config=config)
+            kinds = [
+                event.data.type
+                async for event in result.stream_events()
+                if event.type == "raw_response_event"
+            ]
+            return kinds, result
+
+        kinds, result = asyncio.run(run())
+        assert "response.output_text.delta" in kinds and kinds[-1] == "response.completed"
+        assert isinstance(result.final_output, str) and result.final_output
+        response_id = result.raw_responses[-1].response_id
+        sync = openai.OpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
+        assert sync.responses.retrieve(response_id).output_text == result.final_output
