@@ -2,7 +2,9 @@
 // against URL, on one thread, and prints a JSON line per run: the events received, the
 // messages the client built from them, the run's result, or the error that ended it.
 //   node agui_run.mjs URL THREAD_ID MESSAGE [MESSAGE...]   (API key in HOLODECK_KEY;
-//   each run's `context` entries, as JSON, in AGUI_CONTEXT)
+//   each run's `context` entries, as JSON, in AGUI_CONTEXT; the page's tools, as JSON,
+//   in AGUI_TOOLS). A MESSAGE "tool:RESULT" answers each tool call of the last run,
+//   as the page does once it has run them, instead of adding a user message.
 import { HttpAgent } from "@ag-ui/client";
 
 const [url, threadId, ...messages] = process.argv.slice(2);
@@ -11,14 +13,27 @@ const headers = process.env.HOLODECK_KEY
   : {};
 const agent = new HttpAgent({ url, threadId, headers });
 const context = JSON.parse(process.env.AGUI_CONTEXT || "[]");
+const tools = JSON.parse(process.env.AGUI_TOOLS || "[]");
 
 for (const [index, content] of messages.entries()) {
-  agent.addMessage({ id: `user-${index}`, role: "user", content });
+  if (content.startsWith("tool:")) {
+    const last = agent.messages.at(-1);
+    for (const call of last?.toolCalls ?? []) {
+      agent.addMessage({
+        id: `tool-${index}-${call.id}`,
+        role: "tool",
+        toolCallId: call.id,
+        content: content.slice(5),
+      });
+    }
+  } else {
+    agent.addMessage({ id: `user-${index}`, role: "user", content });
+  }
   const events = [];
   let outcome;
   try {
     const { result, newMessages } = await agent.runAgent(
-      { runId: `run-${index}`, context },
+      { runId: `run-${index}`, context, tools },
       { onEvent: ({ event }) => void events.push(event) },
     );
     outcome = { result: result ?? null, newMessages };

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._approval import DENIED as DENIED
     from holodeck.runtime._approval import Decision as Decision
     from holodeck.runtime._attachments import Attachment as Attachment
+    from holodeck.runtime._client_tools import ClientTool as ClientTool
     from holodeck.runtime._entries import Entry as Entry
     from holodeck.runtime._entries import Message as Message
     from holodeck.runtime._entries import entries_of as entries_of
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Agent": "holodeck.runtime._agent",
     "Attachment": "holodeck.runtime._attachments",
+    "ClientTool": "holodeck.runtime._client_tools",
     "Entry": "holodeck.runtime._entries",
     "entries_of": "holodeck.runtime._entries",
     "Message": "holodeck.runtime._entries",

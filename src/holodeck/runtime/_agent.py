@@ -55,6 +55,7 @@ from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
 from holodeck.runtime._approval import Pending, needs_approval, with_approval
 from holodeck.runtime._attachments import Attachment
+from holodeck.runtime._client_tools import ClientTool, client_toolset
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
 from holodeck.runtime._hosting import Hosting, tool_context
@@ -140,6 +141,7 @@ class Agent:
         output_type: Any = str
         if spec.response_format is not None:
             output_type = StructuredDict(spec.response_format, name="answer")
+        self._output_type = output_type  # without DeferredToolRequests
         if self._needs_approval is not None:  # a run may end paused on calls to approve
             output_type = [output_type, DeferredToolRequests]
         model = self.model.model
@@ -284,6 +286,7 @@ class Agent:
         running: dict[str, ToolCallStarted] | None = None,
         used: Mapping[str, Used] | None = None,
         resume: Pending | None = None,
+        client_tools: Sequence[ClientTool] = (),
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`, or (`resume`, with `prompt` None) the rest of
         a paused turn once its calls are decided; `on_result` sees the outcome before the
@@ -309,6 +312,7 @@ class Agent:
             stream_text=stream_text,
             telemetry=self.telemetry,
             running=running if running is not None else {},
+            client_tools=tuple(client_tools),
         )
 
         guards = self.guardrails
@@ -451,6 +455,10 @@ class Agent:
     ) -> AgentRunResult[Any]:
         result: AgentRunResult[Any] | None = None
         own = turn.scope.toolsets_for(self) if turn.scope is not None else []
+        output_type: Any = None  # the agent's
+        if turn.client_tools and not turn.agent:  # a call to one ends the run, deferred
+            own = [*own, client_toolset(turn.client_tools)]
+            output_type = [self._output_type, DeferredToolRequests]
         if not turn.stream_text:  # nobody shows the answer as it comes: one response each
             return await self._agent.run(
                 content,
@@ -459,6 +467,7 @@ class Agent:
                 usage=usage,
                 toolsets=own or None,
                 deferred_tool_results=deferred,
+                output_type=output_type,
             )
         async with self._agent.run_stream_events(
             content,
@@ -467,6 +476,7 @@ class Agent:
             usage=usage,
             toolsets=own or None,
             deferred_tool_results=deferred,
+            output_type=output_type,
         ) as stream:
             async for event in stream:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):

@@ -5,7 +5,10 @@ A call that needs approval is not run: pydantic-ai's deferred tools end the run 
 pending calls (`DeferredToolRequests`), and the turn ends paused, its messages kept in
 the session as `Pending`. Once every call is decided, `Session.resume()` runs the turn on
 with the decisions (`DeferredToolResults`): an approved call runs, a denied one returns
-its reason to the model, which answers knowing it was refused."""
+its reason to the model, which answers knowing it was refused.
+
+A call of a tool the client runs (`client_tools`, pydantic-ai's external tools) pauses
+the turn the same way; its "decision" is the result the client sends back."""
 
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ class Decision:
 
     approve: bool
     reason: str | None = None
+    output: Any = None  # the result of a call the client ran
 
     def result(self) -> ToolApproved | ToolDenied:
         if self.approve:
@@ -100,6 +104,9 @@ class Pending:
         calls = tuple(
             ApprovalRequired(c.tool_call_id, c.tool_name, c.args_as_dict())
             for c in requests.approvals
+        ) + tuple(
+            ApprovalRequired(c.tool_call_id, c.tool_name, c.args_as_dict(), client=True)
+            for c in requests.calls
         )
         return cls(messages, calls)
 
@@ -111,17 +118,19 @@ class Pending:
         return next((c for c in self.calls if c.call_id == call_id), None)
 
     def results(self) -> DeferredToolResults:
+        client = {c.call_id for c in self.calls if c.client}
         approvals: dict[str, bool | ToolApproved | ToolDenied] = {
-            i: d.result() for i, d in self.decisions.items()
+            i: d.result() for i, d in self.decisions.items() if i not in client
         }
-        return DeferredToolResults(approvals=approvals)
+        outputs = {i: d.output for i, d in self.decisions.items() if i in client}
+        return DeferredToolResults(calls=outputs, approvals=approvals)
 
     def report_denied(self, turn: Turn) -> None:
         """Denied calls in the turn's stream, as calls that ended with `denied: reason`
         (they never run: pydantic-ai answers the model for them)."""
         for call in self.calls:
             decision = self.decisions.get(call.call_id)
-            if decision is None or decision.approve:
+            if decision is None or decision.approve or call.client:
                 continue
             error = f"{DENIED}: {decision.reason or 'the user denied this tool call'}"
             turn.started.append(call.call_id)
@@ -133,9 +142,13 @@ class Pending:
     def to_dict(self) -> dict[str, Any]:
         return {
             "messages": ModelMessagesTypeAdapter.dump_python(self.messages, mode="json"),
-            "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in self.calls],
+            "calls": [
+                {"id": c.call_id, "name": c.name, "args": c.args, "client": c.client}
+                for c in self.calls
+            ],
             "decisions": {
-                i: {"approve": d.approve, "reason": d.reason} for i, d in self.decisions.items()
+                i: {"approve": d.approve, "reason": d.reason, "output": d.output}
+                for i, d in self.decisions.items()
             },
         }
 
@@ -144,10 +157,11 @@ class Pending:
         try:
             messages = ModelMessagesTypeAdapter.validate_python(raw["messages"])
             calls = tuple(
-                ApprovalRequired(c["id"], c["name"], dict(c["args"])) for c in raw["calls"]
+                ApprovalRequired(c["id"], c["name"], dict(c["args"]), client=bool(c.get("client")))
+                for c in raw["calls"]
             )
             decisions = {
-                str(i): Decision(bool(d["approve"]), d.get("reason"))
+                str(i): Decision(bool(d["approve"]), d.get("reason"), d.get("output"))
                 for i, d in dict(raw.get("decisions") or {}).items()
             }
         except (KeyError, TypeError, ValueError) as exc:

@@ -50,6 +50,9 @@ class ApprovalRequired:
     name: str
     args: dict[str, Any]
     agent: str = ""
+    # a call of a tool the client runs (`client_tools`): its result, not a decision,
+    # goes on with the turn
+    client: bool = False
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from holodeck.runtime._agent import Agent
     from holodeck.runtime._attachments import Attachment
+    from holodeck.runtime._client_tools import ClientTool
 
 FORMAT = "holodeck-session"
 VERSION = 1
@@ -120,6 +121,7 @@ class Session:
         attachments: Sequence[Attachment] = (),
         stream_text: bool = True,
         key_used: Used | None = None,
+        client_tools: Sequence[ClientTool] = (),
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn's events; the last is a `FinalMessage`. With
         `stream_text=False` the answer comes whole in the final message (no `TextDelta`),
@@ -133,40 +135,48 @@ class Session:
         The agent's `limits.session` caps count this session's spend; `key_used` is what
         the API key has used today, for `limits.key_daily` (the server passes it). A turn
         a cap stops raises `LimitReached`; what it used is counted, its messages are not
-        kept."""
+        kept. `client_tools` are tools the caller runs: a call to one pauses the turn
+        (an `ApprovalRequired` with `client`), and `decide()` takes its result."""
         if self.pending is not None:
             names = ", ".join(c.name for c in self.pending.calls)
             raise ApprovalPending(
                 f"the last turn waits for approval of {names}",
                 hint="approve or deny each call first (decide(), then resume())",
             )
-        turn = self._turn(prompt, attachments, stream_text, key_used, None)
+        turn = self._turn(prompt, attachments, stream_text, key_used, None, client_tools)
         async with contextlib.aclosing(turn) as events:  # closing this closes the turn now
             async for event in events:
                 yield event
 
-    def decide(self, call_id: str, approve: bool, reason: str | None = None) -> bool:
-        """Record a decision on a paused call; True when every call is decided (then
-        `resume()` runs the turn on). Raises KeyError for a call that is not pending and
-        ValueError for one decided already."""
+    def decide(
+        self, call_id: str, approve: bool, reason: str | None = None, *, output: Any = None
+    ) -> bool:
+        """Record a decision on a paused call (for a client's call, `output` is its
+        result); True when every call is decided (then `resume()` runs the turn on).
+        Raises KeyError for a call that is not pending and ValueError for one decided
+        already."""
         pending = self.pending
         if pending is None or pending.call(call_id) is None:
             raise KeyError(call_id)
         if call_id in pending.decisions:
             raise ValueError(f"call {call_id} is decided already")
-        pending.decisions[call_id] = Decision(approve, reason)
+        pending.decisions[call_id] = Decision(approve, reason, output)
         self.updated_at = time.time()
         return not pending.undecided
 
     async def resume(
-        self, *, stream_text: bool = True, key_used: Used | None = None
+        self,
+        *,
+        stream_text: bool = True,
+        key_used: Used | None = None,
+        client_tools: Sequence[ClientTool] = (),
     ) -> AsyncGenerator[Event, None]:
         """Stream the rest of the paused turn, once `decide()` has every call's decision:
         approved calls run, denied ones tell the model why. It may pause again."""
         pending = self.pending
         if pending is None or pending.undecided:
             raise SessionError("no paused turn with every call decided to resume")
-        turn = self._turn(None, (), stream_text, key_used, pending)
+        turn = self._turn(None, (), stream_text, key_used, pending, client_tools)
         async with contextlib.aclosing(turn) as events:
             async for event in events:
                 yield event
@@ -178,6 +188,7 @@ class Session:
         stream_text: bool,
         key_used: Used | None,
         resume: Pending | None,
+        client_tools: Sequence[ClientTool] = (),
     ) -> AsyncGenerator[Event, None]:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -208,6 +219,7 @@ class Session:
                 stream_text=stream_text,
                 running=running,
                 used=self._used(key_used),
+                client_tools=client_tools,
             )
             try:
                 async with contextlib.aclosing(turn) as events:  # closing ends the turn now

@@ -27,6 +27,8 @@ class Turn:
     # the calls started and not finished, sub-agents' too (one dict shared by the nested
     # turns): what an interrupted turn reports as cancelled, seen by its reader or not
     running: dict[str, ToolCallStarted] = field(default_factory=dict)
+    # tools the client runs (an AG-UI page's): offered to the top agent only
+    client_tools: tuple[ClientTool, ...] = ()
 
     @property
     def calls(self) -> list[ToolCallFinished]:
@@ -60,6 +62,7 @@ class Turn:
 
 if TYPE_CHECKING:
     from holodeck.observability import Telemetry
+    from holodeck.runtime._client_tools import ClientTool
     from holodeck.runtime._scope import SessionScope
 
 CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)

@@ -3,6 +3,8 @@ the answer as TEXT_MESSAGE_START/CONTENT/END, each tool call as TOOL_CALL_START/
 then TOOL_CALL_RESULT, a STATE_SNAPSHOT of the conversation (session, usage, model),
 and RUN_FINISHED, or RUN_ERROR. A text message is closed before a tool call starts, and
 a new one opened for the text after it, so each message is one contiguous stream.
+A call of one of the page's tools is TOOL_CALL_START/ARGS/END with no result: the run
+ends there, and the page runs it.
 
 Text a sub-agent writes is its answer to the tool call that asked it, which arrives as
 that call's result: only the top agent's text is the assistant's message."""
@@ -13,7 +15,14 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import (
+    ApprovalRequired,
+    Event,
+    FinalMessage,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from holodeck.server._turns import jsonable
 
 if TYPE_CHECKING:
@@ -42,6 +51,8 @@ class AguiRun:
             return self._text(event.text) if not event.agent and event.text else []
         if isinstance(event, ToolCallStarted):
             return self._call_started(event)
+        if isinstance(event, ApprovalRequired) and event.client and not event.agent:
+            return self._call_started(ToolCallStarted(event.call_id, event.name, event.args))
         if isinstance(event, ToolCallFinished):
             return [self._call_finished(event)]
         if isinstance(event, FinalMessage) and not self._wrote and event.text:

@@ -9,8 +9,13 @@ message, as /v1/chat takes `message`. (pydantic-ai's AG-UI adapter runs a bare
 pydantic-ai agent on the history the client sends; HoloDeck's turns run in its own
 `Session`: stored history, trimming, caps, fallbacks, sub-agents.) The input's `context`
 entries (what the page knows: a description and a value each) follow the user's text in
-the turn's message, so the model reads them with it. The input's `tools` (tools the page
-runs) and `state` are not used.
+the turn's message, so the model reads them with it.
+
+The input's `tools` are the page's own tools (CopilotKit's frontend actions): the model
+is offered them with the agent's own, and a call to one ends the run with its
+TOOL_CALL_START/ARGS/END for the page to run (the session keeps the turn paused on it).
+The next run ends its messages with the `tool` message(s) carrying the results, and the
+turn goes on from there. The input's `state` is not used.
 
 The `ag-ui-protocol` types take most of a second to import: they are imported on the
 first AG-UI request, not when the server starts."""
@@ -29,6 +34,7 @@ from fastapi.responses import StreamingResponse
 
 from holodeck.runtime import Attachment, Event
 from holodeck.server._agui_events import AguiRun, state_of_turn
+from holodeck.server._agui_tools import page_tools_of, tool_results_of
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
@@ -97,8 +103,12 @@ async def awp_agent(
 
 async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingResponse:
     run_input = await _input(request)
-    message, attachments = _message_of(run_input)
-    message += _context_of(run_input)
+    outputs = tool_results_of(run_input)
+    if outputs is None:
+        message, attachments = _message_of(run_input)
+        message += _context_of(run_input)
+    else:
+        message, attachments = f"(results of {', '.join(outputs)})", []
     served = await state_of(request).registry.get(agent)
     await refuse_anothers_session(request, served, run_input.thread_id)
     turn = Turn(
@@ -108,6 +118,8 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
         message=message,
         endpoint=endpoint,
         owner=key_name_of(request),
+        client_tools=page_tools_of(run_input, served.spec),
+        outputs=outputs,
     )
     events = await open_turn(request, turn, attachments=attachments)
     from ag_ui.encoder import EventEncoder
@@ -173,9 +185,9 @@ def _message_of(run_input: RunAgentInput) -> tuple[str, list[Attachment]]:
         raise ApiError(
             422,
             "invalid_request",
-            "messages: the last message is not the user's",
-            hint="end `messages` with the user's message; the server keeps the thread's "
-            "history (tools the page runs are not supported)",
+            "messages: the last message is neither the user's nor a tool's result",
+            hint="end `messages` with the user's message, or with the `tool` messages "
+            "answering the page's tool calls; the server keeps the thread's history",
         )
     content = run_input.messages[-1].content
     texts: list[str] = []

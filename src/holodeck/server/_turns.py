@@ -13,7 +13,7 @@ import binascii
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from pydantic_core import to_jsonable_python
@@ -38,6 +38,9 @@ from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, state_of
 from holodeck.server._trace import traced_stream
 from holodeck.server._wire import AttachmentIn
+
+if TYPE_CHECKING:
+    from holodeck.runtime import ClientTool
 
 
 def attachments_from(items: Sequence[AttachmentIn]) -> list[Attachment]:
@@ -133,6 +136,10 @@ class Turn:
     # a decision on a paused call (POST .../approvals/{call_id}) instead of a message
     decision: tuple[str, Decision] | None = None
     can_pause: bool = True  # False: an endpoint with no way to ask for approval
+    # tools the client runs (an AG-UI page's), and the results it sends of their calls
+    # (call id -> result) instead of a message
+    client_tools: tuple[ClientTool, ...] = ()
+    outputs: dict[str, Any] | None = None
     wait_s: float = 60.0  # how long it waits for its session, or for its key's caps
 
     @property
@@ -323,7 +330,18 @@ def _admit(turn: Turn, session: Session) -> None:
     """Refuse, before anything is streamed, a message to a session paused on calls to
     approve, and a decision on a call that is not pending or was decided already."""
     pending = session.pending
+    if turn.outputs is not None:
+        _admit_outputs(turn, session)
+        return
     if turn.decision is None:
+        if pending is not None and all(c.client for c in pending.undecided):
+            names = ", ".join(f"{c.name} ({c.call_id})" for c in pending.undecided)
+            raise from_holodeck_error(
+                ApprovalPending(
+                    f"session {turn.session_id!r} waits for the result of {names}",
+                    hint="end `messages` with a `tool` message answering each call",
+                )
+            )
         if pending is not None:
             names = ", ".join(f"{c.name} ({c.call_id})" for c in pending.undecided)
             raise from_holodeck_error(
@@ -352,9 +370,33 @@ def _admit(turn: Turn, session: Session) -> None:
         )
 
 
+def _admit_outputs(turn: Turn, session: Session) -> None:
+    """Refuse results of calls the session's paused turn does not wait for."""
+    pending = session.pending
+    waiting = {c.call_id for c in pending.undecided if c.client} if pending else set()
+    for call_id in turn.outputs or {}:
+        if call_id not in waiting:
+            raise ApiError(
+                409,
+                "unknown_call",
+                f"session {turn.session_id!r} has no call {call_id!r} waiting for its result",
+                hint=f"the calls waiting: {', '.join(sorted(waiting))}"
+                if waiting
+                else "no tool call of the page waits: send the user's message",
+            )
+
+
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
+    if turn.outputs is not None:
+        done = False
+        for call_id, output in turn.outputs.items():
+            done = session.decide(call_id, True, output=output)
+        if not done:
+            assert session.pending is not None  # others wait: the turn stays paused
+            turn.final = FinalMessage("", pending=session.pending.undecided)
+            return
     if turn.decision is not None:
         call_id, decision = turn.decision
         if not session.decide(call_id, decision.approve, decision.reason):
@@ -381,10 +423,16 @@ async def _events(
         attributes,
         lambda: (
             session.run(
-                turn.message, attachments=attachments, stream_text=stream_text, key_used=key_used
+                turn.message,
+                attachments=attachments,
+                stream_text=stream_text,
+                key_used=key_used,
+                client_tools=turn.client_tools,
             )
-            if turn.decision is None
-            else session.resume(stream_text=stream_text, key_used=key_used)
+            if turn.decision is None and turn.outputs is None
+            else session.resume(
+                stream_text=stream_text, key_used=key_used, client_tools=turn.client_tools
+            )
         ),
         lambda trace_id, span_id: turn.traced((trace_id, span_id)),
         answered_by,
