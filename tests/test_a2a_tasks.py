@@ -1,27 +1,33 @@
-"""A2A task operations with the a2a-sdk client against a `holodeck deploy` process with
-two keys: ListTasks (filters, pages, scoped to the key)."""
+"""A2A task operations with the a2a-sdk client against `holodeck deploy` processes:
+ListTasks (filters, pages, scoped to the key); a task sent with `returnImmediately` that
+another process sharing the session store reads, follows and cancels."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 import pytest
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
     ListTasksRequest,
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
 
-from server_harness import agent_dir, deploy_process
+from server_harness import WAITING_TOOL, agent_dir, deploy_process, function_tool
 
 KEYS = {"alice": "k-alice-secret", "bob": "k-bob-secret"}
 T = TypeVar("T")
@@ -45,19 +51,29 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @asynccontextmanager
-async def client_of(url: str, who: str) -> AsyncIterator[Client]:
+async def client_of(url: str, who: str, streaming: bool = False) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {KEYS[who]}"}
     async with httpx.AsyncClient(timeout=30, headers=headers) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
-        yield ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        yield ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
 
 
-async def send(client: Client, text: str, context_id: str = "") -> Task:
+async def send(client: Client, text: str, context_id: str = "", at_once: bool = False) -> Task:
     sent = Message(
         message_id=text, role=Role.ROLE_USER, parts=[Part(text=text)], context_id=context_id
     )
-    (answer,) = [r async for r in client.send_message(SendMessageRequest(message=sent))]
+    request = SendMessageRequest(
+        message=sent, configuration=SendMessageConfiguration(return_immediately=at_once)
+    )
+    (answer,) = [r async for r in client.send_message(request)]
     return answer.task
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, within_s: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
 
 
 def rpc(url: str, who: str, method: str, params: dict[str, Any]) -> Any:
@@ -115,9 +131,77 @@ def test_list_tasks_filters_pages_and_sees_only_the_keys_own_tasks(desk: str) ->
     run(main)
 
 
-@pytest.mark.parametrize(
-    "params", [{"pageSize": 0}, {"pageSize": 101}, {"pageToken": "nope"}]
-)
+@pytest.mark.parametrize("params", [{"pageSize": 0}, {"pageSize": 101}, {"pageToken": "nope"}])
 def test_list_tasks_with_bad_arguments_is_invalid_params(desk: str, params: Any) -> None:
     answer = rpc(desk, "alice", "ListTasks", params)
     assert answer["error"]["code"] == -32602, answer
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """Two `holodeck deploy` processes of the agent `desk` (its tool `wait_here` waits
+    for a file) sharing one SQLite session store: their URLs and the agent's folder."""
+    root = tmp_path_factory.mktemp("replicas")
+    keys = [{"name": name, "key": key} for name, key in KEYS.items()]
+    agent = agent_dir(
+        root / "desk",
+        "desk",
+        tools=[function_tool("wait_here")],
+        python=WAITING_TOOL,
+        memory={"store": "sqlite", "url": str(root / "sessions.db")},
+        deployment={"auth": {"type": "api_key", "api_keys": keys}},
+    )
+    env = {"HOLODECK_HOME": str(root / "home")}
+    with (
+        deploy_process(str(agent), "--model", "test", env=env) as (_, one),
+        deploy_process(str(agent), "--model", "test", env=env) as (_, two),
+    ):
+        yield one, two, agent
+
+
+def test_a_task_sent_to_return_at_once_is_read_followed_and_cancelled_from_another_replica(
+    replicas: tuple[str, str, Path],
+) -> None:
+    one, two, agent = replicas
+
+    async def main() -> None:
+        async with (
+            client_of(one, "alice") as here,
+            client_of(two, "alice", streaming=True) as there,
+        ):
+            first = await send(here, "hello")
+            # cancelled from the other process: the turn stops, the conversation stays
+            task = await send(here, "/call wait_here", first.context_id, at_once=True)
+            assert task.status.state == TaskState.TASK_STATE_WORKING
+            await until(lambda: asyncio.to_thread((agent / "started").exists), "the tool")
+            seen = await there.get_task(GetTaskRequest(id=task.id))
+            assert seen.status.state == TaskState.TASK_STATE_WORKING
+            working = await there.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_WORKING))
+            assert [t.id for t in working.tasks] == [task.id]
+            cancelled = await there.cancel_task(CancelTaskRequest(id=task.id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+            async def stopped() -> bool:
+                found = await here.get_task(GetTaskRequest(id=task.id))
+                return found.status.state == TaskState.TASK_STATE_CANCELED
+
+            await until(stopped, "the turn to stop")
+            (agent / "started").unlink()
+            # followed from the other process to its end
+            later = await send(here, "/call wait_here", first.context_id, at_once=True)
+            await until(lambda: asyncio.to_thread((agent / "started").exists), "the tool")
+            events = there.subscribe(SubscribeToTaskRequest(id=later.id))
+            opened = await anext(events)
+            assert opened.task.status.state == TaskState.TASK_STATE_WORKING
+            (agent / "release").write_text("go")
+            rest = [e async for e in events]
+            assert rest[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+            done = await here.get_task(GetTaskRequest(id=later.id))
+            assert done.artifacts[0].parts[0].text
+
+        headers = {"Authorization": f"Bearer {KEYS['alice']}"}
+        session = httpx.get(f"{one}/v1/sessions/{first.context_id}", headers=headers).json()
+        users = [m["content"] for m in session["messages"] if m["role"] == "user"]
+        assert users == ["hello", "/call wait_here"]  # the cancelled turn left nothing
+
+    run(main)

@@ -7,8 +7,11 @@ and 0.3's `message/send`...), this class runs them:
   ownership, request log and trace span; the turn is a task, answered when it ends;
 - streaming sends the task, then the answer's text as artifact chunks and each tool call
   as a status update (its `metadata.holodeck`), then the final status;
-- getting a task reads its record from the store; cancelling stops the turn when this
-  process runs it.
+- a message sent with `returnImmediately` is answered with its task, working, while the
+  turn goes on in this process;
+- getting, listing and following a task read its record from the store; cancelling
+  stops the turn here, or marks the record cancelled for the process that runs it,
+  which watches its record.
 
 A refusal before the turn holds its session (overloaded, another key's context, a bad
 message) is a JSON-RPC error whose data carries the HTTP status and type `/v1/chat` would
@@ -96,6 +99,7 @@ TERMINAL = frozenset(
 )
 ANSWER = "answer"  # the artifact holding the answer's text
 CANCEL_WAIT_S = 10.0
+STORE_POLL_S = 0.25  # how often a running task's record is read for a cancel from elsewhere
 PAGE_SIZE, PAGE_MOST = 50, 100  # tasks/list's page: by default, at most
 SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # as /v1/chat's session_id
 
@@ -190,16 +194,14 @@ class TurnHandler(RequestHandler):
 
     def __init__(self) -> None:
         self.running = Running()
+        self.detached: set[asyncio.Task[None]] = set()
 
     # -- messages
 
     async def on_message_send(self, params: Any, context: ServerCallContext) -> Task:
-        if params.configuration.return_immediately:
-            raise UnsupportedOperationError(
-                "this server answers a message when its turn ends: use SendStreamingMessage "
-                "(message/stream) to follow a long task as it runs"
-            )
         turn = await self._begin(params, context)
+        if params.configuration.return_immediately:
+            return _trimmed(await self._detach(turn), params.configuration)
         final: Task | None = None
         watcher = asyncio.create_task(self._watch_client(turn), name="a2a client watch")
         try:
@@ -251,11 +253,36 @@ class TurnHandler(RequestHandler):
         )
         return _A2ATurn(request, served, owner, turn, user, attachments)
 
+    async def _detach(self, a: _A2ATurn) -> Task:
+        """Start the turn on its own (`returnImmediately`): the task, working, once its
+        record is saved; the turn goes on after the answer, and its record says how it
+        ends (tasks/get, tasks/resubscribe, tasks/cancel)."""
+        started: asyncio.Future[Task] = asyncio.get_running_loop().create_future()
+
+        async def drive() -> None:
+            try:
+                async for event in self._run(a, stream=True):
+                    if isinstance(event, Task) and not started.done():
+                        started.set_result(event)
+            except A2AError as exc:  # refused before it started
+                if not started.done():
+                    started.set_exception(exc)
+            except Exception as exc:
+                log.error("A2A task %s failed", a.task_id, exc_info=exc)
+                if not started.done():
+                    started.set_exception(InternalError("the server failed to start the task"))
+
+        driver = asyncio.create_task(drive(), name=f"a2a task {a.task_id}")
+        self.detached.add(driver)  # a task only the loop refers to may be collected
+        driver.add_done_callback(self.detached.discard)
+        return await started
+
     async def _run(self, a: _A2ATurn, stream: bool = False) -> AsyncIterator[Event]:
         """The turn's A2A events: streamed, its updates, ending with the final status;
         else only the final `Task`. Its record is saved when it starts and ends."""
         a.producer = asyncio.create_task(self._produce(a, stream), name=f"a2a turn {a.task_id}")
         self.running.add(a.key, a.producer)
+        watcher: asyncio.Task[None] | None = None
         try:
             first = await a.queue.get()
             if isinstance(first, ApiError):
@@ -264,6 +291,7 @@ class TurnHandler(RequestHandler):
                 raise InternalError("the turn was stopped before it started")
             working = a.task(TaskState.TASK_STATE_WORKING)
             await save_task(a.served, a.owner, working)
+            watcher = asyncio.create_task(self._watch_store(a), name=f"a2a watch {a.task_id}")
             if stream:
                 yield working
             streamed = False
@@ -302,6 +330,8 @@ class TurnHandler(RequestHandler):
             else:
                 yield task
         finally:
+            if watcher is not None:
+                watcher.cancel()
             # a client gone (a stream closed, a request dropped) cancels the turn
             if not a.producer.done():
                 a.producer.cancel()
@@ -330,6 +360,17 @@ class TurnHandler(RequestHandler):
             a.queue.put_nowait(
                 ApiError(500, "turn_failed", f"the server failed: {type(exc).__name__}")
             )
+
+    async def _watch_store(self, a: _A2ATurn) -> None:
+        """Stop the turn when its record says cancelled: another process sharing the
+        store answered the tasks/cancel."""
+        while True:
+            await asyncio.sleep(STORE_POLL_S)
+            found = await load_task(a.served, a.owner, a.task_id)
+            if found is not None and found.status.state == TaskState.TASK_STATE_CANCELED:
+                if a.producer is not None:
+                    a.producer.cancel()
+                return
 
     async def _watch_client(self, a: _A2ATurn) -> None:
         """A client that goes away before its answer cancels the turn, as on /v1/chat."""
@@ -388,13 +429,11 @@ class TurnHandler(RequestHandler):
         if task.status.state in TERMINAL:
             state = TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
             raise TaskNotCancelableError(f"task {params.id} has ended ({state})")
-        key = task_key(served, owner, params.id)
-        turn = self.running.cancel(key)
-        if turn is None:
-            raise TaskNotCancelableError(
-                f"task {params.id} runs in another process of this server, which alone can stop it"
-            )
-        await asyncio.wait([turn], timeout=CANCEL_WAIT_S)
+        turn = self.running.cancel(task_key(served, owner, params.id))
+        if turn is not None:
+            await asyncio.wait([turn], timeout=CANCEL_WAIT_S)
+        # else the turn runs in another process sharing the store (or ran in one that
+        # stopped): the record says cancelled, which that process watches for
         task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_CANCELED, timestamp=now()))
         await save_task(served, owner, task)
         return task
@@ -436,19 +475,47 @@ class TurnHandler(RequestHandler):
             total_size=len(found),
         )
 
+    async def on_subscribe_to_task(
+        self, params: Any, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        """The task, then each change of its state (read from the store, so whichever
+        process runs it), ending with the final one and its answer."""
+        served, owner = _target(context)
+        task = await load_task(served, owner, params.id)
+        if task is None:
+            raise _no_task(params.id)
+        if task.status.state in TERMINAL:
+            raise UnsupportedOperationError(
+                f"task {params.id} has ended ({_state_name(task.status.state)}): tasks/get reads it"
+            )
+        yield task
+        state = task.status.state
+        while state not in TERMINAL:
+            await asyncio.sleep(STORE_POLL_S)
+            found = await load_task(served, owner, params.id)
+            if found is None:  # expired with its session
+                return
+            if found.status.state == state:
+                continue
+            state = found.status.state
+            for artifact in found.artifacts:
+                yield TaskArtifactUpdateEvent(
+                    task_id=found.id,
+                    context_id=found.context_id,
+                    artifact=artifact,
+                    last_chunk=True,
+                )
+            yield TaskStatusUpdateEvent(
+                task_id=found.id,
+                context_id=found.context_id,
+                status=found.status,
+                metadata=found.metadata,
+            )
+
     # -- what this server does not offer
 
     async def on_get_extended_agent_card(self, params: Any, context: ServerCallContext) -> Any:
         raise UnsupportedOperationError("the card at /.well-known/agent-card.json is all there is")
-
-    async def on_subscribe_to_task(
-        self, params: Any, context: ServerCallContext
-    ) -> AsyncGenerator[Event]:
-        served, owner = _target(context)
-        if await load_task(served, owner, params.id) is None:
-            raise _no_task(params.id)
-        raise UnsupportedOperationError("use SendStreamingMessage to follow a task as it runs")
-        yield
 
     async def on_create_task_push_notification_config(
         self, params: Any, context: ServerCallContext
@@ -486,6 +553,11 @@ def _page_start(token: str) -> int:
             data={"hint": "send the nextPageToken of the previous page, or none for the first"},
         )
     return int(token)
+
+
+def _state_name(state: int) -> str:
+    name: str = TaskState.Name(state)
+    return name.removeprefix("TASK_STATE_").lower()
 
 
 def _no_task(task_id: str) -> TaskNotFoundError:

@@ -113,7 +113,7 @@ def _params_problem(method: Any, params: dict[str, Any]) -> tuple[str, str] | No
         if isinstance(length, int | float) and length < 0:
             return f"{where}: {length} is negative", "send 0 or more, or leave it out for all"
     message = params.get("message")
-    if method in _SENDS and isinstance(message, dict):
+    if isinstance(method, str) and method in _SENDS and isinstance(message, dict):
         for field in ("messageId", "role", "parts"):
             if message.get(field) in (None, "", [], "ROLE_UNSPECIFIED"):
                 return (

@@ -3,7 +3,8 @@ the session id). A task's record (its state, the message, the answer) lives in t
 session store beside the session, under the key of the API key that started it: it
 expires with the store's `ttl_seconds`, every process sharing the store finds it, and
 another key finds nothing. The only thing kept in a process is the turns it is running
-now, so that `tasks/cancel` can stop them (bounded by the server's admission slots).
+now, so that `tasks/cancel` can stop them (bounded by the server's admission slots);
+a cancel answered by another process reaches them through their record.
 
 A store finds records by key only, so each key's tasks are also listed in one index
 document (id, context, state, last update), changed atomically for every process sharing

@@ -3,8 +3,9 @@
 - `GET /a2a/<agent>/.well-known/agent-card.json`: the agent's card;
   `GET /.well-known/agent-card.json`: the card of the only agent served;
 - `POST /a2a/<agent>`: JSON-RPC 2.0, A2A 1.0's `SendMessage`, `SendStreamingMessage`
-  (Server-Sent Events), `GetTask`, `CancelTask`, `ListTasks`, and 0.3's `message/send`,
-  `message/stream`, `tasks/get`, `tasks/cancel`.
+  (Server-Sent Events), `GetTask`, `CancelTask`, `ListTasks`, `SubscribeToTask`, and
+  0.3's `message/send`, `message/stream`, `tasks/get`, `tasks/cancel`,
+  `tasks/resubscribe`.
 
 These paths sit behind the same middleware as the rest of the API (keys, rate, body
 size, browser origins). The a2a-sdk package (extra `holodeck-agents[a2a]`) is imported on the
@@ -37,10 +38,12 @@ METHODS = [
     "GetTask",
     "CancelTask",
     "ListTasks",
+    "SubscribeToTask",
     "message/send",
     "message/stream",
     "tasks/get",
     "tasks/cancel",
+    "tasks/resubscribe",
 ]
 _ERRORS = error_responses(401, 404, 413, 429, 501, 503)
 _RPC_BODY = json_body(
