@@ -7,20 +7,18 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from holodeck.runtime import ClientTool
 from holodeck.server._errors import ApiError
 
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput
 
-    from holodeck.runtime import ClientTool
     from holodeck.spec.models.agent_spec import AgentSpec
 
 
 def page_tools_of(run_input: RunAgentInput, spec: AgentSpec) -> tuple[ClientTool, ...]:
     """The input's tools as tools the client runs; 422 for a name the agent's own tools
     take (the model could not tell which is meant) or one given twice."""
-    from holodeck.runtime import ClientTool
-
     own = {t.name for t in spec.tools}
     seen: set[str] = set()
     tools: list[ClientTool] = []
