@@ -1,6 +1,8 @@
 """A2A task operations with the a2a-sdk client against `holodeck deploy` processes:
 ListTasks (filters, pages, scoped to the key); a task sent with `returnImmediately` that
-another process sharing the session store reads, follows and cancels."""
+another process sharing the session store reads, follows and cancels; a turn paused for
+a person's approval is a task `input-required`, and a reply to it with the decision
+resumes it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from a2a.types import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import InvalidParamsError
 
 from server_harness import WAITING_TOOL, agent_dir, deploy_process, function_tool
 
@@ -205,3 +208,52 @@ def test_a_task_sent_to_return_at_once_is_read_followed_and_cancelled_from_anoth
         assert users == ["hello", "/call wait_here"]  # the cancelled turn left nothing
 
     run(main)
+
+
+CLOSING_TOOL = '''
+from pathlib import Path
+
+def close_shop() -> str:
+    """Closes the shop for the day."""
+    Path(__file__).with_name("closed").write_text("yes")
+    return "the shop is closed"
+'''
+
+
+def test_a_turn_waiting_for_approval_is_input_required_and_a_reply_to_it_resumes_it(
+    tmp_path: Path,
+) -> None:
+    tool = {**function_tool("close_shop"), "approval": "required"}
+    agent = agent_dir(tmp_path / "shop", "desk", tools=[tool], python=CLOSING_TOOL)
+    env = {"HOLODECK_HOME": str(tmp_path / "home")}
+    with deploy_process(str(agent), "--model", "test", env=env) as (_, url):
+
+        async def main() -> None:
+            async with httpx.AsyncClient(timeout=30) as http:
+                card = await A2ACardResolver(http, url).get_agent_card()
+                config = ClientConfig(streaming=False, httpx_client=http)
+                client = ClientFactory(config).create(card)
+                paused = await send(client, "/call close_shop")
+                assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+                assert "close_shop" in paused.status.message.parts[0].text
+                assert not (agent / "closed").exists()
+
+                vague = Message(message_id="vague", role=Role.ROLE_USER, parts=[Part(text="sure")])
+                vague.task_id = paused.id
+                with pytest.raises(InvalidParamsError, match="decides nothing"):
+                    await anext(client.send_message(SendMessageRequest(message=vague)))
+
+                decision = Part()
+                decision.data.struct_value.update({"approve": True})
+                reply = Message(message_id="yes", role=Role.ROLE_USER, parts=[decision])
+                reply.task_id, reply.context_id = paused.id, paused.context_id
+                request = SendMessageRequest(message=reply)
+                (answer,) = [r async for r in client.send_message(request)]
+                assert answer.task.id == paused.id
+                assert answer.task.status.state == TaskState.TASK_STATE_COMPLETED
+                assert (agent / "closed").read_text() == "yes"
+                got = await client.get_task(GetTaskRequest(id=paused.id))
+                assert got.status.state == TaskState.TASK_STATE_COMPLETED
+                assert [m.message_id for m in got.history][:1] == [paused.history[0].message_id]
+
+        run(main)

@@ -7,6 +7,8 @@ and 0.3's `message/send`...), this class runs them:
   ownership, request log and trace span; the turn is a task, answered when it ends;
 - streaming sends the task, then the answer's text as artifact chunks and each tool call
   as a status update (its `metadata.holodeck`), then the final status;
+- a turn paused on a call to approve is a task `input-required`; a message to that task
+  carries the decision (a data part) and resumes the same task;
 - a message sent with `returnImmediately` is answered with its task, working, while the
   turn goes on in this process;
 - getting, listing and following a task read its record from the store; cancelling
@@ -58,7 +60,13 @@ from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Struct
 
 from holodeck.errors import HoloDeckError
-from holodeck.runtime import Attachment, TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import (
+    Attachment,
+    Decision,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from holodeck.server._a2a_tasks import (
     Running,
     agent_message,
@@ -78,6 +86,7 @@ from holodeck.server._turns import (
     call_tree,
     jsonable,
     open_turn,
+    pending_json,
     refuse_anothers_session,
     usage_json,
 )
@@ -136,6 +145,7 @@ class _A2ATurn:
     attachments: list[Attachment]
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     producer: asyncio.Task[None] | None = None
+    earlier: list[Message] = field(default_factory=list)  # a resumed task's history
 
     @property
     def key(self) -> str:
@@ -151,7 +161,7 @@ class _A2ATurn:
 
     def task(self, state: int, answer: str | None = None, error: str | None = None) -> Task:
         status = TaskStatus(state=state, timestamp=now())  # type: ignore[arg-type]
-        history = [self.user]
+        history = [*self.earlier, self.user]
         task = Task(id=self.task_id, context_id=self.context_id, status=status)
         if answer is not None:
             reply = agent_message(answer, self.context_id, self.task_id)
@@ -162,6 +172,18 @@ class _A2ATurn:
             )
         elif error is not None:
             status.message.CopyFrom(agent_message(error, self.context_id, self.task_id))
+        pending = self.turn.final.pending if self.turn.final else ()
+        if state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            names = ", ".join(f"{c.name} ({c.call_id})" for c in pending)
+            ask = agent_message(
+                f"waits for approval of {names}: reply to this task with a data part "
+                '{"approve": true} or {"approve": false, "reason": "..."} '
+                '(and "callId" when several wait)',
+                self.context_id,
+                self.task_id,
+            )
+            status.message.CopyFrom(ask)
+            history.append(ask)
         task.history.extend(history)
         task.status.CopyFrom(status)
         turn = self.turn
@@ -173,6 +195,7 @@ class _A2ATurn:
                     "tool_calls": jsonable(call_tree(turn.calls)),
                     "usage": usage_json(turn.usage),
                     "model": turn.final.model if turn.final else None,
+                    "pending": [pending_json(c) for c in pending],
                 }
             }
         )
@@ -226,9 +249,10 @@ class TurnHandler(RequestHandler):
         owner = key_name_of(request)
         message = params.message
         text, attachments = _content(message)
+        paused: Task | None = None
         if message.task_id:
-            raise await _follow_up(served, owner, message.task_id)
-        context_id = message.context_id or new_id()
+            paused = await _paused(served, owner, message)
+        context_id = paused.context_id if paused else message.context_id or new_id()
         if not SESSION_ID.fullmatch(context_id):
             raise InvalidParamsError(
                 "message.contextId: letters, digits and `._:-`, at most 128 characters",
@@ -240,7 +264,7 @@ class TurnHandler(RequestHandler):
             raise a2a_error(exc) from None
         user = Message()
         user.CopyFrom(message)
-        user.context_id, user.task_id = context_id, new_id()
+        user.context_id, user.task_id = context_id, paused.id if paused else new_id()
         if not user.message_id:
             user.message_id = new_id()
         turn = Turn(
@@ -250,8 +274,10 @@ class TurnHandler(RequestHandler):
             message=text,
             endpoint=request.url.path,
             owner=owner,
+            decision=_decision(message, paused) if paused else None,
         )
-        return _A2ATurn(request, served, owner, turn, user, attachments)
+        earlier = list(paused.history) if paused else []
+        return _A2ATurn(request, served, owner, turn, user, attachments, earlier=earlier)
 
     async def _detach(self, a: _A2ATurn) -> Task:
         """Start the turn on its own (`returnImmediately`): the task, working, once its
@@ -306,9 +332,12 @@ class TurnHandler(RequestHandler):
                         yield self._tool_update(a, item)
                 elif item is _DONE:
                     final = a.turn.final
-                    task = a.task(
-                        TaskState.TASK_STATE_COMPLETED, answer=final.text if final else ""
-                    )
+                    if final is not None and final.pending:  # paused for a person's decision
+                        task = a.task(TaskState.TASK_STATE_INPUT_REQUIRED)
+                    else:
+                        task = a.task(
+                            TaskState.TASK_STATE_COMPLETED, answer=final.text if final else ""
+                        )
                     break
                 elif item is _CANCELLED:
                     task = a.task(TaskState.TASK_STATE_CANCELED)
@@ -574,16 +603,60 @@ def _no_push() -> PushNotificationNotSupportedError:
     )
 
 
-async def _follow_up(served: ServedAgent, owner: str | None, task_id: str) -> A2AError:
-    """The refusal of a message to task `task_id`: every message starts a new task."""
+async def _paused(served: ServedAgent, owner: str | None, message: Message) -> Task:
+    """The task a message with a `taskId` resumes: one waiting for input (a decision);
+    a message to any other task is refused (each message starts a new task)."""
+    task_id = message.task_id
     task = await load_task(served, owner, task_id)
     if task is None:
-        return _no_task(task_id)
-    state = TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
-    return UnsupportedOperationError(
-        f"task {task_id} is {state}: a task takes no further message here, each message "
-        f"starts a new task; send it with contextId {task.context_id!r} and no taskId",
-        data={"hint": f"send contextId {task.context_id!r}, without taskId"},
+        raise _no_task(task_id)
+    if task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+        raise UnsupportedOperationError(
+            f"task {task_id} is {_state_name(task.status.state)}: only a task waiting for "
+            f"input takes a further message; to go on with the conversation send contextId "
+            f"{task.context_id!r} and no taskId, which starts a new task",
+            data={"hint": f"send contextId {task.context_id!r}, without taskId"},
+        )
+    if message.context_id and message.context_id != task.context_id:
+        raise InvalidParamsError(
+            f"message.contextId: task {task_id} belongs to context {task.context_id!r}",
+            data={"hint": f"send contextId {task.context_id!r}, or leave it out"},
+        )
+    return task
+
+
+_DECISION_HINT = (
+    'send a data part {"approve": true} or {"approve": false, "reason": "why"}, with '
+    '"callId" naming the call when several wait'
+)
+
+
+def _decision(message: Message, task: Task) -> tuple[str, Decision]:
+    """The decision a message to a task waiting for approval carries (its data part)."""
+    from google.protobuf.json_format import MessageToDict
+
+    waiting = [
+        str(c["id"]) for c in MessageToDict(task.metadata).get("holodeck", {}).get("pending", [])
+    ]
+    for part in message.parts:
+        if part.WhichOneof("content") != "data":
+            continue
+        data = MessageToDict(part.data)
+        approve, reason, call_id = data.get("approve"), data.get("reason"), data.get("callId")
+        if not isinstance(approve, bool) or not isinstance(reason, str | None):
+            break
+        if call_id is None and len(waiting) == 1:
+            call_id = waiting[0]
+        if not isinstance(call_id, str) or not call_id:
+            raise InvalidParamsError(
+                f"message.parts: task {task.id} waits for {', '.join(waiting)}: name one "
+                'with "callId"',
+                data={"hint": _DECISION_HINT},
+            )
+        return call_id, Decision(approve, reason)
+    raise InvalidParamsError(
+        f"message.parts: task {task.id} waits for approval, and this message decides nothing",
+        data={"hint": _DECISION_HINT},
     )
 
 
