@@ -121,3 +121,25 @@ def test_a_users_message_while_the_pages_call_waits_says_to_send_its_result(
     assert "error" not in first, first
     assert "waits for the result of set_background (call_bg)" in second["error"], second
     assert len(openai_server.requests) == 1
+
+
+def test_the_pages_state_is_kept_per_thread_and_returned_in_the_snapshot(
+    tmp_path: Path, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node_client()
+    root = _agent(tmp_path, openai_server)
+    openai_server.script(text("Noted."), text("Still noted."), text("Other thread."))
+    env = {"OPENAI_API_KEY": "sk-test", "HOLODECK_HOME": str(tmp_path / "home")}
+    with deploy_process(str(root), env=env, cwd=tmp_path) as (_, url):
+        monkeypatch.setenv("AGUI_STATE", json.dumps({"theme": "dark", "cart": [1, 2]}))
+        (first,) = run_client(url + "/awp", "thread-1", "Remember my cart")
+        monkeypatch.setenv("AGUI_STATE", "{}")  # the page loaded again: it has no state
+        (again,) = run_client(url + "/awp", "thread-1", "What is in it?")
+        (other,) = run_client(url + "/awp", "thread-2", "Hello")
+    for run in (first, again):
+        assert "error" not in run, run
+        (snapshot,) = [e["snapshot"] for e in run["events"] if e["type"] == "STATE_SNAPSHOT"]
+        assert snapshot["theme"] == "dark" and snapshot["cart"] == [1, 2]
+        assert snapshot["session_id"] == "thread-1"
+        assert run["state"]["theme"] == "dark"  # the client's state is the snapshot
+    assert "theme" not in other["state"] and other["state"]["session_id"] == "thread-2"

@@ -3,7 +3,7 @@
 // messages the client built from them, the run's result, or the error that ended it.
 //   node agui_run.mjs URL THREAD_ID MESSAGE [MESSAGE...]   (API key in HOLODECK_KEY;
 //   each run's `context` entries, as JSON, in AGUI_CONTEXT; the page's tools, as JSON,
-//   in AGUI_TOOLS). A MESSAGE "tool:RESULT" answers each tool call of the last run,
+//   in AGUI_TOOLS; the page's state to start with, as JSON, in AGUI_STATE). A MESSAGE "tool:RESULT" answers each tool call of the last run,
 //   as the page does once it has run them, instead of adding a user message.
 import { HttpAgent } from "@ag-ui/client";
 
@@ -11,7 +11,8 @@ const [url, threadId, ...messages] = process.argv.slice(2);
 const headers = process.env.HOLODECK_KEY
   ? { Authorization: `Bearer ${process.env.HOLODECK_KEY}` }
   : {};
-const agent = new HttpAgent({ url, threadId, headers });
+const initialState = JSON.parse(process.env.AGUI_STATE || "{}");
+const agent = new HttpAgent({ url, threadId, headers, initialState });
 const context = JSON.parse(process.env.AGUI_CONTEXT || "[]");
 const tools = JSON.parse(process.env.AGUI_TOOLS || "[]");
 

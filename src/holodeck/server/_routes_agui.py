@@ -15,7 +15,8 @@ The input's `tools` are the page's own tools (CopilotKit's frontend actions): th
 is offered them with the agent's own, and a call to one ends the run with its
 TOOL_CALL_START/ARGS/END for the page to run (the session keeps the turn paused on it).
 The next run ends its messages with the `tool` message(s) carrying the results, and the
-turn goes on from there. The input's `state` is not used.
+turn goes on from there. The input's `state` is kept per thread (`_agui_state`) and
+returned, with the server's own keys, in the run's STATE_SNAPSHOT.
 
 The `ag-ui-protocol` types take most of a second to import: they are imported on the
 first AG-UI request, not when the server starts."""
@@ -34,6 +35,7 @@ from fastapi.responses import StreamingResponse
 
 from holodeck.runtime import Attachment, Event
 from holodeck.server._agui_events import AguiRun, state_of_turn
+from holodeck.server._agui_state import thread_state
 from holodeck.server._agui_tools import page_tools_of, tool_results_of
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
@@ -111,6 +113,9 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
         message, attachments = f"(results of {', '.join(outputs)})", []
     served = await state_of(request).registry.get(agent)
     await refuse_anothers_session(request, served, run_input.thread_id)
+    page_state = await thread_state(
+        served, key_name_of(request), run_input.thread_id, run_input.state
+    )
     turn = Turn(
         served=served,
         session_id=run_input.thread_id,
@@ -127,14 +132,18 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
     run = AguiRun(run_input.thread_id, run_input.run_id)
     return StreamingResponse(
-        _stream(encoder, run, turn, events),
+        _stream(encoder, run, turn, events, page_state),
         media_type=encoder.get_content_type(),
         headers={"X-Request-ID": turn.request_id, "Cache-Control": "no-cache"},
     )
 
 
 async def _stream(
-    encoder: Any, run: AguiRun, turn: Turn, events: AsyncIterator[Event]
+    encoder: Any,
+    run: AguiRun,
+    turn: Turn,
+    events: AsyncIterator[Event],
+    page_state: dict[str, Any],
 ) -> AsyncIterator[str]:
     yield encoder.encode(run.started())
     try:
@@ -146,7 +155,8 @@ async def _stream(
             yield encoder.encode(sent)
         return
     answer = turn.answer_json()
-    for sent in run.finished(state_of_turn(answer), answer["output"]):
+    state = {**page_state, **state_of_turn(answer)}
+    for sent in run.finished(state, answer["output"]):
         yield encoder.encode(sent)
 
 
