@@ -140,19 +140,25 @@ def test_text_attachments_are_checked_on_openai_agui_and_a2a(
             ],
             "state": {},
             "tools": [],
-            "context": [{"description": "account", "value": "the password is hunter2"}],
+            # context reaches the model with the user's message, and is checked with it
+            "context": [{"description": "account", "value": "gold tier"}],
             "forwardedProps": {},
         }
         agui = server.client.post("/awp", json=run)
         assert agui.status_code == 200, agui.text
         agui_sent = sent(openai_server)
+        secret = [{"description": "account", "value": "the password is hunter2"}]
+        agui_blocked = server.client.post(
+            "/awp", json={**run, "threadId": "t-2", "runId": "r-2", "context": secret}
+        )
 
         a2a = asyncio.run(a2a_send(server.url, "the password is hunter2"))
         a2a_card = asyncio.run(a2a_send(server.url, f"card: {CARD}"))
     assert blocked["finish_reason"] == "content_filter"
     assert blocked["message"]["content"] == REFUSAL
-    assert "[card]" in agui_sent and CARD not in agui_sent and "hunter2" not in agui_sent
+    assert "[card]" in agui_sent and CARD not in agui_sent and "gold tier" in agui_sent
     assert "Noted." in agui.text
+    assert agui_blocked.status_code == 200 and REFUSAL in agui_blocked.text
     assert REFUSAL in a2a
     assert "Noted again." in a2a_card
     everything = sent(openai_server)
