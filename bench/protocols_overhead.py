@@ -9,8 +9,11 @@ to the last byte of the answer), the overhead over /v1/chat's median and over st
 /v1/chat's (the fair baseline of a protocol that streams the answer's text as it comes),
 and the first turn on that protocol (opening its client, MCP's `initialize` included;
 the server loads the protocol's library then: ag-ui-protocol for AG-UI, the MCP SDK).
-Clients: httpx2 for /v1/chat and AG-UI (the whole event stream read), the official `mcp`
-client (one open session, one tool call a turn) for MCP.
+Clients: httpx2 for /v1/chat, AG-UI (the whole event stream read), the Responses API
+(`POST /v1/responses`) and A2A (JSON-RPC `SendMessage`, blocking; and with
+`returnImmediately`, then `GetTask` polled every 2 ms until the task ends: the time a
+client that does not wait on the connection sees), the official `mcp` client (one open
+session, one tool call a turn) for MCP.
 
 A protocol is one function `async def turn(url, client) -> str` (the answer's text)
 added to TURNS; `--only NAME` measures some of them.
@@ -86,6 +89,46 @@ async def agui_turn(url: str, http: httpx2.AsyncClient) -> str:
     return "".join(text)
 
 
+async def responses_turn(url: str, http: httpx2.AsyncClient) -> str:
+    body = {"model": "weather", "input": QUESTION, "store": False}
+    answer = await http.post(url + "/v1/responses", json=body)
+    answer.raise_for_status()
+    text: str = answer.json()["output"][-1]["content"][0]["text"]
+    return text
+
+
+async def a2a_call(http: httpx2.AsyncClient, url: str, method: str, params: Any) -> Any:
+    body = {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": params}
+    answer = await http.post(url + "/a2a/weather", json=body, headers={"A2A-Version": "1.0"})
+    answer.raise_for_status()
+    reply = answer.json()
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply["result"]
+
+
+def a2a_message() -> dict[str, Any]:
+    return {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": QUESTION}]}
+
+
+def a2a_answer(task: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for a in task.get("artifacts", []) for p in a["parts"])
+
+
+async def a2a_turn(url: str, http: httpx2.AsyncClient) -> str:
+    result = await a2a_call(http, url, "SendMessage", {"message": a2a_message()})
+    return a2a_answer(result["task"])
+
+
+async def a2a_later_turn(url: str, http: httpx2.AsyncClient) -> str:
+    params = {"message": a2a_message(), "configuration": {"returnImmediately": True}}
+    task = (await a2a_call(http, url, "SendMessage", params))["task"]
+    while task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+        await asyncio.sleep(0.002)
+        task = await a2a_call(http, url, "GetTask", {"id": task["id"]})
+    return a2a_answer(task)
+
+
 async def mcp_turn(url: str, session: Any) -> str:
     result = await session.call_tool("weather", {"question": QUESTION})
     if result.is_error:
@@ -118,6 +161,9 @@ TURNS: dict[str, tuple[Turn, Callable[[str], Any]]] = {
     "chat": (chat_turn, http_client),
     "chat-stream": (chat_stream_turn, http_client),
     "ag-ui": (agui_turn, http_client),
+    "responses": (responses_turn, http_client),
+    "a2a": (a2a_turn, http_client),
+    "a2a-later": (a2a_later_turn, http_client),
     "mcp": (mcp_turn, mcp_client),
 }
 
@@ -193,16 +239,19 @@ async def main() -> None:
             process.wait(30)
     cores = os.cpu_count()
     print(f"{args.turns} turns each, one at a time, examples/weather --model test ({cores} cores)")
-    head = ("protocol", "median ms", "p90 ms", "vs chat", "vs chat-stream", "first turn ms")
-    print(f"{head[0]:<12}{head[1]:>10}{head[2]:>9}{head[3]:>10}{head[4]:>16}{head[5]:>15}")
+    head = ("protocol", "median ms", "p90 ms", "vs chat", "x chat", "vs chat-stream", "first ms")
+    print(
+        f"{head[0]:<12}{head[1]:>10}{head[2]:>9}{head[3]:>10}{head[4]:>8}{head[5]:>16}{head[6]:>10}"
+    )
     for name, r in results.items():
         over = [
             f"{r['median_ms'] - results[b]['median_ms']:+.1f}" if b in results else "-"
             for b in ("chat", "chat-stream")
         ]
+        ratio = f"{r['median_ms'] / results['chat']['median_ms']:.2f}" if "chat" in results else "-"
         print(
-            f"{name:<12}{r['median_ms']:>10.1f}{r['p90_ms']:>9.1f}{over[0]:>10}{over[1]:>16}"
-            f"{r['first_ms']:>15.0f}"
+            f"{name:<12}{r['median_ms']:>10.1f}{r['p90_ms']:>9.1f}{over[0]:>10}{ratio:>8}"
+            f"{over[1]:>16}{r['first_ms']:>10.0f}"
         )
 
 

@@ -51,12 +51,16 @@ def test_the_deploy_guides_client_example_runs_against_a_served_agent(
 ) -> None:
     from server_harness import WEATHER, served
 
-    (block,) = python_blocks("docs/deploy.md")
+    # the chat completions example, then the Responses API example, which reuses its client
+    chat, responses = python_blocks("docs/deploy.md")
     with served(WEATHER, state_dir=tmp_path) as server:
-        exec(block, {"server_url": server.url})
+        namespace = {"server_url": server.url}
+        exec(chat, namespace)
+        exec(responses, namespace)
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("get_weather:")  # the test model answers from the tools
-    assert printed[-1] == "['get_weather', 'get_forecast']"
+    tools = printed.index("['get_weather', 'get_forecast']")
+    assert "".join(printed[tools + 1 :]).strip(), printed  # the retrieved response's text
 
 
 def test_the_security_pages_settings_load_as_written(tmp_path: Path) -> None:
