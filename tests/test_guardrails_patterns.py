@@ -39,16 +39,14 @@ UPLOAD = {
 HEALTH_BOUND_S = 2.0
 
 
-def _chat_timing_health(url: str, agent: str) -> tuple[dict[str, Any], float, list[float]]:
-    """The answer to MESSAGE and how long it took, with the time of each /health asked
-    while the turn was under way."""
+def _chat_timing_health(url: str, agent: str) -> tuple[dict[str, Any], list[float]]:
+    """The answer to MESSAGE, with the time of each /health asked while the turn was
+    under way."""
     answer: dict[str, Any] = {}
 
     def ask() -> None:
         with httpx.Client(base_url=url, timeout=60) as client:
-            started = time.monotonic()
             answer.update(client.post("/v1/chat", json={"message": MESSAGE, "agent": agent}).json())
-            answer["took"] = time.monotonic() - started
 
     turn = threading.Thread(target=ask, daemon=True)
     turn.start()
@@ -68,7 +66,7 @@ def _chat_timing_health(url: str, agent: str) -> tuple[dict[str, Any], float, li
             assert status == 200
             waits.append(time.monotonic() - started)
     turn.join()
-    return answer, answer.pop("took"), waits
+    return answer, waits
 
 
 def test_a_backtracking_pattern_never_stalls_the_server(
@@ -94,10 +92,9 @@ def test_a_backtracking_pattern_never_stalls_the_server(
         # a message the patterns decide at once goes through as before
         fine = client.post("/v1/chat", json={"message": "hello", "agent": "slow"}).json()
 
-    for agent, (answer, took, waits) in results.items():
+    for agent, (answer, waits) in results.items():
         assert answer["response"] == REFUSAL, (agent, answer)
         assert [g["guardrail"] for g in answer["guardrails"]] == ["only-as"]
-        assert took < 10, (agent, took)
         assert waits and max(waits) < HEALTH_BOUND_S, (agent, waits)
     assert fine["guardrails"] == [] and fine["response"]
 

@@ -80,15 +80,17 @@ from holodeck.server._a2a_tasks import (
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of
-from holodeck.server._turns import (
-    Turn,
+from holodeck.server._turn_json import (
     call_json,
     call_tree,
     jsonable,
-    open_turn,
     pending_json,
-    refuse_anothers_session,
     usage_json,
+)
+from holodeck.server._turns import (
+    Turn,
+    open_turn,
+    refuse_anothers_session,
 )
 
 if TYPE_CHECKING:

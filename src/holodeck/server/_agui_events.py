@@ -23,7 +23,9 @@ from holodeck.runtime import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from holodeck.server._turns import jsonable
+from holodeck.server._turn_json import (
+    jsonable,
+)
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent

@@ -15,7 +15,11 @@ from holodeck.errors import ConfigurationError, HoloDeckError
 from holodeck.runtime import Agent, Hosting, Run, RunOptions
 from holodeck.server._live_sessions import LiveSessions
 from holodeck.server._mcp import mcp_server
-from holodeck.server._turns import call_tree, jsonable, usage_json
+from holodeck.server._turn_json import (
+    call_tree,
+    jsonable,
+    usage_json,
+)
 from holodeck.sessions import MemorySessionStore
 from holodeck.spec.models.agent_spec import AgentSpec
 

@@ -23,14 +23,16 @@ from holodeck.runtime import (
 )
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
-from holodeck.server._turns import (
-    Turn,
+from holodeck.server._turn_json import (
     attachments_from,
     call_json,
     guardrail_json,
     jsonable,
-    open_turn,
     pending_json,
+)
+from holodeck.server._turns import (
+    Turn,
+    open_turn,
     refuse_anothers_session,
     run_through,
 )

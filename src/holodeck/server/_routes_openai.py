@@ -37,9 +37,11 @@ from holodeck.server._openai_checks import check_fields, check_history, check_re
 from holodeck.server._openai_errors import openai_error_body
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turn_json import (
+    call_json,
+)
 from holodeck.server._turns import (
     Turn,
-    call_json,
     open_turn,
     refuse_anothers_session,
     run_through,

@@ -16,15 +16,17 @@ from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._routes_chat import EVENTS, sse_answer
 from holodeck.server._state import key_name_of, request_id_of, state_of
+from holodeck.server._turn_json import (
+    jsonable,
+    pending_json,
+    usage_json,
+)
 from holodeck.server._turns import (
     Turn,
-    jsonable,
     open_turn,
-    pending_json,
     run_through,
     session_key,
     unknown_session,
-    usage_json,
 )
 from holodeck.server._wire import (
     AgentName,

@@ -8,19 +8,15 @@ key's name, so another key's request finds no such session."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
-from pydantic_core import to_jsonable_python
 
 from holodeck.errors import ApprovalPending, HoloDeckError
 from holodeck.runtime import (
-    ApprovalRequired,
     Attachment,
     Decision,
     Event,
@@ -37,77 +33,17 @@ from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, state_of
 from holodeck.server._trace import traced_stream
-from holodeck.server._wire import AttachmentIn
+from holodeck.server._turn_json import (
+    call_json,
+    call_tree,
+    guardrail_json,
+    jsonable,
+    pending_json,
+    usage_json,
+)
 
 if TYPE_CHECKING:
     from holodeck.runtime import ClientTool
-
-
-def attachments_from(items: Sequence[AttachmentIn]) -> list[Attachment]:
-    files = []
-    for index, item in enumerate(items):
-        try:
-            data = base64.b64decode(item.data, validate=True)
-        except (binascii.Error, ValueError):
-            raise ApiError(
-                422,
-                "invalid_request",
-                f"attachments.{index}.data: not base64",
-                hint="send the file's bytes base64-encoded",
-            ) from None
-        files.append(Attachment(data, item.media_type, item.name))
-    return files
-
-
-def jsonable(value: Any) -> Any:
-    return to_jsonable_python(value, fallback=str)
-
-
-def call_json(call: ToolCallFinished) -> dict[str, Any]:
-    return {
-        "id": call.call_id,
-        "name": call.name,
-        "args": jsonable(call.args),
-        "result": jsonable(call.result),
-        "error": call.error,
-        "duration_ms": round(call.duration_ms, 1),
-        "agent": call.agent,
-    }
-
-
-def call_tree(calls: Sequence[ToolCallFinished]) -> list[dict[str, Any]]:
-    """Calls with those a sub-agent made nested under the call that asked it."""
-    nodes = {call.call_id: {**call_json(call), "calls": []} for call in calls}
-    roots: list[dict[str, Any]] = []
-    for call in calls:
-        parent = nodes.get(call.parent_call_id or "")
-        (parent["calls"] if parent is not None else roots).append(nodes[call.call_id])
-    return roots
-
-
-def guardrail_json(hit: GuardrailTriggered) -> dict[str, Any]:
-    return {
-        "guardrail": hit.guardrail,
-        "side": hit.side,
-        "action": hit.action,
-        "kind": hit.kind,
-        "message": hit.message,
-        "reason": hit.reason,
-        "agent": hit.agent,
-    }
-
-
-def pending_json(call: ApprovalRequired) -> dict[str, Any]:
-    return {"id": call.call_id, "name": call.name, "args": jsonable(call.args), "agent": call.agent}
-
-
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-        "requests": usage.requests,
-    }
 
 
 def session_key(served: ServedAgent, owner: str | None, session_id: str) -> str:
