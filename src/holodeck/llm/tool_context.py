@@ -1,7 +1,9 @@
 """`ToolContext`: what building an agent's tools needs from the run that builds them.
-The runtime makes it (`holodeck.runtime.tool_context`); tools and search read only this.
-It lives beside the providers because what it carries (the model override, cassette, rate
-limit, outbound policy) is what building a model needs."""
+The runtime makes it (`holodeck.runtime.tool_context`) and re-exports it
+(`from holodeck.runtime import ToolContext`, where a reader of the runtime looks for it).
+It is defined here, not in runtime/ or tools/, because tools/, search/ and llm/ itself
+(`model_modalities`) read it and llm/ is the lowest layer they share; and what it carries
+(the model override, cassette, rate limit, outbound policy) is what building a model needs."""
 
 from __future__ import annotations
 

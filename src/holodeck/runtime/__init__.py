@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from holodeck.errors import LifecycleError as LifecycleError
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
+    from holodeck.llm.tool_context import ToolContext as ToolContext
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._approval import DENIED as DENIED
     from holodeck.runtime._approval import Decision as Decision
@@ -93,6 +94,8 @@ _EXPORTS = {
     "starts_turn": "holodeck.runtime._history",
     "Hosting": "holodeck.runtime._hosting",
     "tool_context": "holodeck.runtime._hosting",
+    # made here by `tool_context`; defined in llm/ because tools/, search/ and llm/ read it
+    "ToolContext": "holodeck.llm.tool_context",
     "RunOptions": "holodeck.runtime._options",
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
