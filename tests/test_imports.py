@@ -54,7 +54,7 @@ DEFERRED = {
         "the search pipeline and numpy (about 0.2 s): only a definition with a search tool "
         "needs them"
     ),
-    ("server/_routes_a2a.py", "holodeck.server._a2a_handler"): (
+    ("server/a2a/_routes.py", "holodeck.server.a2a._handler"): (
         "it is built on the a2a-sdk (about 1 s to import, an extra): only the first A2A "
         "request loads it, and a server without the package answers 501"
     ),

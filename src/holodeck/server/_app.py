@@ -16,7 +16,6 @@ from starlette.routing import Route
 from holodeck._version import __version__
 from holodeck.runtime import Hosting, Run
 from holodeck.server import (
-    _routes_a2a,
     _routes_agents,
     _routes_agui,
     _routes_chat,
@@ -34,6 +33,7 @@ from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
+from holodeck.server.a2a import router as a2a_router
 from holodeck.spec.models.agent_spec import AgentSpec
 
 
@@ -105,7 +105,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_openai.router)
     app.include_router(_routes_responses.router)
     app.include_router(_routes_sessions.router)
-    app.include_router(_routes_a2a.router)
+    app.include_router(a2a_router)
     app.include_router(_routes_agui.router)
     # the MCP SDK's transport answers POST (and DELETE) itself
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))

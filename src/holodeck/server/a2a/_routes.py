@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from holodeck.server._a2a_card import agent_card, card_json, endpoint_path, etag, etag_matches
-from holodeck.server._a2a_refusals import early_refusal, log_refusal, quiet_sdk_refusals
 from holodeck.server._errors import ApiError
 from holodeck.server._keys import CARD
 from holodeck.server._protocols import a2a_available
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import state_of
 from holodeck.server._wire import error_responses, json_body, sse_schema
+from holodeck.server.a2a._card import agent_card, card_json, endpoint_path, etag, etag_matches
+from holodeck.server.a2a._refusals import early_refusal, log_refusal, quiet_sdk_refusals
 
 if TYPE_CHECKING:
     from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
@@ -84,7 +84,7 @@ def _dispatcher(app: FastAPI) -> JsonRpcDispatcher:
     if found is None:
         from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 
-        from holodeck.server._a2a_handler import RequestContextBuilder, TurnHandler
+        from holodeck.server.a2a._handler import RequestContextBuilder, TurnHandler
 
         found = JsonRpcDispatcher(
             TurnHandler(),
