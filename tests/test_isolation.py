@@ -391,7 +391,7 @@ def state() -> dict:
 async def use_holodeck(root: str, url: str, pdf: str) -> None:
     from holodeck.config.loader import load_agent
     from holodeck import RunOptions
-    from holodeck.search._pdf import read_pdf
+    from holodeck.search.ingest import read_pdf
     from holodeck.search.embeddings._local import LocalEmbedder, local_installed
     from holodeck.runtime import Agent
 

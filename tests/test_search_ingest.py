@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from holodeck.search.ingest import (
     IngestError,
     IngestOptions,
+    check_mapping,
     chunk_file,
     ingest,
     rebuild_record,
     source_files,
 )
-from holodeck.search.mapping import check_mapping
 from search_files import make_pdf, options, with_outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # the documented token: a word or a punctuation mark

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from holodeck.search.ingest import IngestError, ingest
-from holodeck.search.mapping import MappingProblem, check_mapping
+from holodeck.search.ingest import IngestError, MappingProblem, check_mapping, ingest
 from search_files import options
 
 PRODUCTS = "id,name,category,description,specs,price\n1,Kettle,kitchen,Boils water,1.7 l,12\n"

@@ -21,9 +21,8 @@ from conftest import Write
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.runtime import tool_context
-from holodeck.search._pdf import read_pdf
 from holodeck.search.index import SearchIndex
-from holodeck.search.ingest import IngestOptions, chunk_file, source_files
+from holodeck.search.ingest import IngestOptions, chunk_file, read_pdf, source_files
 from holodeck.search.stores import StoreLocation
 from holodeck.search.tool_index import ingest_options, search_index, search_settings
 from holodeck.spec.models.tools import VectorstoreTool

@@ -9,11 +9,8 @@ own and talks to the next through the types in `_types`:
 - `agent_tools`: the agent's search tools (`SearchTools`): indexes open and catch up with
   their sources on start or first use; one that cannot open is reported and retried.
 - `checks`: what `holodeck validate` says about search tools (field mapping, embedders).
-- `ingest` (with `_files`, `_formats`, `_reading`, `_documents`, `_pdf*`, `_headings`,
-  `_chunking`, `_records`, `_record_*`, `_json_records`, `_samples`, `_seen_ids`,
-  `_options`) and `mapping`: read a source and cut it into chunks; `domains` (numbered
-  lines as headings) and `definitions` (defined terms as entries of their own) shape
-  documents' chunks.
+- `ingest/`: read a source and cut it into chunks (files, formats, PDF, headings, records,
+  the field mapping checked first); its `__init__.py` lists its parts.
 - `contextual` with `context_cache`: a model-written line situating each chunk, cached.
 - `embeddings/`: provider APIs (their models built in `holodeck.llm.embedding_models`)
   or the local model, with an on-disk cache.

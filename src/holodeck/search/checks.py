@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from holodeck.errors import HoloDeckError
 from holodeck.search.embeddings import describe_default
-from holodeck.search.ingest import IngestError
-from holodeck.search.mapping import check_mapping
+from holodeck.search.ingest import IngestError, check_mapping
 from holodeck.search.tool_index import choose_tool_embedder, ingest_options
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool

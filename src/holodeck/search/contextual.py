@@ -20,10 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from holodeck.search._formats import decode
-from holodeck.search._pdf import read_pdf
 from holodeck.search._types import Chunk, SourceFile
 from holodeck.search.context_cache import ContextCache
+from holodeck.search.ingest import decode, read_pdf
 from holodeck.search.rerank import Ask
 
 DOCUMENT_CHARS = 24_000  # of a document shown per request: its first and last halves

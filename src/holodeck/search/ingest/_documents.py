@@ -6,10 +6,10 @@ import hashlib
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from holodeck.search._chunking import TOKEN, split
-from holodeck.search._headings import Section
-from holodeck.search._options import IngestOptions
 from holodeck.search._types import Chunk
+from holodeck.search.ingest._chunking import TOKEN, split
+from holodeck.search.ingest._headings import Section
+from holodeck.search.ingest._options import IngestOptions
 
 _HEADING_MARKS = frozenset("#=-")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from holodeck.search._headings import Heading
+from holodeck.search.ingest._headings import Heading
 
 _I = re.IGNORECASE
 _ROMAN = r"[IVXLCDM]+"

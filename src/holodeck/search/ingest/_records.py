@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from holodeck.search._formats import NUMBER, csv_dialect
+from holodeck.search.ingest._formats import NUMBER, csv_dialect
 
 _INTEGER = re.compile(r"^[+-]?(0|[1-9]\d*)$")
 _LEADING_ZERO = re.compile(r"^[+-]?0\d")

@@ -10,11 +10,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from holodeck.search._chunking import split
-from holodeck.search._options import IngestOptions
-from holodeck.search._records import Record, RecordSet
-from holodeck.search._seen_ids import SeenIds
 from holodeck.search._types import Chunk, IngestIssue, JsonScalar
+from holodeck.search.ingest._chunking import split
+from holodeck.search.ingest._options import IngestOptions
+from holodeck.search.ingest._records import Record, RecordSet
+from holodeck.search.ingest._seen_ids import SeenIds
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder for every record
 Metadata = dict[str, JsonScalar | list[JsonScalar]]

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from holodeck.search._files import relative, resolve, walk
-from holodeck.search._formats import EXTENSIONS, STRUCTURED, Format, sniff_head
-from holodeck.search._json_records import normalize
-from holodeck.search._options import IngestOptions
-from holodeck.search._samples import csv_names, json_sample, jsonl_sample, read_head
-from holodeck.search.ingest import source_files
+from holodeck.search.ingest._files import relative, resolve, walk
+from holodeck.search.ingest._formats import EXTENSIONS, STRUCTURED, Format, sniff_head
+from holodeck.search.ingest._json_records import normalize
+from holodeck.search.ingest._options import IngestOptions
+from holodeck.search.ingest._samples import csv_names, json_sample, jsonl_sample, read_head
+from holodeck.search.ingest.sources import source_files
 from holodeck.spec.diagnostics import did_you_mean
 
 __all__ = ["MappingProblem", "check_mapping"]

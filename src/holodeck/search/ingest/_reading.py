@@ -10,8 +10,8 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from holodeck.search._formats import EXTENSIONS, Format, sniff, sniff_head
-from holodeck.search._samples import read_head
+from holodeck.search.ingest._formats import EXTENSIONS, Format, sniff, sniff_head
+from holodeck.search.ingest._samples import read_head
 
 _BLOCK = 1 << 20
 

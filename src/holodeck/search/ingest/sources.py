@@ -24,23 +24,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from holodeck.search._documents import document_chunks
-from holodeck.search._files import relative, resolve, walk
-from holodeck.search._formats import SUPPORTED, Format, decode, too_deep
-from holodeck.search._headings import (
+from holodeck.search._types import Chunk, Ingested, IngestIssue, SourceFile
+from holodeck.search.ingest._documents import document_chunks
+from holodeck.search.ingest._files import relative, resolve, walk
+from holodeck.search.ingest._formats import SUPPORTED, Format, decode, too_deep
+from holodeck.search.ingest._headings import (
     line_headings,
     markdown_headings,
     markdown_sections,
     outline_headings,
     sections,
 )
-from holodeck.search._options import IngestError, IngestOptions
-from holodeck.search._pdf import read_pdf
-from holodeck.search._reading import digest, file_format
-from holodeck.search._record_batches import Batch, csv_batches, json_chunks, jsonl_batches
-from holodeck.search._types import Chunk, Ingested, IngestIssue, SourceFile
-from holodeck.search.definitions import definition_chunks
-from holodeck.search.domains import domain_headings
+from holodeck.search.ingest._options import IngestError, IngestOptions
+from holodeck.search.ingest._pdf import read_pdf
+from holodeck.search.ingest._reading import digest, file_format
+from holodeck.search.ingest._record_batches import Batch, csv_batches, json_chunks, jsonl_batches
+from holodeck.search.ingest.definitions import definition_chunks
+from holodeck.search.ingest.domains import domain_headings
 
 __all__ = [
     "BATCH",

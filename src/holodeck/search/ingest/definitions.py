@@ -16,8 +16,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from holodeck.search._headings import Section
 from holodeck.search._types import Chunk
+from holodeck.search.ingest._headings import Section
 
 # `"Term" means ...`, `The term ‘Term’ means ...`, `"Term" shall mean`, `has the meaning`
 _DEFINED = re.compile(

@@ -10,7 +10,12 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from holodeck.search._pdf_budget import MAX_DECODED, InflatesTooMuch, decode_within, stream_limits
+from holodeck.search.ingest._pdf_budget import (
+    MAX_DECODED,
+    InflatesTooMuch,
+    decode_within,
+    stream_limits,
+)
 
 _TOO_DEEP = "its objects are nested too deeply to read"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from holodeck.search._records import Record, RecordSet
+from holodeck.search.ingest._records import Record, RecordSet
 
 _MISSING = object()
 BAD_LINE = object()  # a JSON line that did not parse: it keeps its index, yields no record

@@ -10,14 +10,14 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from holodeck.search._formats import decode, too_deep
-from holodeck.search._json_records import BAD_LINE, normalize
-from holodeck.search._options import IngestOptions
-from holodeck.search._reading import TextLines
-from holodeck.search._record_chunks import RecordChunker, record_chunks
-from holodeck.search._records import RecordSet, csv_records
-from holodeck.search._samples import read_head
 from holodeck.search._types import Chunk, IngestIssue
+from holodeck.search.ingest._formats import decode, too_deep
+from holodeck.search.ingest._json_records import BAD_LINE, normalize
+from holodeck.search.ingest._options import IngestOptions
+from holodeck.search.ingest._reading import TextLines
+from holodeck.search.ingest._record_chunks import RecordChunker, record_chunks
+from holodeck.search.ingest._records import RecordSet, csv_records
+from holodeck.search.ingest._samples import read_head
 
 Batch = tuple[list[Chunk], list[IngestIssue]]
 _GROUP = 64  # records turned into chunks at a time

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from holodeck.search._formats import decode, too_deep
-from holodeck.search._records import csv_header
+from holodeck.search.ingest._formats import decode, too_deep
+from holodeck.search.ingest._records import csv_header
 
 BLOCK = 1 << 16
 _WHOLE = 4 << 20  # JSON files up to this size are parsed whole
