@@ -19,8 +19,6 @@ from holodeck.server import (
     _routes_agents,
     _routes_agui,
     _routes_chat,
-    _routes_openai,
-    _routes_responses,
     _routes_sessions,
 )
 from holodeck.server._errors import install_error_handlers
@@ -33,6 +31,7 @@ from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
+from holodeck.server.openai import chat_router, responses_router
 from holodeck.server.a2a import router as a2a_router
 from holodeck.spec.models.agent_spec import AgentSpec
 
@@ -102,8 +101,8 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_agents.service)
     app.include_router(_routes_agents.router)
     app.include_router(_routes_chat.router)
-    app.include_router(_routes_openai.router)
-    app.include_router(_routes_responses.router)
+    app.include_router(chat_router)
+    app.include_router(responses_router)
     app.include_router(_routes_sessions.router)
     app.include_router(a2a_router)
     app.include_router(_routes_agui.router)

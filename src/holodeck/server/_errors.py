@@ -21,8 +21,8 @@ from holodeck.errors import (
     StoreError,
     meaning_of,
 )
-from holodeck.server._openai_errors import is_openai_path, openai_error_body
 from holodeck.server._protocols import API_PREFIXES
+from holodeck.server.openai import is_openai_path, openai_error_body
 
 log = logging.getLogger("holodeck.server")
 

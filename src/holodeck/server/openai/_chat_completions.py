@@ -4,7 +4,7 @@ SDK and tools built on it talk to an agent unchanged.
 
 The conversation is the request's `messages`, as OpenAI's API has it; the agent's own
 instructions, tools, model settings and output shape apply, and a request asking for
-others is refused with 400 in OpenAI's error shape (`_openai_checks`). Extensions, in
+others is refused with 400 in OpenAI's error shape (`_checks`). Extensions, in
 a `holodeck` object:
 `{"tool_calls": true}` adds the turn's tool activity to the answer (and a chunk per
 call to a stream); `{"session_id": "..."}` continues a stored session instead, taking
@@ -33,8 +33,6 @@ from holodeck.runtime import (
     messages_from,
 )
 from holodeck.server._errors import ApiError
-from holodeck.server._openai_checks import check_fields, check_history, check_response_format
-from holodeck.server._openai_errors import openai_error_body
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turn_json import (
@@ -47,8 +45,10 @@ from holodeck.server._turns import (
     run_through,
 )
 from holodeck.server._wire import SessionId, error_responses, sse_schema
+from holodeck.server.openai._checks import check_fields, check_history, check_response_format
+from holodeck.server.openai._errors import openai_error_body
 
-router = APIRouter()
+chat_router = APIRouter()
 _ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
 
 
@@ -79,7 +79,7 @@ class StreamOptions(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    # other fields are read by `_openai_checks`: accepted when the agent does as asked
+    # other fields are read by `_checks`: accepted when the agent does as asked
     model_config = ConfigDict(extra="allow")
     model: Annotated[str, Field(min_length=1)]
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
@@ -130,21 +130,21 @@ class Completion(BaseModel):
     holodeck: dict[str, Any] | None = None
 
 
-@router.get("/v1/models", response_model=ModelList, responses=_ERRORS)
+@chat_router.get("/v1/models", response_model=ModelList, responses=_ERRORS)
 async def models(request: Request) -> dict[str, Any]:
     started = int(request.app.state.started)
     agents = state_of(request).registry.agents
     return {"object": "list", "data": [{"id": name, "created": started} for name in sorted(agents)]}
 
 
-@router.get("/v1/models/{model_id}", response_model=ModelCard, responses=_ERRORS)
+@chat_router.get("/v1/models/{model_id}", response_model=ModelCard, responses=_ERRORS)
 async def model(model_id: str, request: Request) -> dict[str, Any]:
     if model_id not in state_of(request).registry.agents:
         raise _no_model(model_id)
     return {"id": model_id, "created": int(request.app.state.started)}
 
 
-async def _model(request: Request, name: str) -> ServedAgent:
+async def served_model(request: Request, name: str) -> ServedAgent:
     try:
         return await state_of(request).registry.get(name)
     except ApiError as exc:
@@ -163,7 +163,7 @@ def _no_model(name: str) -> ApiError:
     )
 
 
-@router.post(
+@chat_router.post(
     "/v1/chat/completions",
     response_model=Completion,
     response_model_exclude_none=True,
@@ -175,7 +175,7 @@ def _no_model(name: str) -> ApiError:
 )
 async def completions(body: CompletionRequest, request: Request) -> Any:
     state = state_of(request)
-    served = await _model(request, body.model)
+    served = await served_model(request, body.model)
     extra = body.model_extra or {}
     check_fields(extra, served.agent.model.settings, served.name)
     check_response_format(

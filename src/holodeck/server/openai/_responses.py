@@ -7,7 +7,7 @@ Each response runs a turn in a stored session of the request's key (the same aut
 limits, guardrails and request log as /v1/chat); the response itself is kept beside it
 in the agent's store, under the key's name, so another key reads none (404). As on
 /v1/chat/completions, every request field is honoured or refused with 400 in OpenAI's
-error shape (`_openai_checks`), never dropped."""
+error shape (`_checks`), never dropped."""
 
 from __future__ import annotations
 
@@ -23,10 +23,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from holodeck.runtime import Event, Session, TextDelta, messages_from
 from holodeck.server._errors import ApiError
-from holodeck.server._openai_checks import check_fields, check_response_format
-from holodeck.server._openai_errors import openai_error_body
 from holodeck.server._registry import ServedAgent
-from holodeck.server._routes_openai import _model
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
     Turn,
@@ -36,8 +33,11 @@ from holodeck.server._turns import (
     session_key,
 )
 from holodeck.server._wire import error_responses, sse_schema
+from holodeck.server.openai._chat_completions import served_model
+from holodeck.server.openai._checks import check_fields, check_response_format
+from holodeck.server.openai._errors import openai_error_body
 
-router = APIRouter()
+responses_router = APIRouter()
 _ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
 
 _EVENTS = [
@@ -99,7 +99,7 @@ class ResponseRequest(BaseModel):
     text: dict[str, Any] | None = None
 
 
-@router.post(
+@responses_router.post(
     "/v1/responses",
     responses={
         **_ERRORS,
@@ -114,7 +114,7 @@ class ResponseRequest(BaseModel):
 )
 async def create_response(body: ResponseRequest, request: Request) -> Any:
     state = state_of(request)
-    served = await _model(request, body.model)
+    served = await served_model(request, body.model)
     _check(body, served)
     owner = key_name_of(request)
     prompt, history = _conversation(body.input)
@@ -173,7 +173,7 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
     return done
 
 
-@router.get("/v1/responses/{response_id}", responses=_ERRORS)
+@responses_router.get("/v1/responses/{response_id}", responses=_ERRORS)
 async def get_response(response_id: str, request: Request) -> Any:
     owner = key_name_of(request)
     for name in sorted(state_of(request).registry.agents):
