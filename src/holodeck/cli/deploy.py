@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -77,6 +78,7 @@ def deploy(
     port: int | None,
     workers: int | None,
     model: str | None,
+    harness: Literal["none"] | None,
     allow_uploads: bool | None,
     build: bool,
     tag: str | None,
@@ -147,7 +149,7 @@ def deploy(
     hosting = runtime.Hosting(served=True)  # as the server builds them (create_app)
     for spec in specs:
         # credentials and models, checked now
-        runtime.Agent(spec, runtime.RunOptions(model=model), hosting=hosting)
+        runtime.Agent(spec, runtime.RunOptions(model=model, harness=harness), hosting=hosting)
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:
@@ -162,6 +164,7 @@ def deploy(
         port=port,
         workers=workers,
         model=model,
+        harness=harness,
         allow_uploads=allow_uploads,
     )
     single = [spec.name for spec in specs if spec.memory.store == "memory"]

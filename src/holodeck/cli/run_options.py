@@ -37,18 +37,9 @@ model_option = click.option(
 )
 
 
-def _harness(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    # the runtime reads it from the environment, so a server's worker processes see it too
-    if value == "none":
-        os.environ["HOLODECK_HARNESS"] = "none"
-    return value
-
-
 harness_option = click.option(
     "--harness",
     type=click.Choice(["none"]),
-    callback=_harness,
-    expose_value=False,
     help="`none`: run agents that ask for a harness (claude:, an image's claude-sdk, "
     "codex...) in HoloDeck's own loop, without the harness's built-in tools and "
     "permission modes (docs/harnesses.md).",

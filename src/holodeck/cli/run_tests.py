@@ -11,7 +11,7 @@ import gc
 import signal
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.console import Console
@@ -62,6 +62,7 @@ def run(
     shard: Shard | None,
     tags: tuple[str, ...],
     model: str | None,
+    harness: Literal["none"] | None,
     record: Path | None,
     replay: Path | None,
     output: Path | None,
@@ -94,6 +95,7 @@ def run(
     options = TestOptions(
         run=RunOptions(
             model=model,
+            harness=harness,
             cassette=cassette,
             rate_limit=RateLimiter(rate_limit) if rate_limit else None,
         ),

@@ -145,8 +145,9 @@ class Agent:
         if self._needs_approval is not None:  # a run may end paused on calls to approve
             output_type = [output_type, DeferredToolRequests]
         model = self.model.model
-        check_harnesses(spec, self.options.model, self.options.env or {})
-        if choose_harness(spec, self.options.model, self.options.env or {}):
+        own_loop = self.options.own_loop
+        check_harnesses(spec, self.options.model, own_loop=own_loop)
+        if choose_harness(spec, self.options.model, own_loop=own_loop):
             model = harness_model(
                 spec,
                 self.options.model,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from holodeck.config.env_vars import environment_for
 from holodeck.config.settings import load_settings
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from holodeck.spec.models.agent_spec import AgentSpec
 
 DEFAULT_MAX_TOOL_ITERATIONS = 10
+# a documented switch a user may set; HoloDeck reads it and never writes it
+HARNESS_ENV = "HOLODECK_HARNESS"
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,14 @@ class RunOptions:
     settings: Settings | None = None
     max_tool_iterations: int | None = None
     rate_limit: RateLimiter | None = None  # shared by every model of the run
+    # "none" (`--harness none`): agents that ask for a harness run in HoloDeck's own loop
+    harness: Literal["none"] | None = None
+
+    @property
+    def own_loop(self) -> bool:
+        """The run says `--harness none`: by this field, or by HOLODECK_HARNESS=none in
+        the environment it reads."""
+        return self.harness == "none" or (self.env or {}).get(HARNESS_ENV) == "none"
 
     def for_agent(self, spec: AgentSpec, *, uploaded: bool = False) -> RunOptions:
         """These options with the environment and settings the agent at `spec` sees.

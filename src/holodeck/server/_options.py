@@ -8,7 +8,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from holodeck.net import loopback_name
 from holodeck.spec.models.settings import DeploymentSettings, NamedKey, UploadSettings
@@ -23,6 +23,7 @@ class ServeOptions:
     port: int = DEFAULT.port
     workers: int = DEFAULT.workers
     model: str | None = None  # replaces every agent's model (`test` serves offline)
+    harness: Literal["none"] | None = None  # `--harness none`: agents run in HoloDeck's loop
     api_keys: tuple[str, ...] = ()  # bare keys, each named by its digest (`key_name`)
     named_keys: tuple[tuple[str, str], ...] = ()  # (name, key)
     requests_per_minute: int | None = None

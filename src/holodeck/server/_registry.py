@@ -86,7 +86,9 @@ class Registry:
         self._loaded = list(specs)  # the paths' definitions, when the caller has them
         self.agents: dict[str, ServedAgent] = {}
         self.broken: dict[str, str] = {}  # stored uploads that do not load: name -> why
-        self.uploads = UploadStore(options.uploads_dir, options.uploads, options.model, hosting)
+        # what the deploy command's flags say of every agent's run (--model, --harness)
+        self.run_options = RunOptions(model=options.model, harness=options.harness)
+        self.uploads = UploadStore(options.uploads_dir, options.uploads, self.run_options, hosting)
         self._uploading = asyncio.Lock()  # one upload or stored agent taken in at a time
         self._stores: dict[StoreIdentity, SessionStore] = {}
         self.live = LiveSessions()
@@ -102,7 +104,7 @@ class Registry:
             await asyncio.to_thread(load_agent, path) for path in self.options.paths
         ]
         for spec in specs:
-            self._add(spec, Agent(spec, RunOptions(model=self.options.model), hosting=self.hosting))
+            self._add(spec, Agent(spec, self.run_options, hosting=self.hosting))
         if self.options.allow_uploads:
             await asyncio.to_thread(self.uploads.sweep)
             for archive in await asyncio.to_thread(self.uploads.stored):

@@ -66,12 +66,12 @@ class Staged:
 
 class UploadStore:
     def __init__(
-        self, directory: Path, limits: UploadSettings, model: str | None, hosting: Hosting
+        self, directory: Path, limits: UploadSettings, options: RunOptions, hosting: Hosting
     ) -> None:
         self.directory = directory
         self.images = directory / "images"
         self.limits = limits
-        self.model = model
+        self.options = options  # the server's --model and --harness
         self.hosting = hosting  # the server's; an upload's own trust is added to it
 
     def archive_of(self, name: str) -> Path:
@@ -250,7 +250,7 @@ class UploadStore:
         try:
             lent = tuple(self.limits.providers)  # the server's credentials it may use
             hosting = dataclasses.replace(self.hosting, uploaded=True, upload_providers=lent)
-            agent = Agent(spec, RunOptions(model=self.model), hosting=hosting)
+            agent = Agent(spec, self.options, hosting=hosting)
             for path in _python_files(spec):
                 load_module(path)
         except ModuleLoadError as exc:

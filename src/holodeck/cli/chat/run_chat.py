@@ -9,7 +9,7 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
@@ -34,6 +34,7 @@ def run(
     ctx: click.Context,
     path: Path,
     model: str | None,
+    harness: Literal["none"] | None,
     max_messages: int | None,
     session: Path | None,
     adopt_session: bool,
@@ -50,6 +51,7 @@ def run(
     conversation = _conversation(
         path,
         model,
+        harness,
         max_messages,
         session,
         record,
@@ -91,6 +93,7 @@ def run(
 def _conversation(
     path: Path,
     model: str | None,
+    harness: Literal["none"] | None,
     max_messages: int | None,
     session: Path | None,
     record: Path | None,
@@ -104,7 +107,7 @@ def _conversation(
     """The agent at `path`, ready to talk (a problem is a HoloDeckError, said by `main`)."""
 
     spec = load_agent(path)
-    options = RunOptions(model=model).for_agent(spec)
+    options = RunOptions(model=model, harness=harness).for_agent(spec)
     hosting = Hosting(progress=IngestBar(), allow_loopback=allow_loopback)
     cassette = Cassette.from_settings(
         spec.execution, spec.root, options.env, record_path=record, replay_path=replay

@@ -9,6 +9,6 @@ limits, traces, chat, test and deploy therefore consume it unchanged.
 `harness_model` builds its model (the SDK itself is imported only when a turn runs)."""
 
 from holodeck.runtime.harness._build import harness_model
-from holodeck.runtime.harness._choice import HARNESS_ENV, check_harnesses, choose_harness
+from holodeck.runtime.harness._choice import check_harnesses, choose_harness
 
-__all__ = ["HARNESS_ENV", "check_harnesses", "choose_harness", "harness_model"]
+__all__ = ["check_harnesses", "choose_harness", "harness_model"]

@@ -1,28 +1,27 @@
-"""Which loop runs an agent: its harness, or HoloDeck's own when the run says
-`--harness none` (HOLODECK_HARNESS=none), with a warning naming what is dropped."""
+"""Which loop runs an agent: its harness, or HoloDeck's own when the run's options say
+`harness="none"` (`--harness none`, or HOLODECK_HARNESS=none in the environment the run
+reads), with a warning naming what is dropped."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
 from holodeck.errors import DefinitionError
 from holodeck.spec.models.agent_spec import AgentSpec
 
 log = logging.getLogger("holodeck.runtime")
 
-HARNESS_ENV = "HOLODECK_HARNESS"
 CLAUDE_HARNESSES = frozenset({"claude-sdk", "claude-native"})
 DROPPED = "its built-in tools (shell, files, web search, Task sub-agents) and permission modes"
 
 
-def choose_harness(spec: AgentSpec, model_override: object, env: Mapping[str, str]) -> bool:
+def choose_harness(spec: AgentSpec, model_override: object, *, own_loop: bool) -> bool:
     """True when `spec` runs in the Claude harness; False for HoloDeck's own loop.
-    Raises `DefinitionError` when the run cannot honour the harness and does not say
-    `--harness none`."""
+    `own_loop`: the run says `--harness none`. Raises `DefinitionError` when the run
+    cannot honour the harness and does not say `--harness none`."""
     if spec.harness is None:
         return False
-    if env.get(HARNESS_ENV) == "none":
+    if own_loop:
         log.warning(
             "%s: harness `%s` is not used (--harness none): HoloDeck runs its loop; dropped: %s",
             spec.name,
@@ -46,13 +45,15 @@ def choose_harness(spec: AgentSpec, model_override: object, env: Mapping[str, st
     return True
 
 
-def check_harnesses(spec: AgentSpec, model_override: object, env: Mapping[str, str]) -> None:
+def check_harnesses(spec: AgentSpec, model_override: object, *, own_loop: bool) -> None:
     """Refuse now, not at the first call, a sub-agent (at any depth) whose harness this
     run cannot honour."""
+    if own_loop:
+        return
     for sub in spec.subagents.values():
-        if sub.harness is not None and env.get(HARNESS_ENV) != "none":
-            choose_harness(sub, model_override, env)
-        check_harnesses(sub, model_override, env)
+        if sub.harness is not None:
+            choose_harness(sub, model_override, own_loop=False)
+        check_harnesses(sub, model_override, own_loop=False)
 
 
 def _claude_model(override: object) -> bool:
