@@ -2,7 +2,8 @@
 `request_timeout`): renamed where they mean what a setting here means, a warning where
 they only tune something this runtime does not have, refused with what to write where
 their loss would change what the agent does. Its `deployment:` keys are in
-`compat.deployment`."""
+`compat.deployment`. The renames themselves are part of what the models accept
+(`models/older_forms.py`); this module holds the warnings."""
 
 from __future__ import annotations
 
@@ -41,34 +42,3 @@ def without_no_effect(data: Any, doc: YamlDocument, collector: Collector) -> Any
     if not found:
         return data
     return {**data, "execution": {k: v for k, v in block.items() if k not in found}}
-
-
-def renamed(data: Any, old: str, new: str, where: str) -> Any:
-    """`data` with `old` written as `new`; both at once is an error (which one wins is
-    not obvious to whoever wrote them)."""
-    if not isinstance(data, dict) or old not in data:
-        return data
-    if new in data:
-        raise ValueError(f"give `{new}` or `{old}` ({where}), not both")
-    out = {k: v for k, v in data.items() if k != old}
-    out[new] = data[old]
-    return out
-
-
-def translate_execution(data: Any) -> Any:
-    """`llm_timeout` (the shipped HoloDeck's name) is `model_timeout` here;
-    `cache_directory` is `cache_dir`."""
-    data = renamed(data, "cache_directory", "cache_dir", "both name the download cache")
-    return renamed(data, "llm_timeout", "model_timeout", "both limit one model request")
-
-
-def translate_mcp(data: Any) -> Any:
-    """The shipped HoloDeck's MCP `request_timeout` is the per-call `timeout` here. Its
-    `timeout` meant connecting to an HTTP server, so the two together are refused."""
-    if isinstance(data, dict) and "request_timeout" in data and "timeout" in data:
-        raise ValueError(
-            "give `timeout` (seconds per tool call) without `request_timeout`: here "
-            "`timeout` is what `request_timeout` was; to wait longer for the server to "
-            "start or connect, write `startup_timeout`"
-        )
-    return renamed(data, "request_timeout", "timeout", "")

@@ -9,12 +9,10 @@ a "did you mean" guess."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from holodeck.spec.compat.controls import CONTROL_KEYS, move_controls
-
-if TYPE_CHECKING:  # a type only: settings.py uses this module's translations
-    from holodeck.spec.models.settings import Settings
+from holodeck.spec.models.settings import Settings
 
 # Fields a config.yaml provider entry lends to the models that name it.
 MODEL_DEFAULTS = ("name", "temperature", "max_tokens", "top_p")
@@ -94,14 +92,6 @@ MCP_REFUSED: dict[str, tuple[str, str]] = {
         "remove it; a test case's own `retrieval_context` replaces what the tools returned",
     ),
 }
-
-
-def drop_auth_provider(data: Any) -> Any:
-    """`auth_provider: api_key` says what happens here anyway (the key authenticates), so
-    it is dropped; any other value stays, to be refused at its line."""
-    if isinstance(data, dict) and data.get("auth_provider") == "api_key":
-        return {k: v for k, v in data.items() if k != "auth_provider"}
-    return data
 
 
 def with_provider_defaults(data: Any, settings: Settings) -> Any:

@@ -1,5 +1,6 @@
 """The shipped HoloDeck's retrieval options on `hierarchical_document` tools: what each
-means here, and the warnings for those that have no effect as written."""
+means here, and the warnings for those that have no effect as written. A reranker
+written as `provider/name` is read by the model itself (`models.model_settings`)."""
 
 from __future__ import annotations
 
@@ -7,28 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
-from holodeck.spec.models.model_settings import split_model_string
-
-# Names of local cross-encoder rerankers (sentence-transformers' `cross-encoder/...`, BAAI's
-# `bge-reranker-*`, ...): none can run here, since no installable package carries their
-# weights and nothing is downloaded at run time.
-_LOCAL_RERANKERS = ("cross-encoder", "rerank", "ms-marco", "local", "sentence-transformers")
-
-NO_LOCAL_RERANKER = (
-    "a local cross-encoder reranker cannot run here: no installable package carries its "
-    "weights, and nothing is downloaded at run time; rerank with a model through a provider "
-    "(`reranker_model: {provider: openai, name: gpt-4o-mini}`, or `openai/gpt-4o-mini`), "
-    "or leave `reranker_model` out to rerank with the agent's model"
-)
-
-
-def reranker_settings(value: str) -> dict[str, Any]:
-    """`provider/name` as a model block; a local cross-encoder's name is refused."""
-    parts = split_model_string(value)
-    lowered = value.lower()
-    if parts is None or any(word in lowered for word in _LOCAL_RERANKERS):
-        raise ValueError(NO_LOCAL_RERANKER)
-    return {"provider": parts[0], "name": parts[1]}
 
 
 def retrieval_warnings(tool: Any) -> Iterator[tuple[FieldPath, str]]:

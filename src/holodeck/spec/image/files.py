@@ -11,13 +11,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.modalities import InputModality, OutputModality
 from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.tools import APPROVAL_HELP, ApprovalMode, RetryPolicy, check_http_url
 
-InputModality = Literal["text", "image", "audio", "video", "file"]
-OutputModality = Literal["text", "image", "audio"]
 SKILL_NAME_PATTERN = r"^[a-z0-9-]{1,64}$"
 
 
@@ -56,29 +56,6 @@ class Modalities(Strict):
 class Interaction(Strict):
     conversational: bool = True
     modalities: Modalities = Field(default_factory=Modalities)
-
-
-class BuiltinConfig(Strict):
-    name: Literal["web_search", "web_fetch"]
-    search_provider: Literal["google", "perplexity", "nimble"] | None = None
-    api_key: SecretStr | None = None
-    engine_id: NonEmpty | None = None
-    max_results: Annotated[int, Field(ge=1, le=100)] | None = None
-    search_depth: Literal["lite", "deep"] | None = None
-
-    @model_validator(mode="after")
-    def _fits(self) -> BuiltinConfig:
-        if self.name == "web_fetch" and self.model_fields_set - {"name"}:
-            raise ValueError("`web_fetch` takes no settings")
-        if self.search_provider is not None and self.api_key is None:
-            raise ValueError(f"search_provider `{self.search_provider}` needs an `api_key`")
-        if self.search_provider == "google" and self.engine_id is None:
-            raise ValueError("search_provider `google` needs an `engine_id`")
-        if self.search_provider != "nimble" and (
-            self.max_results is not None or self.search_depth is not None
-        ):
-            raise ValueError("`max_results` and `search_depth` apply to search_provider nimble")
-        return self
 
 
 class ToolsBlock(Strict):

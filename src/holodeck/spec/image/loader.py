@@ -20,13 +20,14 @@ from holodeck.spec.controls_check import (
 from holodeck.spec.diagnostics import Diagnostic, FieldPath, Severity, SpecError, did_you_mean
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import ExecutorModel, harness_settings
-from holodeck.spec.image.files import BuiltinConfig, ImageConfig, McpFile
+from holodeck.spec.image.files import ImageConfig, McpFile
 from holodeck.spec.image.inline_agents import build_inline_agent
 from holodeck.spec.image.inline_tools import InlineTool, mcp_file_data
 from holodeck.spec.image.prepare import prepare
 from holodeck.spec.image.typescript_tools import exported_functions
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, SkillSpec, Tool
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.model_settings import (

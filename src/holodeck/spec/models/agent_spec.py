@@ -8,12 +8,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from holodeck.spec.diagnostics import Diagnostic
-from holodeck.spec.image.files import BuiltinConfig, InputModality, OutputModality
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.modalities import InputModality, OutputModality
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings

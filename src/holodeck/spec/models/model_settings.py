@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.older_forms import drop_auth_provider
 
 
 class ProviderType(StrEnum):
@@ -77,6 +77,28 @@ def split_model_string(value: str) -> tuple[str, str] | None:
     if not slash or not provider.strip() or not name.strip():
         return None
     return provider, name
+
+
+# Names of local cross-encoder rerankers (sentence-transformers' `cross-encoder/...`, BAAI's
+# `bge-reranker-*`, ...): none can run here, since no installable package carries their
+# weights and nothing is downloaded at run time.
+_LOCAL_RERANKERS = ("cross-encoder", "rerank", "ms-marco", "local", "sentence-transformers")
+
+NO_LOCAL_RERANKER = (
+    "a local cross-encoder reranker cannot run here: no installable package carries its "
+    "weights, and nothing is downloaded at run time; rerank with a model through a provider "
+    "(`reranker_model: {provider: openai, name: gpt-4o-mini}`, or `openai/gpt-4o-mini`), "
+    "or leave `reranker_model` out to rerank with the agent's model"
+)
+
+
+def reranker_settings(value: str) -> dict[str, Any]:
+    """`provider/name` as a model block; a local cross-encoder's name is refused."""
+    parts = split_model_string(value)
+    lowered = value.lower()
+    if parts is None or any(word in lowered for word in _LOCAL_RERANKERS):
+        raise ValueError(NO_LOCAL_RERANKER)
+    return {"provider": parts[0], "name": parts[1]}
 
 
 ReasoningEffort = Literal["low", "medium", "high"]

@@ -16,9 +16,6 @@ from pydantic import (
     model_validator,
 )
 
-from holodeck.spec.compat.deployment import refuse_container_deployment
-from holodeck.spec.compat.execution import translate_execution
-from holodeck.spec.compat.model import drop_auth_provider
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.container_settings import CloudTarget, ImageRegistry
 from holodeck.spec.models.controls import Limits
@@ -26,6 +23,11 @@ from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
+from holodeck.spec.models.older_forms import (
+    drop_auth_provider,
+    refuse_container_deployment,
+    translate_execution,
+)
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
 M = TypeVar("M", bound=BaseModel)

@@ -6,10 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from holodeck.spec.compat.execution import translate_mcp
-from holodeck.spec.compat.retrieval import reranker_settings
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
-from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.model_settings import ModelSettings, reranker_settings
+from holodeck.spec.models.older_forms import translate_mcp
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
 # `approval: required` on a tool entry: each call waits for a person's decision

@@ -16,8 +16,8 @@ from holodeck.errors import ConfigurationError
 from holodeck.llm.providers import override_settings
 from holodeck.llm.tool_context import ToolContext
 from holodeck.net import OutboundPolicy, checked_client
-from holodeck.spec.image.files import BuiltinConfig
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.model_settings import ProviderType
 from holodeck.tools.builtins._errors import WebSearchError
 from holodeck.tools.builtins._fetch import USER_AGENT
