@@ -16,7 +16,7 @@ COMPILE = $(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-
 	--native-tls --quiet --custom-compile-command "make upgrade" -o $(LOCK)
 
 .PHONY: demo dev test lint typecheck bench clean node test-js browser services containers \
-	lock upgrade
+	sandbox lock upgrade
 
 # the base package: what the demo (and a user) runs. uv installs it: it downloads and
 # installs in parallel, 22 s where pip took 218 s on a loaded 2-core machine; it trusts
@@ -84,6 +84,14 @@ services:
 			apt-get install -y -qq redis-server postgresql >/dev/null; } || \
 		echo "redis-server or PostgreSQL not installed: the Redis and PostgreSQL store tests will be skipped"; }
 
+# The sandbox of the file, shell, code and terminal tools is bubblewrap; its tests run
+# real sandboxes (installed when running as root; otherwise those tests are skipped)
+sandbox:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq bubblewrap >/dev/null; } || \
+		echo "bubblewrap not installed: the sandbox tests will be skipped"; }
+
 # `holodeck deploy --build` is tested by building an image with podman on a base image made
 # with mmdebstrap, run with buildah (installed when running as root; otherwise that test is
 # skipped, saying why)
@@ -102,10 +110,10 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-test: lint typecheck node test-js browser services containers
+test: lint typecheck node test-js browser services containers sandbox
 	$(BIN)/pytest -n 2 -q
 
-bench: dev services
+bench: dev services sandbox
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/runtime_overhead.py
 	$(BIN)/python bench/sessions.py
@@ -119,6 +127,7 @@ bench: dev services
 	$(BIN)/python bench/uploads.py
 	$(BIN)/python bench/outbound_check.py
 	$(BIN)/python bench/protocols_overhead.py
+	$(BIN)/python bench/sandbox_overhead.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache $(NODE_DIR)/node_modules \
