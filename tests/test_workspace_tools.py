@@ -66,7 +66,7 @@ def test_a_symlink_out_of_the_workspace_is_refused(workspace: Path, tmp_path: Pa
 
 def test_write_makes_folders_and_list_shows_them(workspace: Path) -> None:
     files = WorkspaceFiles(workspace)
-    assert "wrote 6 characters to docs/a.txt" == files.write_file("docs/a.txt", "hello\n")
+    assert files.write_file("docs/a.txt", "hello\n") == "wrote 6 characters to docs/a.txt"
     assert (workspace / "docs" / "a.txt").read_text() == "hello\n"
     assert files.list_folder() == "README.md\ndocs/\nsrc/"
 
