@@ -4,24 +4,23 @@ and `tools` of its own (inline `mcp` or `agent` entries)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from holodeck.spec.diagnostics import Severity
 from holodeck.spec.image.executor import ExecutorModel, harness_settings, read_executor
 from holodeck.spec.image.inline_tools import AGENT_REFUSED, InlineTool, split_tools
+from holodeck.spec.image.model_choice import model_settings
 from holodeck.spec.image.prepare import reporter
+from holodeck.spec.image.prompt_files import instructions_from
+from holodeck.spec.image.reading import ImageReading
+from holodeck.spec.image.tool_files import inline_a2a, inline_mcp
 from holodeck.spec.models.agent_spec import AgentSpec, Tool
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.python_tools import is_valid_tool_name
-
-if TYPE_CHECKING:
-    from holodeck.spec.image.loader import _Image
 
 AGENT_KEYS = frozenset({"type", "description", "prompt", "instructions", "executor", "tools"})
 
 
 def build_inline_agent(
-    image: _Image, entry: InlineTool, inherited: ModelSettings | None, register: bool
+    image: ImageReading, entry: InlineTool, inherited: ModelSettings | None, register: bool
 ) -> AgentSpec | None:
     data, path = entry.data, entry.path
     before = _errors(image)
@@ -54,7 +53,7 @@ def build_inline_agent(
         image.error((*path, key), f"`{key}` must be text", None)
         text = None
     instructions, instructions_file = (
-        image.instructions_from(text, (*path, key)) if text is not None else (None, None)
+        instructions_from(image, text, (*path, key)) if text is not None else (None, None)
     )
     description = data.get("description")
     report = reporter(image.doc, image.ctx.collector, strict=image.ctx.strict)
@@ -64,7 +63,7 @@ def build_inline_agent(
     if _errors(image) > before:
         return None
     if register:
-        image._name(entry.name, image.doc.diagnostic(path, ""))
+        image.register_tool(entry.name, image.doc.diagnostic(path, ""))
     return AgentSpec(
         format="image",
         root=image.root,
@@ -82,12 +81,12 @@ def build_inline_agent(
     )
 
 
-def _errors(image: _Image) -> int:
+def _errors(image: ImageReading) -> int:
     return sum(d.severity is Severity.ERROR for d in image.ctx.collector.diagnostics)
 
 
 def _model(
-    image: _Image,
+    image: ImageReading,
     entry: InlineTool,
     executor: ExecutorModel | None,
     inherited: ModelSettings | None,
@@ -101,7 +100,8 @@ def _model(
             {"reasoning_effort": executor.reasoning_effort} if executor.reasoning_effort else {}
         )
         return inherited.model_copy(update=update)
-    return image.model_settings(
+    return model_settings(
+        image,
         executor.model,
         (*entry.path, "executor", "model"),
         executor,
@@ -110,7 +110,7 @@ def _model(
 
 
 def _tools(
-    image: _Image, entry: InlineTool, model: ModelSettings | None
+    image: ImageReading, entry: InlineTool, model: ModelSettings | None
 ) -> tuple[list[Tool], dict[str, AgentSpec]]:
     raw = entry.data.get("tools") or {}
     block, inline, unknown = split_tools(raw, (*entry.path, "tools"))
@@ -129,13 +129,13 @@ def _tools(
             continue
         names.add(sub.name)
         if sub.kind == "mcp":
-            mcp = image.inline_mcp(sub, register=False)
+            mcp = inline_mcp(image, sub, register=False)
             tools.extend([mcp] if mcp is not None else [])
         elif sub.kind == "a2a":
-            remote = image.inline_a2a(sub, register=False)
+            remote = inline_a2a(image, sub, register=False)
             tools.extend([remote] if remote is not None else [])
         else:
-            agent = image.inline_agent(sub, model, register=False)
+            agent = build_inline_agent(image, sub, model, register=False)
             if agent is not None:
                 subagents[sub.name] = agent
     return tools, subagents
