@@ -15,15 +15,15 @@ from holodeck._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from holodeck.server._app import create_app as create_app
-    from holodeck.server._mcp_stdio import serve_mcp_stdio as serve_mcp_stdio
     from holodeck.server._options import ServeOptions as ServeOptions
     from holodeck.server._serve import serve as serve
+    from holodeck.server.mcp import serve_mcp_stdio as serve_mcp_stdio
 
 _EXPORTS = {
     "create_app": "holodeck.server._app",
     "ServeOptions": "holodeck.server._options",
     "serve": "holodeck.server._serve",
-    "serve_mcp_stdio": "holodeck.server._mcp_stdio",
+    "serve_mcp_stdio": "holodeck.server.mcp",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -16,23 +16,24 @@ from starlette.routing import Route
 from holodeck._version import __version__
 from holodeck.runtime import Hosting, Run
 from holodeck.server import (
+    _routes_a2a,
     _routes_agents,
-    _routes_agui,
     _routes_chat,
+    _routes_openai,
+    _routes_responses,
     _routes_sessions,
 )
 from holodeck.server._errors import install_error_handlers
 from holodeck.server._guards import BodyLimit, TurnSlots
 from holodeck.server._json_depth import NestingLimit
 from holodeck.server._keys import Authenticate, Keys
-from holodeck.server._mcp import http_endpoint
 from holodeck.server._options import ServeOptions
 from holodeck.server._origins import BrowserGuard
 from holodeck.server._registry import Registry
 from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
-from holodeck.server.openai import chat_router, responses_router
-from holodeck.server.a2a import router as a2a_router
+from holodeck.server.agui import router as agui_router
+from holodeck.server.mcp import http_endpoint
 from holodeck.spec.models.agent_spec import AgentSpec
 
 
@@ -101,11 +102,11 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_agents.service)
     app.include_router(_routes_agents.router)
     app.include_router(_routes_chat.router)
-    app.include_router(chat_router)
-    app.include_router(responses_router)
+    app.include_router(_routes_openai.router)
+    app.include_router(_routes_responses.router)
     app.include_router(_routes_sessions.router)
-    app.include_router(a2a_router)
-    app.include_router(_routes_agui.router)
+    app.include_router(_routes_a2a.router)
+    app.include_router(agui_router)
     # the MCP SDK's transport answers POST (and DELETE) itself
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
 

@@ -15,7 +15,7 @@ The input's `tools` are the page's own tools (CopilotKit's frontend actions): th
 is offered them with the agent's own, and a call to one ends the run with its
 TOOL_CALL_START/ARGS/END for the page to run (the session keeps the turn paused on it).
 The next run ends its messages with the `tool` message(s) carrying the results, and the
-turn goes on from there. The input's `state` is kept per thread (`_agui_state`) and
+turn goes on from there. The input's `state` is kept per thread (`_state`) and
 returned, with the server's own keys, in the run's STATE_SNAPSHOT.
 
 The `ag-ui-protocol` types take most of a second to import: they are imported on the
@@ -34,13 +34,13 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import StreamingResponse
 
 from holodeck.runtime import Attachment, Event
-from holodeck.server._agui_events import AguiRun, state_of_turn
-from holodeck.server._agui_state import thread_state
-from holodeck.server._agui_tools import page_tools_of, tool_results_of
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
 from holodeck.server._wire import AgentName, error_responses, event_stream, json_body
+from holodeck.server.agui._events import AguiRun, state_of_turn
+from holodeck.server.agui._page_tools import page_tools_of, tool_results_of
+from holodeck.server.agui._state import thread_state
 
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput

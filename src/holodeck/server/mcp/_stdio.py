@@ -14,12 +14,12 @@ from typing import Any
 from holodeck.errors import ConfigurationError, HoloDeckError
 from holodeck.runtime import Agent, Hosting, Run, RunOptions
 from holodeck.server._live_sessions import LiveSessions
-from holodeck.server._mcp import mcp_server
 from holodeck.server._turn_json import (
     call_tree,
     jsonable,
     usage_json,
 )
+from holodeck.server.mcp._server import mcp_server
 from holodeck.sessions import MemorySessionStore
 from holodeck.spec.models.agent_spec import AgentSpec
 
