@@ -16,11 +16,8 @@ from starlette.routing import Route
 from holodeck._version import __version__
 from holodeck.runtime import Hosting, Run
 from holodeck.server import (
-    _routes_a2a,
     _routes_agents,
     _routes_chat,
-    _routes_openai,
-    _routes_responses,
     _routes_sessions,
 )
 from holodeck.server._errors import install_error_handlers
@@ -34,6 +31,8 @@ from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
 from holodeck.server.agui import router as agui_router
 from holodeck.server.mcp import http_endpoint
+from holodeck.server.openai import chat_router, responses_router
+from holodeck.server.a2a import router as a2a_router
 from holodeck.spec.models.agent_spec import AgentSpec
 
 
@@ -102,10 +101,10 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(_routes_agents.service)
     app.include_router(_routes_agents.router)
     app.include_router(_routes_chat.router)
-    app.include_router(_routes_openai.router)
-    app.include_router(_routes_responses.router)
+    app.include_router(chat_router)
+    app.include_router(responses_router)
     app.include_router(_routes_sessions.router)
-    app.include_router(_routes_a2a.router)
+    app.include_router(a2a_router)
     app.include_router(agui_router)
     # the MCP SDK's transport answers POST (and DELETE) itself
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
