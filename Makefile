@@ -24,7 +24,8 @@ COMPILE = $(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-
 $(BIN)/holodeck: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet "$$(grep '^uv==' $(LOCK))"
-	$(BIN)/uv pip install --quiet --native-tls --python $(BIN)/python -c $(LOCK) -e .
+	# with the nlp extra: the research example scores its answers with ROUGE
+	$(BIN)/uv pip install --quiet --native-tls --python $(BIN)/python -c $(LOCK) -e '.[nlp]'
 	# an editable install's modules are otherwise compiled at every start when
 	# PYTHONDONTWRITEBYTECODE is set (0.3 s of each command's start-up)
 	$(BIN)/python -m compileall -q src/holodeck

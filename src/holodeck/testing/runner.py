@@ -33,6 +33,7 @@ from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Tur
 from holodeck.testing.approvals import Decide, case_decisions, through_pauses
 from holodeck.testing.case_files import CaseFiles
 from holodeck.testing.metrics import JudgeFactory
+from holodeck.testing.metrics.nlp_extra import require_nlp_extra
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
@@ -104,6 +105,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
 
     With `agent` (from `agent_for_tests`), the caller owns it and closes it; otherwise one is
     made and closed here."""
+    require_nlp_extra(spec, (case for _, case in select_cases(spec, options)))
     if agent is None:
         async with agent_for_tests(spec, options) as own:
             return await run_tests(spec, options, own)

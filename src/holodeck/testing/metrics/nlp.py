@@ -10,6 +10,7 @@ All scores are 0..1.
 - `exact_match`: 1 when the two SQuAD-normalised texts are equal.
 - `equality`: 1 when the two texts are equal as written; `case_insensitive`,
   `strip_whitespace` (trim and collapse runs) and `strip_punctuation` (ASCII) loosen it.
+- `bleu` and the ROUGE metrics need the `nlp` extra (`nlp_extra`).
 - `bleu`: sacrebleu's `sentence_bleu` with its defaults (13a tokenizer, exponential
   smoothing, effective order), divided by 100.
 - `rouge1`, `rouge2`, `rougeL`: rouge-score's F-measure with the Porter stemmer;
@@ -36,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from holodeck.testing.metrics.nlp_extra import nlp_library
 from holodeck.testing.metrics.sample import MetricError, Outcome, Sample
 from holodeck.testing.results import MetricResult
 
@@ -177,6 +179,7 @@ def rouge(prediction: str, reference: str, kind: str = "rougeL") -> float:
 
 @functools.cache
 def _bleu() -> Any:
+    nlp_library("bleu")  # the extra's absence said by name
     from sacrebleu.metrics.bleu import BLEU
 
     # the settings of sacrebleu.sentence_bleu()
@@ -185,6 +188,7 @@ def _bleu() -> Any:
 
 @functools.cache
 def _rouge_scorer() -> Any:
+    nlp_library("rouge")  # the extra's absence said by name
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
