@@ -32,20 +32,20 @@ if TYPE_CHECKING:
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
     from holodeck.llm.errors import ProviderError as ProviderError
-    from holodeck.runtime._agent import Agent as Agent
-    from holodeck.runtime._attachments import Attachment as Attachment
-    from holodeck.runtime._events import ApprovalRequired as ApprovalRequired
-    from holodeck.runtime._events import Event as Event
-    from holodeck.runtime._events import FinalMessage as FinalMessage
-    from holodeck.runtime._events import GuardrailTriggered as GuardrailTriggered
-    from holodeck.runtime._events import TextDelta as TextDelta
-    from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
-    from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
-    from holodeck.runtime._events import Usage as Usage
-    from holodeck.runtime._options import RunOptions as RunOptions
-    from holodeck.runtime._run import Run as Run
-    from holodeck.runtime._session import Session as Session
-    from holodeck.runtime._stored_session import stored_session as stored_session
+    from holodeck.runtime import Agent as Agent
+    from holodeck.runtime import ApprovalRequired as ApprovalRequired
+    from holodeck.runtime import Attachment as Attachment
+    from holodeck.runtime import Event as Event
+    from holodeck.runtime import FinalMessage as FinalMessage
+    from holodeck.runtime import GuardrailTriggered as GuardrailTriggered
+    from holodeck.runtime import Run as Run
+    from holodeck.runtime import RunOptions as RunOptions
+    from holodeck.runtime import Session as Session
+    from holodeck.runtime import TextDelta as TextDelta
+    from holodeck.runtime import ToolCallFinished as ToolCallFinished
+    from holodeck.runtime import ToolCallStarted as ToolCallStarted
+    from holodeck.runtime import Usage as Usage
+    from holodeck.runtime import stored_session as stored_session
     from holodeck.sessions import MemorySessionStore as MemorySessionStore
     from holodeck.sessions import PostgresSessionStore as PostgresSessionStore
     from holodeck.sessions import RedisSessionStore as RedisSessionStore
@@ -59,24 +59,24 @@ _EXPORTS = {
     "load_agent": "holodeck.config.loader",
     "AgentSpec": "holodeck.spec.models.agent_spec",
     "SpecError": "holodeck.spec.diagnostics",
-    "RunOptions": "holodeck.runtime._options",
+    "RunOptions": "holodeck.runtime",
     "ProviderError": "holodeck.llm.errors",
-    "Agent": "holodeck.runtime._agent",
-    "Attachment": "holodeck.runtime._attachments",
+    "Agent": "holodeck.runtime",
+    "Attachment": "holodeck.runtime",
     "ModelOutputError": "holodeck.errors",
     "LifecycleError": "holodeck.errors",
-    "Run": "holodeck.runtime._run",
-    "Session": "holodeck.runtime._session",
+    "Run": "holodeck.runtime",
+    "Session": "holodeck.runtime",
     "SessionError": "holodeck.errors",
-    "stored_session": "holodeck.runtime._stored_session",
-    "Event": "holodeck.runtime._events",
-    "TextDelta": "holodeck.runtime._events",
-    "ToolCallStarted": "holodeck.runtime._events",
-    "ApprovalRequired": "holodeck.runtime._events",
-    "ToolCallFinished": "holodeck.runtime._events",
-    "Usage": "holodeck.runtime._events",
-    "FinalMessage": "holodeck.runtime._events",
-    "GuardrailTriggered": "holodeck.runtime._events",
+    "stored_session": "holodeck.runtime",
+    "Event": "holodeck.runtime",
+    "TextDelta": "holodeck.runtime",
+    "ToolCallStarted": "holodeck.runtime",
+    "ApprovalRequired": "holodeck.runtime",
+    "ToolCallFinished": "holodeck.runtime",
+    "Usage": "holodeck.runtime",
+    "FinalMessage": "holodeck.runtime",
+    "GuardrailTriggered": "holodeck.runtime",
     "SessionStore": "holodeck.sessions",
     "SessionBusy": "holodeck.sessions",
     "MemorySessionStore": "holodeck.sessions",

@@ -24,31 +24,29 @@ from holodeck.net._for_agent import policy_for
 from holodeck.net._policy import OutboundBlocked, OutboundPolicy, Resolver, system_resolver
 
 if TYPE_CHECKING:  # imported when first used: they load httpx2
-    from holodeck.net._download import DownloadError, download
-    from holodeck.net._transport import CheckedTransport, checked_client
+    from holodeck.net._download import DownloadError as DownloadError
+    from holodeck.net._download import download as download
+    from holodeck.net._transport import CheckedTransport as CheckedTransport
+    from holodeck.net._transport import checked_client as checked_client
+
+_EXPORTS = {
+    "CheckedTransport": "holodeck.net._transport",
+    "checked_client": "holodeck.net._transport",
+    "DownloadError": "holodeck.net._download",
+    "download": "holodeck.net._download",
+}
 
 __all__ = [
-    "CheckedTransport",
-    "DownloadError",
     "OutboundBlocked",
     "OutboundPolicy",
     "Resolver",
     "check_named_endpoints",
-    "checked_client",
-    "download",
     "loopback_name",
     "named_endpoints",
     "policy_for",
     "refused_kind",
     "system_resolver",
 ]
+__all__ += sorted(_EXPORTS)  # the names imported when first used
 
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "CheckedTransport": "holodeck.net._transport",
-        "checked_client": "holodeck.net._transport",
-        "DownloadError": "holodeck.net._download",
-        "download": "holodeck.net._download",
-    },
-)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

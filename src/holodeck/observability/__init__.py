@@ -29,7 +29,6 @@ from holodeck.spec.models.observability_settings import ObservabilitySettings
 if TYPE_CHECKING:
     from holodeck.observability._telemetry import shutdown_shared as shutdown_shared
     from holodeck.observability._tree import SpanNode as SpanNode
-    from holodeck.observability._tree import render as render
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.spec.models.observability_settings import ObservabilitySettings
 
@@ -38,17 +37,15 @@ _EXPORTS = {
     "SpanNode": "holodeck.observability._tree",
 }
 
-__all__ = sorted(
-    [
-        *_EXPORTS,
-        "Telemetry",
-        "render",
-        "service_name",
-        "telemetry_for",
-        "traced_in_terminal",
-        "tree_printer",
-    ]
-)
+__all__ = [
+    "Telemetry",
+    "render",
+    "service_name",
+    "telemetry_for",
+    "traced_in_terminal",
+    "tree_printer",
+]
+__all__ += sorted(_EXPORTS)  # the names imported when first used
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
