@@ -10,6 +10,13 @@ None, and the caller asks the round-trip parser instead. A document over its lim
 
 It is kept while bench/validate_scale.py shows it worth a second reader: that benchmark
 times `holodeck validate` with it and with the round-trip parser alone.
+
+Why it types scalars itself (`_scalar`) beside two YAML libraries: libyaml's events carry
+untyped text, PyYAML's resolver types it by YAML 1.1 (`yes`, `on` are booleans, unlike
+the round-trip parser), and ruamel.yaml's YAML 1.2 resolver, which agrees with it, is about
+20 times slower: bench/yaml_scalars.py, 160,000 scalars of a 10,000-case agent.yaml,
+114 ms here against 2,364 ms with ruamel's resolver, when the whole fast read takes
+1,415 ms and the round-trip parse 30.6 s (16,000 scalars: 8 ms against 223 ms).
 """
 
 from __future__ import annotations
