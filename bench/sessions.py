@@ -18,7 +18,6 @@ from pathlib import Path
 
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Session
 from holodeck.runtime.toolsets import McpToolset
 
@@ -58,7 +57,7 @@ async def idle_memory(agent: Agent, count: int) -> tuple[float, float]:
     sessions = [Session(agent) for _ in range(count)]
     empty = tracemalloc.take_snapshot()
     for session in sessions:
-        with expecting(["demo_echo"]):
+        with agent.options.offline.expecting(["demo_echo"]):
             await session.answer("hello there")
     gc.collect()
     talked = tracemalloc.take_snapshot()
@@ -77,7 +76,7 @@ async def shared_turns(agent: Agent, count: int) -> float:
 
     async def talk(session: Session) -> None:
         async with gate:
-            with expecting(["demo_echo"]):
+            with session.agent.options.offline.expecting(["demo_echo"]):
                 await session.answer("hi")
 
     sessions = [Session(agent) for _ in range(count)]
@@ -89,7 +88,7 @@ async def shared_turns(agent: Agent, count: int) -> float:
 async def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     async with build() as agent:
-        with expecting(["demo_echo"]):
+        with agent.options.offline.expecting(["demo_echo"]):
             await agent.session().answer("warm up")
         opened = await open_cost(agent, count)
         empty, talked = await idle_memory(agent, min(count, 500))

@@ -30,7 +30,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.offline_user import USER_TOOL
+from holodeck.llm.offline_script import USER_TOOL
 from holodeck.testing.results import TestRun
 from holodeck.testing.runner import TestOptions, run_tests
 

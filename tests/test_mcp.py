@@ -32,7 +32,6 @@ import scripted_servers
 from conftest import Write
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Event, FinalMessage, ToolCallFinished
 from holodeck.runtime.toolsets import McpToolset, mcp_toolset, model_content
 from holodeck.spec.models.tools import McpTool
@@ -118,7 +117,7 @@ async def turn(
 ) -> list[Event]:
     """One turn; the offline model calls `expected_tools` (as a test case's would), else
     what the prompt asks for (by default every tool: `/call *`)."""
-    with expecting(expected_tools):
+    with agent.options.offline.expecting(expected_tools):
         return [event async for event in agent.run(prompt)]
 
 
@@ -658,13 +657,12 @@ def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None
 EXITS_WITHOUT_CLOSING = """
 import asyncio, sys
 from holodeck.runtime import Agent
-from holodeck.llm.offline_model import expecting
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 
 async def main():
     agent = Agent(load_agent(sys.argv[1]), RunOptions(model="test"))
-    with expecting(["demo_whoami"]):
+    with agent.options.offline.expecting(["demo_whoami"]):
         async for event in agent.run("go"):
             if type(event).__name__ == "ToolCallFinished":
                 print(event.result["pid"], flush=True)

@@ -19,7 +19,6 @@ import pytest
 from holodeck import Agent, RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
-from holodeck.llm.offline_model import expecting
 from holodeck.observability import shutdown_shared, telemetry_for
 from otlp_receiver import Received, Span, otlp_grpc, otlp_http
 from yaml_dump import dump
@@ -103,7 +102,9 @@ async def timed_turn(path: Path) -> tuple[Agent, float, float]:
     agent = Agent(load_agent(path), RunOptions(model="test"))
     await agent.start()
     clock = time.perf_counter()
-    with expecting(CALLS):  # what a test case expecting CALLS has the offline model call
+    with agent.options.offline.expecting(
+        CALLS
+    ):  # what a test case expecting CALLS has the offline model call
         final = await agent.answer("Weather in Oslo?")
     elapsed = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -556,7 +557,7 @@ def test_prompt_tools_model_calls_are_traced_under_their_tool_span(tmp_path: Pat
         )
     )
     agent = Agent(load_agent(root / "agent.yaml"), RunOptions(model="test"), telemetry=telemetry)
-    with expecting(["haiku"]):
+    with agent.options.offline.expecting(["haiku"]):
         asyncio.run(agent.answer("A haiku please"))
     spans = memory.get_finished_spans()
     tool = next(s for s in spans if s.name == "execute_tool haiku")

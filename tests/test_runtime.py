@@ -12,7 +12,6 @@ from conftest import Write
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
-from holodeck.llm.offline_model import expecting
 from holodeck.runtime import (
     Agent,
     Attachment,
@@ -52,7 +51,8 @@ async def events_of(
 ) -> list[Event]:
     """One turn; the offline model calls `expected_tools` (as a test case's would), else
     what the prompt asks for (by default every tool: `/call *`)."""
-    with expecting(expected_tools):
+    script = (agent.agent if isinstance(agent, Session) else agent).options.offline
+    with script.expecting(expected_tools):
         return [event async for event in agent.run(prompt, **kwargs)]
 
 

@@ -20,7 +20,6 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 from conftest import Write
 from holodeck import RunOptions
 from holodeck.config.loader import load_agent
-from holodeck.llm.offline_model import expecting
 from holodeck.runtime import Agent, Session, SessionError, ToolCallFinished, stored_session
 from holodeck.sessions import (
     MemorySessionStore,
@@ -92,7 +91,7 @@ async def test_a_thousand_sessions_share_one_server_and_keep_their_own_history(
 
         async def talk(session: Session) -> None:
             async with gate:
-                with expecting(["demo_echo"]):
+                with agent.options.offline.expecting(["demo_echo"]):
                     final = await session.answer(f"hello from {session.id}")
             assert final.tool_calls[0].ok
 
@@ -115,7 +114,7 @@ async def test_session_scoped_servers_are_one_per_session_and_stop_with_it(
         assert starts(own) == 0  # opening a session starts nothing
 
         async def whoami(session: Session) -> dict[str, int]:
-            with expecting(["shared_whoami", "browser_whoami"]):
+            with session.agent.options.offline.expecting(["shared_whoami", "browser_whoami"]):
                 final = await session.answer("who")
             return {c.name: c.result["pid"] for c in final.tool_calls}
 
@@ -135,7 +134,7 @@ async def test_an_agent_run_outside_a_session_stops_its_session_servers(
 ) -> None:
     own = tmp_path / "own"
     agent = agent_with(write, demo_server("browser", own, scope="session"))
-    with expecting(["browser_whoami"]):
+    with agent.options.offline.expecting(["browser_whoami"]):
         final = await agent.answer("who")
     assert not Path(f"/proc/{final.tool_calls[0].result['pid']}").exists()
 

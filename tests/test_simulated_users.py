@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from conftest import Write
 from holodeck.cli.main import cli
-from holodeck.llm.offline_user import USER_TOOL
+from holodeck.llm.offline_script import USER_TOOL
 from holodeck.testing.metrics.judge import JUDGE_TOOL
 from holodeck.testing.reports import render_report
 from holodeck.testing.results import TestRun

@@ -2,8 +2,9 @@
 
 It calls a tool only when told to, never on its own:
 
-- a test case's `expected_tools` (the test runner scripts them with `expecting`) and
-  chat's `/call TOOL` command (`expecting` too) call the tools they name, whatever they do;
+- a test case's `expected_tools` and chat's `/call TOOL` command call the tools they
+  name, whatever they do: the test runner and chat say them with `expecting` on the run's
+  `OfflineScript`, which the model is built with;
 - a line of the user's message that says `/call TOOL` or `/call TOOL {"city": "Oslo"}`
   calls TOOL (`/call *`: every tool): that is how a smoke run of a deployed agent gets a
   tool called. A tool whose MCP annotations say it is destructive (`destructiveHint:
@@ -23,9 +24,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -43,46 +43,18 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 
 from holodeck.llm.offline_args import from_prompt
-from holodeck.llm.offline_user import USER_TOOL, next_move
+from holodeck.llm.offline_script import USER_TOOL, Calls, OfflineScript
 
 MODEL_NAME = "holodeck-test"
 
-# A tool to call, by name, or by name with argument values to use (a test case's
-# `expected_tools: [{name: get_weather, args: {city: Paris}}]`).
-ExpectedCall = str | tuple[str, dict[str, Any]]
 
-
-@dataclass
-class _Script:
-    calls: tuple[tuple[str, dict[str, Any]], ...]
-    used: bool = False  # the turn's first choice took it: sub-agents go by their prompts
-
-
-# Tasks copy their context when created, so the turn's tasks (and a sub-agent's, inside a
-# tool call) see the script set by the code that started the turn, and share its `used`.
-_SCRIPT: ContextVar[_Script | None] = ContextVar("holodeck_test_script", default=None)
-
-
-@contextlib.contextmanager
-def expecting(tools: Sequence[ExpectedCall] | None) -> Iterator[None]:
-    """Within this block the test model's first choice of tools is `tools` (destructive
-    ones too): the turn started in the block calls them; a sub-agent called by that turn
-    calls only what its own prompt asks for with `/call`. The test runner wraps each
-    case's turn in it, chat a turn after its `/call` command. `None` leaves the choice to
-    the user's words (`/call TOOL` in the message)."""
-    script = None
-    if tools is not None:
-        calls = tuple((t, {}) if isinstance(t, str) else (t[0], dict(t[1])) for t in tools)
-        script = _Script(calls)
-    token = _SCRIPT.set(script)
-    try:
-        yield
-    finally:
-        _SCRIPT.reset(token)
-
-
-def offline_test_model() -> FunctionModel:
-    return FunctionModel(_respond, stream_function=_stream, model_name=MODEL_NAME)
+def offline_test_model(script: OfflineScript | None = None) -> FunctionModel:
+    """The offline model, told by `script` (the run's) what each turn expects; without
+    one it goes by the user's words only."""
+    script = script or OfflineScript()
+    return FunctionModel(
+        partial(_respond, script), stream_function=partial(_stream, script), model_name=MODEL_NAME
+    )
 
 
 _ARGS = TestModel(seed=0)  # used only for its schema-driven argument generator
@@ -91,14 +63,14 @@ _CALL = re.compile(r"(?:^|(?<=\s))/call[ \t]+([\w.-]+|\*)")
 EVERY = "*"  # `/call *`: every tool that is not destructive
 
 
-def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=_parts(messages, info), model_name=MODEL_NAME)
+def _respond(script: OfflineScript, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    return ModelResponse(parts=_parts(script, messages, info), model_name=MODEL_NAME)
 
 
 async def _stream(
-    messages: list[ModelMessage], info: AgentInfo
+    script: OfflineScript, messages: list[ModelMessage], info: AgentInfo
 ) -> AsyncIterator[str | DeltaToolCalls]:
-    parts = _parts(messages, info)
+    parts = _parts(script, messages, info)
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls:
         yield {
@@ -114,7 +86,9 @@ async def _stream(
                 yield " " + word
 
 
-def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | ToolCallPart]:
+def _parts(
+    script: OfflineScript, messages: list[ModelMessage], info: AgentInfo
+) -> list[TextPart | ToolCallPart]:
     turn = _current_turn(messages)
     retried = _retried_tools(messages)
     tools = {t.name: t for t in info.function_tools}
@@ -123,11 +97,11 @@ def _parts(messages: list[ModelMessage], info: AgentInfo) -> list[TextPart | Too
     called = any(isinstance(m, ModelResponse) and m.tool_calls for m in turn)
     prompt, requested = _requests(_prompt(turn) or "")
     if not called and tools:
-        chosen = _choose(tools, requested)
+        chosen = _choose(tools, requested, script.take_expected())
         if chosen:
             return [_call(tool, n, values, prompt) for n, (tool, values) in enumerate(chosen)]
     if info.output_tools and info.output_tools[0].name == USER_TOOL:  # a simulated user
-        return [ToolCallPart(USER_TOOL, next_move(), tool_call_id="test-user-0")]
+        return [ToolCallPart(USER_TOOL, script.next_move(), tool_call_id="test-user-0")]
     if info.output_tools:
         return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
     return [TextPart(_answer(turn, prompt, _refusals(requested, tools)))]
@@ -160,12 +134,10 @@ Requested = list[tuple[str, dict[str, Any]]]
 
 
 def _choose(
-    tools: dict[str, ToolDefinition], requested: Requested
+    tools: dict[str, ToolDefinition], requested: Requested, expected: Calls | None
 ) -> list[tuple[ToolDefinition, dict[str, Any]]]:
-    script = _SCRIPT.get()
-    if script is not None and not script.used:
-        script.used = True  # the turn's own choice; its sub-agents go by their prompts
-        return [(tools[name], values) for name, values in script.calls if name in tools]
+    if expected is not None:  # the turn's own choice; its sub-agents go by their prompts
+        return [(tools[name], values) for name, values in expected if name in tools]
     chosen = []
     for name, values in requested:
         for tool in tools.values() if name == EVERY else [tools[name]] if name in tools else []:

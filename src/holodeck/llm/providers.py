@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import httpx2
     from pydantic_ai.models import Model
 
+    from holodeck.llm.offline_script import OfflineScript
     from holodeck.net import OutboundPolicy
 
 OLLAMA_DEFAULT = "http://localhost:11434/v1"
@@ -57,11 +58,13 @@ def build_model(
     responses_api: bool = False,
     lent: Collection[str] | None = None,
     outbound: OutboundPolicy | None = None,
+    offline: OfflineScript | None = None,
 ) -> BuiltModel:
     """The pydantic-ai model for `model`; raises `ProviderError` when it cannot be built.
     `lent`: see `resolve_model` (an uploaded agent's use of the server's credentials).
     `outbound`: an uploaded agent's policy; an endpoint its definition names is reached
-    through a client that checks every connection with it (`holodeck.net`)."""
+    through a client that checks every connection with it (`holodeck.net`).
+    `offline`: the run's script, which the offline `test` model follows."""
     try:
         resolved = resolve_model(model, settings, env, lent=lent)
     except UnknownProviderError:
@@ -81,7 +84,7 @@ def build_model(
 
         # the SDKs time each request themselves; some (Google's) take the client's
         http_client = checked_client(outbound, timeout=timeout or MODEL_TIMEOUT_S)
-    instance = _instance(resolved, responses_api, env, http_client)
+    instance = _instance(resolved, responses_api, env, http_client, offline)
     return BuiltModel(
         model=instance,
         settings=_sampling(model, kind, timeout, max_retries),
@@ -95,6 +98,7 @@ def _instance(
     responses_api: bool,
     env: Mapping[str, str],
     http_client: httpx2.AsyncClient | None = None,
+    offline: OfflineScript | None = None,
 ) -> Model:
     """`responses_api`: OpenAI's native tools (web search) need the Responses API.
     `http_client`: the client requests go through (None: the SDK's own)."""
@@ -111,7 +115,7 @@ def _instance(
     if kind is ProviderType.TEST:
         from holodeck.llm.offline_model import offline_test_model  # deferred: pydantic_ai
 
-        return offline_test_model()
+        return offline_test_model(offline)
     if kind is ProviderType.GOOGLE:
         key = _require_key(key, resolved)
         return gemini_model(resolved.settings.provider, name, key, resolved.endpoint, http_client)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from holodeck.llm.cassette import Cassette
+    from holodeck.llm.offline_script import OfflineScript
     from holodeck.llm.rate_limit import RateLimiter
     from holodeck.net import OutboundPolicy
     from holodeck.spec.models.model_settings import ModelSettings
@@ -34,9 +35,11 @@ def run_model(
     lent: Collection[str] | None = None,
     outbound: OutboundPolicy | None = None,
     responses_api: bool = False,
+    offline: OfflineScript | None = None,
 ) -> BuiltModel:
     """`own` after `override`; a model object given as the override is used as it is.
-    `outbound` is passed for an uploaded agent only (its own endpoints are checked)."""
+    `outbound` is passed for an uploaded agent only (its own endpoints are checked).
+    `offline`: the run's script, which the offline `test` model follows."""
     if override is not None and not isinstance(override, str):
         return BuiltModel(override, {}, "custom", override.model_name)
     chosen = effective_settings(own, override)
@@ -56,6 +59,7 @@ def run_model(
         responses_api=responses_api,
         lent=lent,
         outbound=outbound,
+        offline=offline,
     )
     if rate_limit is None:
         return built

@@ -157,7 +157,7 @@ class Agent:
                 served=self.hosting.served,
             )
         if self.hosting.signals_first_request:
-            model = SignallingModel(model)
+            model = SignallingModel(model, self.options.offline)
         self.guardrails = GuardrailRunner(
             spec.guardrails, spec.model, self.options, execution, self.hosting, self.telemetry
         )

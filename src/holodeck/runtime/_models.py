@@ -47,6 +47,7 @@ def choose_model(
             # an uploaded agent's own endpoint: every connection checked, not only the first
             outbound=hosting.outbound if hosting.uploaded else None,
             responses_api=responses_api,
+            offline=options.offline,
         )
 
     primary = build(own, options.model)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from holodeck.config.env_vars import environment_for
 from holodeck.config.settings import load_settings
+from holodeck.llm.offline_script import OfflineScript
 from holodeck.spec.models.settings import Settings
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ class RunOptions:
     rate_limit: RateLimiter | None = None  # shared by every model of the run
     # "none" (`--harness none`): agents that ask for a harness run in HoloDeck's own loop
     harness: Literal["none"] | None = None
+    # what the code running a turn tells the offline model (the tools a test case expects,
+    # a simulated user's lines) and the hook hearing a turn's first request
+    offline: OfflineScript = field(default_factory=OfflineScript)
 
     @property
     def own_loop(self) -> bool:

@@ -16,8 +16,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from holodeck.errors import InputError, LimitReached, ModelError
-from holodeck.llm.first_request import on_first_request
-from holodeck.llm.offline_model import ExpectedCall, expecting
+from holodeck.llm.offline_script import ExpectedCall, OfflineScript
 from holodeck.runtime import (
     Agent,
     FinalMessage,
@@ -134,7 +133,11 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     async def one_case(name: str, case: TestCase) -> None:
         runs = []
         for attempt in range(1, options.repeat + 1):
-            async with gate, _until_first_request(preparing), agent.session() as session:
+            async with (
+                gate,
+                _until_first_request(preparing, run_options.offline),
+                agent.session() as session,
+            ):
                 run = _run_case(session, spec, (name, case), judges, files, attempt, offline)
                 runs.append(await traced_case(agent.telemetry, name, attempt, run))
         result = _summarise(name, case, runs)
@@ -206,7 +209,8 @@ async def _run_case(
                 said_turn = Turn(input=said, expected_tools=expected)
                 return _run_turn(session, files, said_turn, decide)
 
-            simulation = await simulate(case, judges.user, run_turn, records)
+            script = session.agent.options.offline
+            simulation = await simulate(case, judges.user, run_turn, records, script)
         for turn in turns:
             record = await _run_turn(session, files, turn, decide)
             records.append(record)
@@ -265,7 +269,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
     guarded: list[GuardrailRecord] = []
     # the answer is only read whole: no text streaming, less work per model request; an
     # offline run's model calls the tools the turn expects (the turn starts in the block)
-    with expecting(expected):
+    with session.agent.options.offline.expecting(expected):
         events = session.run(prompt, attachments=attachments, stream_text=False)
         async for event in through_pauses(session, events, decide):
             if isinstance(event, ToolCallStarted):
@@ -312,8 +316,11 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
 
 
 @asynccontextmanager
-async def _until_first_request(lock: asyncio.Lock | None) -> AsyncIterator[None]:
-    """Hold `lock` until the first model request starts in the block (or it ends)."""
+async def _until_first_request(
+    lock: asyncio.Lock | None, script: OfflineScript
+) -> AsyncIterator[None]:
+    """Hold `lock` until the first model request starts in the block (or it ends): the
+    agent's model tells `script`, the run's."""
     if lock is None:
         yield
         return
@@ -327,7 +334,7 @@ async def _until_first_request(lock: asyncio.Lock | None) -> AsyncIterator[None]
             lock.release()
 
     try:
-        with on_first_request(release):
+        with script.on_first_request(release):
             yield
     finally:
         release()

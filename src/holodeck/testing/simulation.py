@@ -9,7 +9,7 @@ last turn counts as met; otherwise the conversation ends at `max_turns`.
 
 Each user message is one turn of the agent's real `Session` (tools, sub-agents, search,
 MCP), recorded like a scripted turn. With the offline `test` model as the user, the case's
-`plan` is said line by line (see `holodeck.llm.offline_user`).
+`plan` is said line by line (the run's `OfflineScript.scripted_user`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from holodeck.errors import ModelError
-from holodeck.llm.offline_user import USER_TOOL, scripted_user
+from holodeck.llm.offline_script import USER_TOOL, OfflineScript
 from holodeck.runtime import Spend
 from holodeck.spec.models.cases import ExpectedTool, SimulatedUser, TestCase
 from holodeck.testing.results import SimulationRecord, TurnRecord
@@ -64,15 +64,17 @@ async def simulate(
     user: Callable[[], StructuredModel],
     run_turn: RunTurn,
     records: list[TurnRecord],
+    script: OfflineScript,
 ) -> SimulationRecord:
     """Talk to the agent as `case.simulate`'s user; each turn is appended to `records` as
     it ends (so a failure keeps the turns before it). `user` gives the user model, built
-    only when it is first asked."""
+    only when it is first asked; `script` is the run's, which an offline user model
+    says the case's `plan` from."""
     sim = case.simulate
     assert sim is not None
     said = list(sim.plan or ([] if sim.first_message else [sim.goal]))
     spend = Spend()
-    with scripted_user(said):
+    with script.scripted_user(said):
         message = sim.first_message
         while True:
             if message is None:

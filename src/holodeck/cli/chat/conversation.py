@@ -22,7 +22,7 @@ from holodeck.cli.chat.transcript import Exchange, exchanges_from, transcript_ma
 from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError, LimitReached
 from holodeck.llm.cassette import CassetteError
-from holodeck.llm.offline_model import ExpectedCall, expecting
+from holodeck.llm.offline_script import ExpectedCall
 from holodeck.runtime import (
     Agent,
     ApprovalRequired,
@@ -178,7 +178,7 @@ class Conversation:
             view.dim(f"The saved session's last turn waited for approval of {names}: dropped.")
             self.session.pending = None
         try:
-            with expecting(calls or None):
+            with self.agent.options.offline.expecting(calls or None):
                 events: AsyncIterator[Event] = self.session.run(prompt, attachments=attachments)
                 while True:
                     final: FinalMessage | None = None
