@@ -19,7 +19,7 @@ from holodeck.search.tool_index import search_index
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 if TYPE_CHECKING:
-    from holodeck.llm.tool_context import ToolContext
+    from holodeck.runtime import ToolContext
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.spec.models.tools import SearchTool
 

@@ -18,7 +18,7 @@ from holodeck.spec.controls_check import effective_tools
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool
 
 if TYPE_CHECKING:
-    from holodeck.llm.tool_context import ToolContext
+    from holodeck.runtime import ToolContext
     from holodeck.spec.models.agent_spec import AgentSpec
 
 
