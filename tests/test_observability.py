@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from holodeck import Agent, RunOptions
+from holodeck import Agent, Run, RunOptions
 from holodeck.config.loader import load_agent
 from holodeck.errors import HoloDeckError
 from holodeck.observability import shutdown_shared, telemetry_for
@@ -620,3 +620,28 @@ def test_holodeck_test_against_a_dead_collector_ends_within_the_flush_limit(
     done = python(tmp_path, "-m", "holodeck", "test", str(path), "--model", "test")
     assert done.returncode == 0, done.stderr
     assert time.perf_counter() - clock < 120  # start, MCP server, the 5 s flush limit, exit
+
+
+def test_a_run_closing_leaves_the_shared_telemetry_to_another_run_still_using_it(
+    tmp_path: Path,
+) -> None:
+    def turns(received: Received) -> int:
+        return sum(s.name.startswith("invoke_agent") for s in received.spans)
+
+    with otlp_http() as received:
+        path = write_agent(tmp_path / "agent", otlp(received.endpoint, "http"))
+        first = Agent(load_agent(path), RunOptions(model="test"))
+        second = Agent(load_agent(path), RunOptions(model="test"))
+        assert first.telemetry is second.telemetry  # one process, one set of exporters
+
+        async def both() -> None:
+            async with Run(second):
+                async with Run(first):
+                    await first.answer("Weather in Oslo?")
+                # the first run has closed: the second's turn is still exported
+                await second.answer("Weather in Oslo?")
+                assert second.telemetry is not None
+                await second.telemetry.aflush()
+                received.wait_for(lambda r: turns(r) >= 2, timeout=10)
+
+        asyncio.run(both())

@@ -27,12 +27,16 @@ from holodeck.observability._tree import render as render
 from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 if TYPE_CHECKING:
+    from holodeck.observability._telemetry import hold_shared as hold_shared
+    from holodeck.observability._telemetry import release_shared as release_shared
     from holodeck.observability._telemetry import shutdown_shared as shutdown_shared
     from holodeck.observability._tree import SpanNode as SpanNode
     from holodeck.spec.models.agent_spec import AgentSpec
     from holodeck.spec.models.observability_settings import ObservabilitySettings
 
 _EXPORTS = {
+    "hold_shared": "holodeck.observability._telemetry",
+    "release_shared": "holodeck.observability._telemetry",
     "shutdown_shared": "holodeck.observability._telemetry",
     "SpanNode": "holodeck.observability._tree",
 }

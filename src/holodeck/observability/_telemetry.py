@@ -223,6 +223,9 @@ def _within(timeout_ms: int, work: Callable[[], None]) -> bool:
 
 
 _SHARED: dict[tuple[str, str], Telemetry] = {}
+# the holders of each shared Telemetry (by id): the `Run`s whose agents use it; the last
+# to let go stops its exporters, while another Run still using it keeps them
+_HOLDERS: dict[int, int] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -240,10 +243,35 @@ def shared_telemetry(
         return found
 
 
+def hold_shared(telemetry: Telemetry) -> bool:
+    """Count one more holder of `telemetry` if it is a shared one (True); a caller's own
+    Telemetry is the caller's to stop (False)."""
+    with _SHARED_LOCK:
+        if not any(found is telemetry for found in _SHARED.values()):
+            return False
+        _HOLDERS[id(telemetry)] = _HOLDERS.get(id(telemetry), 0) + 1
+        return True
+
+
+async def release_shared(telemetry: Telemetry) -> None:
+    """One holder of `telemetry` is done; the last flushes and stops it."""
+    with _SHARED_LOCK:
+        left = _HOLDERS.get(id(telemetry), 0) - 1
+        if left > 0:
+            _HOLDERS[id(telemetry)] = left
+            return
+        _HOLDERS.pop(id(telemetry), None)
+        for key, found in list(_SHARED.items()):
+            if found is telemetry:
+                del _SHARED[key]
+    await asyncio.to_thread(telemetry.shutdown)
+
+
 async def shutdown_shared() -> None:
-    """Flush and stop every shared `Telemetry` (the end of a command or a server)."""
+    """Flush and stop every shared `Telemetry`, held or not (a program's own end)."""
     with _SHARED_LOCK:
         telemetries = list(_SHARED.values())
         _SHARED.clear()
+        _HOLDERS.clear()
     for telemetry in telemetries:
         await asyncio.to_thread(telemetry.shutdown)

@@ -15,10 +15,11 @@ and stops when it ends, on the event loop it ran on.
 On exit, whatever the block ended with (an error, a cancellation): first what the run's
 caller registered with `on_close` (conversations, background tasks: the last first), then
 each agent with what goes with it (its MCP servers, Node.js, tool threads), then what
-`keep` was given (session stores), then the exporters of the process's shared telemetry
-(only if telemetry was loaded), and last every agent's cassette, saved to disk. One step
-that fails is logged and the others still run. A cancellation while closing (a second
-Ctrl+C) stops waiting for the servers and is raised; the cassettes are still saved.
+`keep` was given (session stores), then the process's shared telemetry its agents use
+(held by each Run using it: the last to close flushes and stops its exporters), and last
+every agent's cassette, saved to disk. One step that fails is logged and the others run.
+A cancellation while closing (a second Ctrl+C) stops waiting for the servers and is
+raised; the cassettes are still saved.
 
 A `Run` is opened once at a time, on one event loop: opening it while it is open, or
 using it (and its agents) on another loop, raises `LifecycleError`. After it has closed,
@@ -30,14 +31,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from holodeck.observability import shutdown_shared
+from holodeck.observability import hold_shared, release_shared
 from holodeck.runtime._lifecycle import Lifecycle
 
 if TYPE_CHECKING:
+    from holodeck.observability import Telemetry
     from holodeck.runtime._agent import Agent
 
 log = logging.getLogger("holodeck.runtime")
@@ -56,6 +58,7 @@ class Run:
         self._agents: dict[Agent, list[Closer]] = {agent: [] for agent in agents}
         self._on_close: list[Closer] = []
         self._kept: list[Closable] = []
+        self._telemetry: list[Telemetry] = []  # the shared telemetry this run holds
         self.lifecycle = Lifecycle("this Run")
 
     @property
@@ -71,6 +74,7 @@ class Run:
         try:
             for agent in self._agents:
                 agent.lifecycle.hold(self, " (in a Run)")
+                self._hold_telemetry(agent)
         except BaseException:
             await self._close()
             raise
@@ -87,8 +91,17 @@ class Run:
         if self.is_open:
             self.lifecycle.claim()
             agent.lifecycle.hold(self, " (in a Run)")
+            self._hold_telemetry(agent)
         self._agents[agent] = [then] if then is not None else []
         return agent
+
+    def _hold_telemetry(self, agent: Agent) -> None:
+        """Hold the process's shared telemetry `agent` traces to, once per run."""
+        telemetry = agent.telemetry
+        if telemetry is None or any(t is telemetry for t in self._telemetry):
+            return
+        if hold_shared(telemetry):
+            self._telemetry.append(telemetry)
 
     async def release(self, agent: Agent) -> None:
         """Close `agent` now (a server's upload replaced) and stop owning it."""
@@ -121,9 +134,9 @@ class Run:
             )
             kept = [_call(resource.aclose, "closing a store") for resource in self._kept]
             await asyncio.gather(*kept)
-            if "holodeck.observability._telemetry" in sys.modules:  # only if it was on
-                # each process (every server worker too) flushes and stops its exporters
-                await _call(shutdown_shared, "stopping telemetry")
+            held, self._telemetry = self._telemetry, []
+            for telemetry in held:  # the last run holding it flushes and stops it
+                await _call(partial(release_shared, telemetry), "stopping telemetry")
         finally:  # cancelled meanwhile (a second Ctrl+C): what is left stops with the loop
             self.lifecycle.closed()
             self.lifecycle.released(self)
