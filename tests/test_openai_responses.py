@@ -104,10 +104,10 @@ def test_fields_the_agent_cannot_honour_are_refused_by_name(
 ) -> None:
     server, model = agent
     ask = client(server).responses.create
-    with pytest.raises(openai.BadRequestError, match="temperature") as refused:
-        ask(model="oracle", input="hi", temperature=0.9)
+    with pytest.raises(openai.BadRequestError, match="tool_choice") as refused:
+        ask(model="oracle", input="hi", tool_choice="required")
     assert refused.value.body is not None
-    assert refused.value.body["param"] == "temperature"  # type: ignore[index]
+    assert refused.value.body["param"] == "tool_choice"  # type: ignore[index]
     with pytest.raises(openai.BadRequestError, match="its definition"):
         ask(model="oracle", input="hi", tools=[{"type": "web_search"}])
     with pytest.raises(openai.BadRequestError, match="`reasoning`"):
@@ -120,14 +120,15 @@ def test_fields_the_agent_cannot_honour_are_refused_by_name(
                 {"role": "user", "content": "so?"},
             ],
         )
-    with pytest.raises(openai.BadRequestError, match="free text"):
-        ask(model="oracle", input="hi", text={"format": {"type": "json_object"}})
+    with pytest.raises(openai.BadRequestError, match="unknown type"):
+        ask(model="oracle", input="hi", text={"format": {"type": "yaml"}})
     with pytest.raises(openai.NotFoundError, match="no agent named"):
         ask(model="gpt-4o", input="hi")
     assert model.requests == []
-    # the agent's own temperature, repeated, is fine
+    # a temperature of the request's own is passed on
     model.script(text("ok"))
-    assert ask(model="oracle", input="hi", temperature=0.2).output_text == "ok"
+    assert ask(model="oracle", input="hi", temperature=0.9).output_text == "ok"
+    assert model.requests[0].body["temperature"] == 0.9
 
 
 def test_the_agents_sdk_runs_an_agent_whose_model_is_a_served_agent(

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._stored_session import stored_session as stored_session
     from holodeck.runtime._structured import NoValidAnswer as NoValidAnswer
     from holodeck.runtime._structured import StructuredModel as StructuredModel
+    from holodeck.runtime._turn_settings import TurnSettings as TurnSettings
 
 # The modules are private; these are the package's names. Each is imported on first use,
 # so taking the events does not load the model SDKs.
@@ -107,6 +108,7 @@ _EXPORTS = {
     "stored_session": "holodeck.runtime._stored_session",
     "NoValidAnswer": "holodeck.runtime._structured",
     "StructuredModel": "holodeck.runtime._structured",
+    "TurnSettings": "holodeck.runtime._turn_settings",
 }
 
 __all__ = sorted(_EXPORTS)

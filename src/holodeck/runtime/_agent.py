@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import StructuredDict, UsageLimits
+from pydantic_ai import AgentRetries, UsageLimits
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
     BinaryContent,
@@ -65,7 +65,7 @@ from holodeck.runtime._lifecycle import Lifecycle
 from holodeck.runtime._limits import TurnLimits, Used, turn_limits
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
-from holodeck.runtime._output_check import schema_check
+from holodeck.runtime._output_check import schema_output
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
 from holodeck.runtime._turn import CURRENT_TURN, Turn
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from holodeck.observability import Telemetry
     from holodeck.runtime._events import ToolCallStarted
     from holodeck.runtime._session import Session
+    from holodeck.runtime._turn_settings import TurnSettings
 
 log = logging.getLogger("holodeck.runtime")
 
@@ -140,7 +141,7 @@ class Agent:
         instructions = "\n\n".join(part for part in (spec.instructions, tools.instructions) if part)
         output_type: Any = str
         if spec.response_format is not None:
-            output_type = StructuredDict(spec.response_format, name="answer")
+            output_type = schema_output(spec.response_format)
         self._output_type = output_type  # without DeferredToolRequests
         if self._needs_approval is not None:  # a run may end paused on calls to approve
             output_type = [output_type, DeferredToolRequests]
@@ -177,8 +178,6 @@ class Agent:
             self._agent.instrument = instrumentation(self.telemetry)
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
-        if spec.response_format is not None:
-            self._agent.output_validator(schema_check(spec.response_format))
         self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
 
@@ -288,6 +287,7 @@ class Agent:
         used: Mapping[str, Used] | None = None,
         resume: Pending | None = None,
         client_tools: Sequence[ClientTool] = (),
+        settings: TurnSettings | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn after `history`, or (`resume`, with `prompt` None) the rest of
         a paused turn once its calls are decided; `on_result` sees the outcome before the
@@ -298,14 +298,20 @@ class Agent:
         reader may not have taken their `ToolCallStarted` when the turn is cancelled).
         `used` is what the session ("session") and the API key's day ("key_daily") have
         used so far: their caps bind the turn too (`LimitReached` before it starts when
-        one is reached already).
+        one is reached already). `settings` are the turn's own model settings and answer
+        shape (`InputRefused` when the model cannot take one).
 
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
         self.lifecycle.claim()
+        if settings is not None:
+            settings.check(self)
         content = None if prompt is None else self._content(prompt, attachments)
-        limits = turn_limits(self.spec.limits, self._iteration_requests, used)
+        requests = self._iteration_requests
+        if settings is not None and settings.schema is not None and not self.spec.response_format:
+            requests += OUTPUT_RETRIES  # answers that do not fit go back to the model
+        limits = turn_limits(self.spec.limits, requests, used)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
         turn = Turn(
             queue,  # type: ignore[arg-type]
@@ -314,6 +320,7 @@ class Agent:
             telemetry=self.telemetry,
             running=running if running is not None else {},
             client_tools=tuple(client_tools),
+            settings=settings,
         )
 
         guards = self.guardrails
@@ -413,6 +420,11 @@ class Agent:
         return final
 
     @property
+    def loop_model(self) -> Any:
+        """The pydantic-ai model the agent's loop calls (wrappers included)."""
+        return self._agent.model
+
+    @property
     def most_turn_requests(self) -> int:
         """The most model requests one turn may make (its tool-iteration limit)."""
         return self._iteration_requests
@@ -456,10 +468,18 @@ class Agent:
     ) -> AgentRunResult[Any]:
         result: AgentRunResult[Any] | None = None
         own = turn.scope.toolsets_for(self) if turn.scope is not None else []
-        output_type: Any = None  # the agent's
+        asked = turn.settings if not turn.agent else None  # sub-agents keep their own
+        output_type: Any = asked.output_type() if asked is not None else None  # None: the agent's
+        pauses = self._needs_approval is not None
         if turn.client_tools and not turn.agent:  # a call to one ends the run, deferred
             own = [*own, client_toolset(turn.client_tools)]
-            output_type = [self._output_type, DeferredToolRequests]
+            pauses = True
+        if pauses and (output_type is not None or turn.client_tools):
+            output_type = [output_type or self._output_type, DeferredToolRequests]
+        run_settings = asked.model_settings() if asked is not None else None
+        retries: AgentRetries | None = None
+        if asked is not None and asked.schema is not None:
+            retries = {"output": OUTPUT_RETRIES}
         if not turn.stream_text:  # nobody shows the answer as it comes: one response each
             return await self._agent.run(
                 content,
@@ -469,6 +489,8 @@ class Agent:
                 toolsets=own or None,
                 deferred_tool_results=deferred,
                 output_type=output_type,
+                model_settings=run_settings,
+                retries=retries,
             )
         async with self._agent.run_stream_events(
             content,
@@ -478,6 +500,8 @@ class Agent:
             toolsets=own or None,
             deferred_tool_results=deferred,
             output_type=output_type,
+            model_settings=run_settings,
+            retries=retries,
         ) as stream:
             async for event in stream:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):

@@ -1,14 +1,20 @@
-"""The check an answer must pass when the agent has a `response_format`: its JSON Schema."""
+"""The shape of an answer that must fit a JSON Schema (an agent's `response_format`, or
+a turn's own): a dict type carrying the schema, whose validation checks the answer
+against it, so an answer that does not fit goes back to the model as a retry."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import ModelRetry
+from pydantic import GetCoreSchemaHandler
+from pydantic_ai import StructuredDict
+from pydantic_core import core_schema
 
 
-def schema_check(schema: dict[str, Any]) -> Any:
-    """An output validator: an answer that does not fit `schema` goes back to the model."""
+def schema_output(schema: dict[str, Any], name: str = "answer") -> Any:
+    """An output type the model is shown as `schema`, named `name`; answers are checked
+    against the schema itself. (It is a type rather than an output validator because
+    pydantic-ai takes a run's own output type only from an agent with no validators.)"""
     import jsonschema
 
     validator = jsonschema.validators.validator_for(schema)(schema)
@@ -20,7 +26,17 @@ def schema_check(schema: dict[str, Any]) -> Any:
                 f"{'/'.join(map(str, p.absolute_path)) or 'answer'}: {p.message}"
                 for p in problems[:5]
             )
-            raise ModelRetry(f"The answer does not fit the required JSON Schema: {listed}")
+            raise ValueError(f"The answer does not fit the required JSON Schema: {listed}")
         return output
 
-    return check
+    shown = StructuredDict(schema, name=name)
+
+    class Checked(shown):  # type: ignore[valid-type,misc]
+        @classmethod
+        def __get_pydantic_core_schema__(
+            cls, source: Any, handler: GetCoreSchemaHandler
+        ) -> core_schema.CoreSchema:
+            inner = shown.__get_pydantic_core_schema__(source, handler)  # type: ignore[attr-defined]
+            return core_schema.no_info_after_validator_function(check, inner)
+
+    return Checked

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._agent import Agent
     from holodeck.runtime._attachments import Attachment
     from holodeck.runtime._client_tools import ClientTool
+    from holodeck.runtime._turn_settings import TurnSettings
 
 FORMAT = "holodeck-session"
 VERSION = 1
@@ -122,6 +123,7 @@ class Session:
         stream_text: bool = True,
         key_used: Used | None = None,
         client_tools: Sequence[ClientTool] = (),
+        settings: TurnSettings | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Stream one turn's events; the last is a `FinalMessage`. With
         `stream_text=False` the answer comes whole in the final message (no `TextDelta`),
@@ -136,14 +138,15 @@ class Session:
         the API key has used today, for `limits.key_daily` (the server passes it). A turn
         a cap stops raises `LimitReached`; what it used is counted, its messages are not
         kept. `client_tools` are tools the caller runs: a call to one pauses the turn
-        (an `ApprovalRequired` with `client`), and `decide()` takes its result."""
+        (an `ApprovalRequired` with `client`), and `decide()` takes its result.
+        `settings` are this turn's own model settings and answer shape."""
         if self.pending is not None:
             names = ", ".join(c.name for c in self.pending.calls)
             raise ApprovalPending(
                 f"the last turn waits for approval of {names}",
                 hint="approve or deny each call first (decide(), then resume())",
             )
-        turn = self._turn(prompt, attachments, stream_text, key_used, None, client_tools)
+        turn = self._turn(prompt, attachments, stream_text, key_used, None, client_tools, settings)
         async with contextlib.aclosing(turn) as events:  # closing this closes the turn now
             async for event in events:
                 yield event
@@ -189,6 +192,7 @@ class Session:
         key_used: Used | None,
         resume: Pending | None,
         client_tools: Sequence[ClientTool] = (),
+        settings: TurnSettings | None = None,
     ) -> AsyncGenerator[Event, None]:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -220,6 +224,7 @@ class Session:
                 running=running,
                 used=self._used(key_used),
                 client_tools=client_tools,
+                settings=settings,
             )
             try:
                 async with contextlib.aclosing(turn) as events:  # closing ends the turn now

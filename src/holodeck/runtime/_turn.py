@@ -29,6 +29,8 @@ class Turn:
     running: dict[str, ToolCallStarted] = field(default_factory=dict)
     # tools the client runs (an AG-UI page's): offered to the top agent only
     client_tools: tuple[ClientTool, ...] = ()
+    # the turn's own model settings and answer shape (the top agent's only)
+    settings: TurnSettings | None = None
 
     @property
     def calls(self) -> list[ToolCallFinished]:
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from holodeck.observability import Telemetry
     from holodeck.runtime._client_tools import ClientTool
     from holodeck.runtime._scope import SessionScope
+    from holodeck.runtime._turn_settings import TurnSettings
 
 CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)
 

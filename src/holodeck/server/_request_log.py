@@ -88,7 +88,9 @@ class RequestLog:
         trace_ids: tuple[str, str] | None = None,
         key: str | None = None,
         model: str | None = None,
+        client_fields: dict[str, Any] | None = None,
     ) -> None:
+        """`client_fields`: what the client said of itself (OpenAI's `user`, `metadata`)."""
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
         )
@@ -123,6 +125,7 @@ class RequestLog:
             record["key"] = key
         if model:  # the model that answered (a fallback, when one took over)
             record["model"] = model
+        record.update(client_fields or {})
         if trace_ids is not None:  # the turn's server span, to find it in a trace backend
             record["trace_id"], record["span_id"] = trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))

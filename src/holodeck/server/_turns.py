@@ -43,7 +43,7 @@ from holodeck.server._turn_json import (
 )
 
 if TYPE_CHECKING:
-    from holodeck.runtime import ClientTool
+    from holodeck.runtime import ClientTool, TurnSettings
 
 
 def session_key(served: ServedAgent, owner: str | None, session_id: str) -> str:
@@ -80,6 +80,8 @@ class Turn:
 
     @property
     def usage(self) -> Usage:
+    settings: TurnSettings | None = None  # the request's own model settings, answer shape
+    client_fields: dict[str, Any] = field(default_factory=dict)  # logged (OpenAI's `user`)
         return self.final.usage if self.final is not None else Usage()
 
     def answer_json(self) -> dict[str, Any]:
@@ -122,6 +124,7 @@ class Turn:
         )
 
     def _log_trace_context(self) -> bool:
+            client_fields=self.client_fields,
         observability = self.served.spec.observability
         return observability is not None and observability.logs.include_trace_context
 
@@ -381,6 +384,7 @@ async def _events(
                 turn.guardrails.append(event)
                 if event.side == "input" and event.text is not None and not event.agent:
                     turn.message = event.text  # the request log keeps it redacted
+                settings=turn.settings,
             elif isinstance(event, FinalMessage):
                 turn.final = event
                 if event.pending and not turn.can_pause:

@@ -45,7 +45,12 @@ from holodeck.server._turns import (
     run_through,
 )
 from holodeck.server._wire import SessionId, error_responses, sse_schema
-from holodeck.server.openai._checks import check_fields, check_history, check_response_format
+from holodeck.server.openai._checks import (
+    check_history,
+    refuse_client_tools,
+    refuse_unknown,
+    turn_settings,
+)
 from holodeck.server.openai._errors import openai_error_body
 
 chat_router = APIRouter()
@@ -79,14 +84,63 @@ class StreamOptions(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    # other fields are read by `_checks`: accepted when the agent does as asked
+    # other fields are refused by name (`_checks`), unless they ask for nothing
     model_config = ConfigDict(extra="allow")
     model: Annotated[str, Field(min_length=1)]
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: Annotated[int, Field(ge=1, le=1)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    stop: str | Annotated[list[str], Field(max_length=4)] | None = None
+    seed: int | None = None
+    presence_penalty: Annotated[float, Field(ge=-2, le=2)] | None = None
+    frequency_penalty: Annotated[float, Field(ge=-2, le=2)] | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: str | dict[str, Any] | None = Field(
+        default=None, description="`auto`, or `none` (no tools this turn); a forced call is 400."
+    )
+    response_format: dict[str, Any] | None = None
+    user: str | None = Field(default=None, description="Recorded in the request log.")
+    metadata: dict[str, str] | None = Field(
+        default=None, description="Recorded in the request log."
+    )
+    store: bool | None = Field(
+        default=None, description="Nothing of a completion is kept (a session_id keeps a session)."
+    )
     holodeck: HoloDeckExtension = Field(default_factory=HoloDeckExtension)
+
+    def asked(self) -> dict[str, tuple[str, Any]]:
+        """The turn's settings this request asks for, each with its field's name."""
+        tokens = "max_completion_tokens" if self.max_completion_tokens else "max_tokens"
+        return {
+            "temperature": ("temperature", self.temperature),
+            "top_p": ("top_p", self.top_p),
+            "max_tokens": (tokens, self.max_completion_tokens or self.max_tokens),
+            "stop": ("stop", self.stop or None),
+            "seed": ("seed", self.seed),
+            "presence_penalty": ("presence_penalty", self.presence_penalty),
+            "frequency_penalty": ("frequency_penalty", self.frequency_penalty),
+            "parallel_tool_calls": ("parallel_tool_calls", self.parallel_tool_calls),
+            "tool_choice": ("tool_choice", self.tool_choice),
+            "output": ("response_format", self.response_format),
+        }
+
+
+# fields read nowhere here, accepted with a value that asks for nothing
+_NO_EFFECT: dict[str, tuple[Any, ...]] = {
+    "tools": (None, []),
+    "functions": (None, []),
+    "function_call": (None, "auto", "none"),
+    "logit_bias": (None, {}),
+    "logprobs": (None, False),
+    "top_logprobs": (None, 0),
+    "service_tier": (None, "auto", "default"),
+    "modalities": (None, ["text"]),
+}
 
 
 class ModelCard(BaseModel):
@@ -177,10 +231,9 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     state = state_of(request)
     served = await served_model(request, body.model)
     extra = body.model_extra or {}
-    check_fields(extra, served.agent.model.settings, served.name)
-    check_response_format(
-        extra.get("response_format"), served.agent.spec.response_format, served.name
-    )
+    refuse_client_tools(extra)
+    refuse_unknown(extra, _NO_EFFECT, "/v1/chat/completions")
+    settings = turn_settings(served, body.asked())
     check_history(body.messages)
     prompt, attachments, history = _conversation(body.messages)
     extension = body.holodeck
@@ -197,6 +250,8 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         endpoint="/v1/chat/completions",
         owner=key_name_of(request),
         can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
+        settings=settings,
+        client_fields=_client_fields(body.user, body.metadata),
     )
     events = await open_turn(
         request,
@@ -223,6 +278,16 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         "usage": _openai_usage(turn.usage),
         "holodeck": _extension(turn, answer) if extension.tool_calls else None,
     }
+
+
+def _client_fields(user: str | None, metadata: dict[str, str] | None) -> dict[str, Any]:
+    """What the client says of itself, for the request log (it tunes nothing)."""
+    fields: dict[str, Any] = {}
+    if user:
+        fields["user"] = user
+    if metadata:
+        fields["metadata"] = metadata
+    return fields
 
 
 def _openai_usage(usage: Usage) -> dict[str, int]:

@@ -1,30 +1,27 @@
-"""What a chat completion request may ask of an agent. An agent's model settings, output
-shape and tools are those of its definition: a request that asks for something else
-(another temperature, `stop` sequences, a schema the agent does not answer in, its own
-tool-call history) is refused with 400 naming the field, never silently ignored."""
+"""What a request to the OpenAI routes may ask of an agent. Sampling fields, `stop`,
+`seed`, `parallel_tool_calls`, `tool_choice: none` and an answer's format become the
+turn's own settings (`TurnSettings`), passed to the model for this turn only. What
+cannot be honoured (client tools, a forced tool call, a setting the agent's model does
+not take, log probabilities) is refused with 400 naming the field, never ignored."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from holodeck.runtime import TurnSettings
 from holodeck.server._errors import ApiError
+from holodeck.server._registry import ServedAgent
 
-# request field -> the agent's model setting it must equal (the agent's applies)
-_SAMPLING = {
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "max_tokens": "max_tokens",
-    "max_completion_tokens": "max_tokens",
-    "max_output_tokens": "max_tokens",  # the Responses API's name
-}
-# fields with no counterpart in an agent's definition: refused whatever their value
-_NOT_SUPPORTED = ("stop", "seed", "logit_bias", "logprobs", "top_logprobs")
+# fields with nothing here to honour them: refused whatever their value
+_NOT_SUPPORTED = ("logit_bias", "logprobs", "top_logprobs")
 _NO_EFFECT: tuple[Any, ...] = (None, False, [], {})
+# identifiers that change nothing in the answer (OpenAI keeps them for abuse checks)
+_IDENTIFIERS = ("safety_identifier", "prompt_cache_key")
 
 
-def check_fields(extra: dict[str, Any], settings: dict[str, Any], agent: str) -> None:
-    """Refuse client tools, and sampling fields the agent's `model:` block does not set
-    to the same value (a client repeating the agent's own setting is fine)."""
+def refuse_client_tools(extra: dict[str, Any]) -> None:
+    """An agent's tools are those of its definition: a request's own are refused."""
     for name in ("tools", "functions"):
         if extra.get(name):
             raise ApiError(
@@ -39,72 +36,115 @@ def check_fields(extra: dict[str, Any], settings: dict[str, Any], agent: str) ->
             raise ApiError(
                 400,
                 "unsupported",
-                f"`{name}` is not supported: agent {agent}'s answers are not cut or seeded",
+                f"`{name}` is not supported: answers come without token probabilities",
                 hint=f"remove `{name}` from the request",
                 param=name,
             )
-    for name, setting in _SAMPLING.items():
-        asked = extra.get(name)
-        if asked is None or asked == settings.get(setting):
+
+
+def refuse_unknown(extra: dict[str, Any], known: dict[str, tuple[Any, ...]], route: str) -> None:
+    """Fields this route does not read: accepted only with a value that asks for nothing
+    (`known` lists those values per field), else 400 naming the field."""
+    for name, value in extra.items():
+        if name in _IDENTIFIERS or (name in known and value in known[name]):
             continue
-        own = settings.get(setting)
-        said = f"sets {setting}: {own}" if own is not None else f"leaves {setting} to the model"
+        said = (
+            f"`{name}`: {json.dumps(value)} is not supported"
+            if name in known
+            else f"`{name}` is not supported by this server's {route}"
+        )
         raise ApiError(
-            400,
-            "unsupported",
-            f"`{name}`: {asked} is not agent {agent}'s; its agent.yaml {said}",
-            hint=f"remove `{name}`, or send the agent's own, or set `model.{setting}` "
-            "in its agent.yaml",
-            param=name,
+            400, "unsupported", said, hint=f"remove `{name}` from the request", param=name
         )
 
 
-def check_response_format(asked: Any, own: dict[str, Any] | None, agent: str) -> None:
-    """A `response_format` is honoured when the agent answers in that shape: any JSON
-    object for `json_object`, the same schema for `json_schema` (titles and
-    descriptions aside). Anything else is refused: the answer could not fit."""
-    if asked is None:
-        return
+def turn_settings(served: ServedAgent, asked: dict[str, tuple[str, Any]]) -> TurnSettings | None:
+    """The turn's settings from `asked` (TurnSettings field -> (request field, value));
+    None when the request asks for nothing of its own. A setting the agent's model
+    cannot take is refused, naming the request's field."""
+    values: dict[str, Any] = {}
+    params: dict[str, str] = {}
+    for name, (param, value) in asked.items():
+        if value is None:
+            continue
+        params[name] = param
+        if name == "stop":
+            value = (value,) if isinstance(value, str) else tuple(value)
+        elif name == "tool_choice":
+            value = _tool_choice(value, param)
+        elif name == "output":
+            value, values["output_name"] = _output(value, served, param)
+        if value is not None:
+            values[name] = value
+    if values.get("output") is None:
+        values.pop("output_name", None)
+    if not values:
+        return None
+    settings = TurnSettings(**values)
+    refused = settings.refused(served.agent)
+    if refused is not None:
+        param = params[refused]
+        provider = served.agent.model.provider
+        raise ApiError(
+            400,
+            "unsupported",
+            f"`{param}` cannot be honoured: agent {served.name}'s model ({provider}) "
+            f"does not take it",
+            hint=f"remove `{param}` from the request",
+            param=param,
+        )
+    return settings
+
+
+def _tool_choice(value: Any, param: str) -> str | None:
+    """`auto` is every turn's way; `none` offers no tools this turn. A forced call
+    (`required`, or a named function) cannot be: the agent must be free to answer."""
+    if value == "auto":
+        return None
+    if value == "none":
+        return "none"
+    forced = "required" if value == "required" else "a named function"
+    raise ApiError(
+        400,
+        "unsupported",
+        f"`{param}`: {forced} is not supported; a turn cannot force a tool call and still "
+        "let the agent answer",
+        hint=f"send `{param}: auto` (the agent decides) or `none` (no tools this turn)",
+        param=param,
+    )
+
+
+def _output(asked: Any, served: ServedAgent, param: str) -> tuple[Any, str]:
+    """The turn's answer shape for a `response_format` (chat completions' form), and
+    its name: None keeps the agent's own (`response_format` in its agent.yaml)."""
+    own = served.agent.spec.response_format
     kind = asked.get("type") if isinstance(asked, dict) else None
-    if kind == "text" and own is None:
-        return
-    if kind not in ("text", "json_object", "json_schema"):
+    if kind == "text":
+        return (None if own is None else "text"), "answer"
+    if kind == "json_object":  # an agent with a schema answers in a JSON object already
+        return (None if own is not None else "json"), "answer"
+    if kind != "json_schema":
         raise ApiError(
             400,
             "invalid_request",
-            f"response_format: unknown type {kind!r}",
+            f"{param}: unknown type {kind!r}",
             hint="use `text`, `json_object` or `json_schema`",
-            param="response_format",
+            param=param,
         )
-    if own is None:
+    spec = asked.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    if not isinstance(schema, dict):
         raise ApiError(
             400,
-            "unsupported",
-            f"response_format: agent {agent} answers in free text (its agent.yaml has no "
-            "`response_format`)",
-            hint="remove `response_format`, or give the agent a `response_format` schema",
-            param="response_format",
+            "invalid_request",
+            f"{param}: `json_schema.schema` must be a JSON Schema object",
+            hint='send {"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}}',
+            param=param,
         )
-    if kind == "text":
-        raise ApiError(
-            400,
-            "unsupported",
-            f"response_format: agent {agent} answers in JSON (its agent.yaml's "
-            "`response_format`), not free text",
-            hint="remove `response_format`, or ask for `json_schema` with the agent's schema",
-            param="response_format",
-        )
-    if kind == "json_schema":
-        schema = (asked.get("json_schema") or {}).get("schema")
-        if _shape(schema) != _shape(own):
-            raise ApiError(
-                400,
-                "unsupported",
-                f"response_format.json_schema: agent {agent} answers only in the schema of "
-                "its agent.yaml's `response_format`, and this one differs",
-                hint="send the agent's own schema, or change its `response_format`",
-                param="response_format",
-            )
+    if own is not None and _shape(schema) == _shape(own):
+        return None, "answer"
+    name = spec.get("name") if isinstance(spec, dict) else None
+    return schema, name if isinstance(name, str) and name else "answer"
 
 
 def _shape(schema: Any) -> Any:

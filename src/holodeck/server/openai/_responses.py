@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Event, Session, TextDelta, messages_from
+from holodeck.runtime import Event, Session, TextDelta, TurnSettings, messages_from
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
@@ -34,7 +34,11 @@ from holodeck.server._turns import (
 )
 from holodeck.server._wire import error_responses, sse_schema
 from holodeck.server.openai._chat_completions import served_model
-from holodeck.server.openai._checks import check_fields, check_response_format
+from holodeck.server.openai._checks import (
+    refuse_client_tools,
+    refuse_unknown,
+    turn_settings,
+)
 from holodeck.server.openai._errors import openai_error_body
 
 responses_router = APIRouter()
@@ -58,18 +62,17 @@ _EVENTS = [
 _NO_EFFECT: dict[str, tuple[Any, ...]] = {
     "include": (None, []),
     "reasoning": (None, {}),
-    "tool_choice": (None, "auto"),
-    "parallel_tool_calls": (None, True),
     "truncation": (None, "disabled"),
     "stream_options": (None, {}),
     "background": (None, False),
     "conversation": (None,),
     "prompt": (None,),
     "service_tier": (None, "auto", "default"),
+    "tools": (None, []),
+    "functions": (None, []),
+    "top_logprobs": (None, 0),
+    "max_tool_calls": (None,),
 }
-# identifiers that change nothing in the answer (OpenAI keeps them for abuse checks)
-_IDENTIFIERS = ("user", "safety_identifier", "prompt_cache_key")
-_CHECKED = ("tools", "functions", "temperature", "top_p", "top_logprobs", "max_tool_calls")
 
 
 class InputPart(BaseModel):
@@ -95,7 +98,12 @@ class ResponseRequest(BaseModel):
     stream: bool = False
     store: bool = True
     metadata: dict[str, str] | None = None
-    max_output_tokens: int | None = None
+    user: str | None = None
+    max_output_tokens: Annotated[int, Field(ge=1)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: str | dict[str, Any] | None = None
     text: dict[str, Any] | None = None
 
 
@@ -115,7 +123,7 @@ class ResponseRequest(BaseModel):
 async def create_response(body: ResponseRequest, request: Request) -> Any:
     state = state_of(request)
     served = await served_model(request, body.model)
-    _check(body, served)
+    settings = _settings(body, served)
     owner = key_name_of(request)
     prompt, history = _conversation(body.input)
     if body.previous_response_id is not None:
@@ -158,6 +166,8 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
         endpoint="/v1/responses",
         owner=owner,
         can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
+        settings=settings,
+        client_fields=_client_fields(body),
     )
     events = await open_turn(request, turn, stream_text=body.stream)
     response = _response(body, turn, f"resp_{uuid.uuid4().hex}", "in_progress", "")
@@ -184,27 +194,11 @@ async def get_response(response_id: str, request: Request) -> Any:
     raise _no_response(response_id, None)
 
 
-def _check(body: ResponseRequest, served: ServedAgent) -> None:
+def _settings(body: ResponseRequest, served: ServedAgent) -> TurnSettings | None:
+    """The turn's own settings from the request; a field that cannot be honoured is
+    refused by name."""
     extra = body.model_extra or {}
-    settings = served.agent.model.settings
-    for name, value in extra.items():
-        if name in _NO_EFFECT and value not in _NO_EFFECT[name]:
-            raise ApiError(
-                400,
-                "unsupported",
-                f"`{name}`: {json.dumps(value)} is not supported; agent {served.name} runs "
-                "as its agent.yaml defines",
-                hint=f"remove `{name}` from the request",
-                param=name,
-            )
-        if name not in _NO_EFFECT and name not in _IDENTIFIERS and name not in _CHECKED:
-            raise ApiError(
-                400,
-                "unsupported",
-                f"`{name}` is not supported by this server's /v1/responses",
-                hint=f"remove `{name}` from the request",
-                param=name,
-            )
+    refuse_client_tools(extra)
     if extra.get("max_tool_calls") is not None:
         raise ApiError(
             400,
@@ -213,15 +207,32 @@ def _check(body: ResponseRequest, served: ServedAgent) -> None:
             hint="remove `max_tool_calls`",
             param="max_tool_calls",
         )
-    sampling = {k: v for k, v in extra.items() if k in _CHECKED}
-    if body.max_output_tokens is not None:
-        sampling["max_output_tokens"] = body.max_output_tokens
-    check_fields(sampling, settings, served.name)
+    refuse_unknown(extra, _NO_EFFECT, "/v1/responses")
     text_format = (body.text or {}).get("format")
     if isinstance(text_format, dict) and text_format.get("type") == "json_schema":
         # the Responses API puts the schema beside `type`, chat completions inside it
         text_format = {"type": "json_schema", "json_schema": text_format}
-    check_response_format(text_format, served.agent.spec.response_format, served.name)
+    return turn_settings(
+        served,
+        {
+            "temperature": ("temperature", body.temperature),
+            "top_p": ("top_p", body.top_p),
+            "max_tokens": ("max_output_tokens", body.max_output_tokens),
+            "parallel_tool_calls": ("parallel_tool_calls", body.parallel_tool_calls),
+            "tool_choice": ("tool_choice", body.tool_choice),
+            "output": ("text.format", text_format),
+        },
+    )
+
+
+def _client_fields(body: ResponseRequest) -> dict[str, Any]:
+    """What the client says of itself, for the request log (it tunes nothing)."""
+    fields: dict[str, Any] = {}
+    if body.user:
+        fields["user"] = body.user
+    if body.metadata:
+        fields["metadata"] = body.metadata
+    return fields
 
 
 def _conversation(items: str | list[InputItem]) -> tuple[str, list[tuple[str, str]]]:
@@ -297,11 +308,11 @@ def _response(
         "metadata": body.metadata or {},
         "error": None,
         "incomplete_details": {"reason": "content_filter"} if status == "incomplete" else None,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
+        "parallel_tool_calls": body.parallel_tool_calls is not False,
+        "tool_choice": body.tool_choice or "auto",
         "tools": [],
-        "temperature": None,
-        "top_p": None,
+        "temperature": body.temperature,
+        "top_p": body.top_p,
         "max_output_tokens": body.max_output_tokens,
         "store": body.store,
         "text": body.text or {"format": {"type": "text"}},
