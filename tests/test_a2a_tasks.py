@@ -7,6 +7,7 @@ resumes it."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -255,5 +256,151 @@ def test_a_turn_waiting_for_approval_is_input_required_and_a_reply_to_it_resumes
                 got = await client.get_task(GetTaskRequest(id=paused.id))
                 assert got.status.state == TaskState.TASK_STATE_COMPLETED
                 assert [m.message_id for m in got.history][:1] == [paused.history[0].message_id]
+
+        run(main)
+
+
+def test_a_streamed_turn_waiting_for_approval_ends_input_required_and_a_denial_resumes_it(
+    tmp_path: Path,
+) -> None:
+    tool = {**function_tool("close_shop"), "approval": "required"}
+    agent = agent_dir(tmp_path / "shop", "desk", tools=[tool], python=CLOSING_TOOL)
+    env = {"HOLODECK_HOME": str(tmp_path / "home")}
+    with deploy_process(str(agent), "--model", "test", env=env) as (_, url):
+
+        async def main() -> None:
+            async with httpx.AsyncClient(timeout=30) as http:
+                card = await A2ACardResolver(http, url).get_agent_card()
+                config = ClientConfig(streaming=True, httpx_client=http)
+                client = ClientFactory(config).create(card)
+                ask = Message(
+                    message_id="ask", role=Role.ROLE_USER, parts=[Part(text="/call close_shop")]
+                )
+                events = [e async for e in client.send_message(SendMessageRequest(message=ask))]
+                last = events[-1].status_update
+                assert last.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, events
+                assert "close_shop" in last.status.message.parts[0].text
+                (waiting,) = last.metadata["holodeck"]["pending"]
+                assert waiting["name"] == "close_shop"
+
+                decision = Part()
+                decision.data.struct_value.update(
+                    {"approve": False, "reason": "the shop stays open today"}
+                )
+                reply = Message(message_id="no", role=Role.ROLE_USER, parts=[decision])
+                reply.task_id = last.task_id
+                request = SendMessageRequest(message=reply)
+                resumed = [e async for e in client.send_message(request)]
+                end = resumed[-1].status_update
+                assert end.task_id == last.task_id
+                assert end.status.state == TaskState.TASK_STATE_COMPLETED, resumed
+                assert not (agent / "closed").exists()  # denied: the tool never ran
+                # the model was told why: the test model answers with what the call returned
+                answer = "".join(
+                    e.artifact_update.artifact.parts[0].text
+                    for e in resumed
+                    if e.HasField("artifact_update")
+                )
+                assert "the shop stays open today" in answer, answer
+
+        run(main)
+
+
+FINISHING_TOOL = '''
+import json
+import urllib.request
+from pathlib import Path
+
+
+def _rpc(url: str, key: str, method: str, params: dict) -> dict:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    request = urllib.request.Request(
+        url + "/a2a/desk",
+        data=body.encode(),
+        headers={"Authorization": "Bearer " + key, "Content-Type": "application/json",
+                 "A2A-Version": "1.0"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def finish_now() -> str:
+    """Finishes the work."""
+    # cancels, through the other process, the task running this call: the turn then
+    # ends at once, well before this process next reads the task's record
+    url, key = Path(__file__).with_name("cancel_via").read_text().split()
+    listed = _rpc(url, key, "ListTasks", {"status": "TASK_STATE_WORKING"})
+    (task,) = listed["result"]["tasks"]
+    _rpc(url, key, "CancelTask", {"id": task["id"]})
+    return "finished"
+'''
+
+
+def test_a_cancel_answered_elsewhere_as_the_turn_finishes_is_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    keys = [{"name": name, "key": key} for name, key in KEYS.items()]
+    agent = agent_dir(
+        tmp_path / "desk",
+        "desk",
+        tools=[function_tool("finish_now")],
+        python=FINISHING_TOOL,
+        memory={"store": "sqlite", "url": str(tmp_path / "sessions.db")},
+        deployment={"auth": {"type": "api_key", "api_keys": keys}},
+    )
+    env = {"HOLODECK_HOME": str(tmp_path / "home")}
+    with (
+        deploy_process(str(agent), "--model", "test", env=env) as (_, one),
+        deploy_process(str(agent), "--model", "test", env=env) as (_, two),
+    ):
+        (agent / "cancel_via").write_text(f"{two} {KEYS['alice']}")
+
+        async def main() -> None:
+            async with client_of(one, "alice") as here:
+                task = await send(here, "/call finish_now", at_once=True)
+                assert task.status.state == TaskState.TASK_STATE_WORKING
+
+                async def recorded_by_its_turn() -> bool:
+                    # the process running the turn writes its record once more as it
+                    # ends, with the call it made (the cancel's copy has none)
+                    found = await here.get_task(GetTaskRequest(id=task.id))
+                    return bool(found.metadata["holodeck"]["tool_calls"])
+
+                await until(recorded_by_its_turn, "the turn to end")
+                found = await here.get_task(GetTaskRequest(id=task.id))
+                assert found.status.state == TaskState.TASK_STATE_CANCELED, found.status
+
+        run(main)
+
+
+def test_cancelling_a_task_waiting_for_approval_denies_its_call_and_the_context_goes_on(
+    tmp_path: Path,
+) -> None:
+    tool = {**function_tool("close_shop"), "approval": "required"}
+    agent = agent_dir(tmp_path / "shop", "desk", tools=[tool], python=CLOSING_TOOL)
+    env = {"HOLODECK_HOME": str(tmp_path / "home")}
+    with deploy_process(str(agent), "--model", "test", env=env) as (_, url):
+
+        async def main() -> None:
+            async with httpx.AsyncClient(timeout=30) as http:
+                card = await A2ACardResolver(http, url).get_agent_card()
+                client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(
+                    card
+                )
+                paused = await send(client, "/call close_shop")
+                assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+                cancelled = await client.cancel_task(CancelTaskRequest(id=paused.id))
+                assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+                after = await send(client, "what now?", paused.context_id)
+                assert after.status.state == TaskState.TASK_STATE_COMPLETED, after.status
+                assert after.context_id == paused.context_id
+                assert not (agent / "closed").exists()  # the call was denied, never run
+                got = await client.get_task(GetTaskRequest(id=paused.id))
+                assert got.status.state == TaskState.TASK_STATE_CANCELED
+
+            session = httpx.get(f"{url}/v1/sessions/{paused.context_id}").json()
+            said = json.dumps(session["messages"])
+            assert "The task was cancelled" in said  # the session keeps the denial
 
         run(main)

@@ -70,7 +70,8 @@ class TurnHandler(RequestHandler):
         return await tasks.get_task(*_target(context), params)
 
     async def on_cancel_task(self, params: Any, context: ServerCallContext) -> Task | None:
-        return await tasks.cancel_task(*_target(context), params, self.running)
+        request: Request = context.state["request"]
+        return await tasks.cancel_task(request, *_target(context), params, self.running)
 
     async def on_list_tasks(self, params: Any, context: ServerCallContext) -> ListTasksResponse:
         return await tasks.list_tasks(*_target(context), params)

@@ -36,8 +36,8 @@ from holodeck.runtime import TextDelta, ToolCallFinished, ToolCallStarted
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._turn_json import call_json, jsonable
 from holodeck.server._turns import open_turn
-from holodeck.server.a2a._rpc_errors import a2a_error
-from holodeck.server.a2a._task_records import Running, load_task, now, save_task
+from holodeck.server.a2a._rpc_errors import TERMINAL, a2a_error
+from holodeck.server.a2a._task_records import Running, end_task, load_task, now, save_task
 from holodeck.server.a2a._turn_task import ANSWER, A2ATurn
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ class Sending:
                 elif isinstance(item, ApiError):
                     task = a.task(TaskState.TASK_STATE_FAILED, error=f"{item.kind}: {item.message}")
                     break
+            task = await _settled(a, task)
             await save_task(a.served, a.owner, task)
             if stream:
                 if task.artifacts:  # the text not streamed yet (all of it, or none)
@@ -163,6 +164,14 @@ class Sending:
                 a.producer.cancel()
                 await asyncio.gather(a.producer, return_exceptions=True)
             self.running.remove(a.key)
+
+
+async def _settled(a: A2ATurn, task: Task) -> Task:
+    """The task as its turn ends it, unless it ended otherwise first: a cancel answered
+    meanwhile (here or by another process sharing the store) stands."""
+    state = task.status.state
+    ended = await end_task(a.served, a.owner, a.task_id, state if state in TERMINAL else None)
+    return task if ended is None or ended == state else a.task(ended)
 
 
 async def _produce(a: A2ATurn, stream: bool) -> None:

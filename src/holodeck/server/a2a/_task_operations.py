@@ -1,6 +1,8 @@
 """The task operations: getting, listing and following a task read its record from the
 store (whichever process runs it); cancelling stops the turn here, or marks the record
-cancelled for the process that runs it, which watches its record."""
+cancelled for the process that runs it, which watches its record. A cancel and the
+turn's own end claim the task's end: the first stands. Cancelling a task waiting for
+approval denies its calls, so that the conversation takes new messages."""
 
 from __future__ import annotations
 
@@ -18,10 +20,16 @@ from a2a.types import (
 )
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, UnsupportedOperationError
 
+from holodeck.runtime import Decision
+from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
-from holodeck.server.a2a._rpc_errors import TERMINAL, no_task, state_name
+from holodeck.server._state import request_id_of
+from holodeck.server._turns import Turn, open_turn
+from holodeck.server.a2a._messages import waiting_calls
+from holodeck.server.a2a._rpc_errors import TERMINAL, a2a_error, no_task, state_name
 from holodeck.server.a2a._task_records import (
     Running,
+    end_task,
     listed_tasks,
     load_task,
     now,
@@ -31,8 +39,11 @@ from holodeck.server.a2a._task_records import (
 
 if TYPE_CHECKING:
     from a2a.server.events.event_queue import Event
+    from fastapi import Request
 
 CANCEL_WAIT_S = 10.0
+CANCELLED_REASON = "The task was cancelled: do not make this call."
+WITHDRAW_ROUNDS = 5
 FOLLOW_POLL_S = 0.25  # how often a followed task's record is read
 PAGE_SIZE, PAGE_MOST = 50, 100  # tasks/list's page: by default, at most
 
@@ -45,23 +56,61 @@ async def get_task(served: ServedAgent, owner: str | None, params: Any) -> Task:
 
 
 async def cancel_task(
-    served: ServedAgent, owner: str | None, params: Any, running: Running
+    request: Request, served: ServedAgent, owner: str | None, params: Any, running: Running
 ) -> Task:
     task = await load_task(served, owner, params.id)
     if task is None:
         raise no_task(params.id)
     if task.status.state in TERMINAL:
-        raise TaskNotCancelableError(
-            f"task {params.id} has ended ({state_name(task.status.state)})"
-        )
+        raise _not_cancelable(params.id, task.status.state)
     turn = running.cancel(task_key(served, owner, params.id))
     if turn is not None:
         await asyncio.wait([turn], timeout=CANCEL_WAIT_S)
     # else the turn runs in another process sharing the store (or ran in one that
     # stopped): the record says cancelled, which that process watches for
-    task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_CANCELED, timestamp=now()))
+    cancelled = TaskState.TASK_STATE_CANCELED
+    ended = await end_task(served, owner, params.id, cancelled)
+    if ended != cancelled:  # the turn ended first
+        raise _not_cancelable(params.id, ended or cancelled)
+    if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+        await _withdraw(request, served, owner, task)
+    task.status.CopyFrom(TaskStatus(state=cancelled, timestamp=now()))
     await save_task(served, owner, task)
     return task
+
+
+def _not_cancelable(task_id: str, state: int) -> TaskNotCancelableError:
+    return TaskNotCancelableError(f"task {task_id} has ended ({state_name(state)})")
+
+
+async def _withdraw(request: Request, served: ServedAgent, owner: str | None, task: Task) -> None:
+    """Deny each call a cancelled task waited for, so that its session takes new
+    messages: the session records the denials, and the model is told why, as for any
+    denial. A turn that pauses again is denied again, a few times at most."""
+    waiting = waiting_calls(task)
+    for _ in range(WITHDRAW_ROUNDS):
+        final = None
+        for call_id in waiting:
+            turn = Turn(
+                served=served,
+                session_id=task.context_id,
+                request_id=request_id_of(request),
+                message=f"(task {task.id} cancelled)",
+                endpoint=request.url.path,
+                owner=owner,
+                decision=(call_id, Decision(False, CANCELLED_REASON)),
+            )
+            try:
+                async for _event in await open_turn(request, turn, stream_text=False):
+                    pass
+            except ApiError as exc:
+                if exc.status in (404, 409):  # decided already, or not waiting any more
+                    continue
+                raise a2a_error(exc) from None
+            final = turn.final
+        if final is None or not final.pending:
+            return
+        waiting = [c.call_id for c in final.pending]
 
 
 async def list_tasks(served: ServedAgent, owner: str | None, params: Any) -> ListTasksResponse:

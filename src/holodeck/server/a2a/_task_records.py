@@ -8,7 +8,11 @@ a cancel answered by another process reaches them through their record.
 
 A store finds records by key only, so each key's tasks are also listed in one index
 document (id, context, state, last update), changed atomically for every process sharing
-the store; `tasks/list` reads it, newest first, and loads the page's records."""
+the store; `tasks/list` reads it, newest first, and loads the page's records.
+
+How a task ends is decided once, by whoever claims its end first (`end_task`, atomic for
+every process sharing the store): a turn finishing at the instant another process
+answers `tasks/cancel` cannot write "completed" over "cancelled", nor the reverse."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
 # not a session id's character (`/`): a task's record never meets a session's key
 _TASKS = "a2a/task/"
 _INDEX = "a2a/tasks"
+_ENDS = "a2a/task-end/"
 INDEX_MOST = 1000  # the newest tasks a key's index keeps; older ones are not listed
 _INDEX_KEEP_S = 30 * 86400.0  # the index of a store without ttl_seconds
 
@@ -80,6 +85,26 @@ async def _change_index(
 
     keep_s = store.ttl_s if store.ttl_s is not None else _INDEX_KEEP_S
     return await store.update_counters(session_key(served, owner, _INDEX), change, keep_s=keep_s)
+
+
+async def end_task(
+    served: ServedAgent, owner: str | None, task_id: str, state: int | None
+) -> int | None:
+    """The state the task ended in: `state` when this claims its end first, else the
+    one claimed before. `state` None only reads it (None: the task has not ended)."""
+    store = served.store
+
+    def claim(data: bytes | None) -> tuple[bytes, int | None]:
+        if data:  # ended already: the first claim stands
+            return data, int(data)
+        if state is None:
+            return b"", None
+        return str(state).encode(), state
+
+    keep_s = store.ttl_s if store.ttl_s is not None else _INDEX_KEEP_S
+    return await store.update_counters(
+        session_key(served, owner, _ENDS + task_id), claim, keep_s=keep_s
+    )
 
 
 async def listed_tasks(served: ServedAgent, owner: str | None) -> list[Listed]:
