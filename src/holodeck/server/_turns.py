@@ -77,11 +77,11 @@ class Turn:
     client_tools: tuple[ClientTool, ...] = ()
     outputs: dict[str, Any] | None = None
     wait_s: float = 60.0  # how long it waits for its session, or for its key's caps
+    settings: TurnSettings | None = None  # the request's own model settings, answer shape
+    client_fields: dict[str, Any] = field(default_factory=dict)  # logged (OpenAI's `user`)
 
     @property
     def usage(self) -> Usage:
-    settings: TurnSettings | None = None  # the request's own model settings, answer shape
-    client_fields: dict[str, Any] = field(default_factory=dict)  # logged (OpenAI's `user`)
         return self.final.usage if self.final is not None else Usage()
 
     def answer_json(self) -> dict[str, Any]:
@@ -121,10 +121,10 @@ class Turn:
             trace_ids=self.trace_ids if self._log_trace_context() else None,
             key=self.owner,
             model=self.final.model if self.final else None,
+            client_fields=self.client_fields,
         )
 
     def _log_trace_context(self) -> bool:
-            client_fields=self.client_fields,
         observability = self.served.spec.observability
         return observability is not None and observability.logs.include_trace_context
 
@@ -367,6 +367,7 @@ async def _events(
                 stream_text=stream_text,
                 key_used=key_used,
                 client_tools=turn.client_tools,
+                settings=turn.settings,
             )
             if turn.decision is None and turn.outputs is None
             else session.resume(
@@ -384,7 +385,6 @@ async def _events(
                 turn.guardrails.append(event)
                 if event.side == "input" and event.text is not None and not event.agent:
                     turn.message = event.text  # the request log keeps it redacted
-                settings=turn.settings,
             elif isinstance(event, FinalMessage):
                 turn.final = event
                 if event.pending and not turn.can_pause:
