@@ -238,7 +238,7 @@ def test_inline_agent_os_env_is_refused(write: Write) -> None:
     root = write(
         {"config.yaml": HEAD + "tools:\n  w: {type: agent, prompt: P, os_env: caller_process}\n"}
     )
-    assert "no operating-system environment" in messages_of(errors_of(root))
+    assert "gets no workspace of its own" in messages_of(errors_of(root))
 
 
 def test_other_inline_tool_types_are_refused(write: Write) -> None:

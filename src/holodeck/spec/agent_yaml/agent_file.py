@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
@@ -17,6 +18,7 @@ from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
 from holodeck.spec.models.optimizer import OptimizerSettings
+from holodeck.spec.models.sandbox_settings import SandboxSettings
 from holodeck.spec.models.settings import (
     DeploymentSettings,
     ExecutionSettings,
@@ -24,6 +26,7 @@ from holodeck.spec.models.settings import (
     MemorySettings,
 )
 from holodeck.spec.models.tools import ToolDefinition
+from holodeck.spec.models.workspace_settings import ActingTool
 
 
 class Instructions(Strict):
@@ -52,6 +55,19 @@ class AgentFile(Strict):
         description="JSON Schema of the final answer: inline, or a .json/.yaml file.",
     )
     tools: Annotated[list[ToolDefinition], Field(max_length=128)] = Field(default_factory=list)
+    builtins: list[Literal["web_search", "web_fetch"] | ActingTool | BuiltinConfig] = Field(
+        default_factory=list,
+        description="Built-in tools: web_search, web_fetch, and the tools that act in the "
+        "workspace: files, shell, code, terminals (docs/tools.md).",
+    )
+    sandbox: SandboxSettings | None = Field(
+        default=None, description="How the shell, code and terminal tools are walled in."
+    )
+    workspace: NonEmpty | None = Field(
+        default=None,
+        description="The folder the acting tools work in, in chat and test (relative to "
+        "agent.yaml; default its folder).",
+    )
     skills: list[NonEmpty] = Field(
         default_factory=list, description="Skill directories (each with a SKILL.md)."
     )

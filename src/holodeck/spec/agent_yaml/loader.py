@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.agent_yaml.agent_file import AgentFile
+from holodeck.spec.agent_yaml.builtins import read_builtins
 from holodeck.spec.agent_yaml.cases_file import FORMATS as TEST_CASE_FORMATS
 from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
 from holodeck.spec.agent_yaml.front_matter import instructions_with_version
@@ -26,6 +27,7 @@ from holodeck.spec.controls_check import (
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
 from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
@@ -48,6 +50,11 @@ from holodeck.spec.models.tools import (
     PromptTool,
     SearchTool,
     VectorstoreTool,
+)
+from holodeck.spec.models.workspace_settings import (
+    WorkspaceSettings,
+    acting_tool_names,
+    builtin_tool_names,
 )
 from holodeck.spec.pattern_risk import check_guard_patterns
 from holodeck.spec.references import KnownTools, References
@@ -99,6 +106,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     )
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)
+    builtins, workspace = read_builtins(agent, checks)
     skills = checks.skills(agent.skills)
     if agent.evaluations:
         checks.metrics(agent.evaluations.metrics, ("evaluations", "metrics"))
@@ -112,7 +120,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     if partial is not None:  # what follows reads the whole document's model and tools
         ctx.collector.raise_if_errors()
     check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
-    offered = _offered_names(agent, subagents, skills)
+    offered = _offered_names(agent, subagents, skills, builtins, workspace)
     servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
     check_tools_policy(agent.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(agent.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
@@ -140,6 +148,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         prompt_version=prompt_version,
         response_format=response_format,
         tools=tuple(agent.tools),
+        builtins=builtins,
+        workspace=workspace,
         skills=skills,
         subagents=subagents,
         evaluations=agent.evaluations,
@@ -165,11 +175,17 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
 
 
 def _offered_names(
-    agent: AgentFile, subagents: dict[str, AgentSpec], skills: tuple[SkillSpec, ...]
+    agent: AgentFile,
+    subagents: dict[str, AgentSpec],
+    skills: tuple[SkillSpec, ...],
+    builtins: tuple[BuiltinConfig, ...] = (),
+    workspace: WorkspaceSettings | None = None,
 ) -> list[str]:
     """The names of the tools the model may be offered, MCP servers' aside."""
     names = [t.name for t in agent.tools if not isinstance(t, McpTool)]
+    names += [b.name for b in builtins] + list(acting_tool_names(workspace))
     return sorted({*names, *subagents, *(["load_skill"] if skills else [])})
+
 
 
 class _Checks(References):
@@ -350,6 +366,9 @@ class _Checks(References):
                 [
                     *(["load_skill"] if skills else []),
                     *(agent.claude.builtin_tools() if agent.claude else []),
+                    *builtin_tool_names(
+                        [b if isinstance(b, str) else b.name for b in agent.builtins]
+                    ),
                 ]
             ),
         )

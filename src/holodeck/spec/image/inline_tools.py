@@ -33,8 +33,8 @@ MCP_REFUSED = {
 }
 # Inline agent keys with no counterpart here, with what to write instead.
 AGENT_REFUSED = {
-    "os_env": "HoloDeck gives agents no operating-system environment; add an MCP "
-    "filesystem server under the sub-agent's `tools:` for file access",
+    "os_env": "an inline sub-agent gets no workspace of its own; write it out as "
+    "agents/<name>/config.yaml with its own `os_env`, or give the calling agent `os_env`",
     "pass_history": "a sub-agent here receives only the task the caller writes; remove it "
     "and put the context the sub-agent needs in the task",
     "pass_histories": "a sub-agent here receives only the task the caller writes; remove it "

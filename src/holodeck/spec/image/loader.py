@@ -31,6 +31,7 @@ from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
 from holodeck.spec.models.settings import ExecutionSettings, MemorySettings, overlay
 from holodeck.spec.models.tools import McpTool
+from holodeck.spec.models.workspace_settings import acting_tool_names
 from holodeck.spec.pattern_risk import check_guard_patterns
 from holodeck.spec.references import KnownTools
 from holodeck.spec.validation.errors import validate
@@ -96,6 +97,8 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
             if sub is not None:
                 subagents[entry.name] = sub
     builtins = image_builtins(image, model)
+    for name in acting_tool_names(prepared.workspace):
+        image.register_tool(name, doc.diagnostic(("tools", "builtins"), ""))
     image.check_unique_tools()
     known = KnownTools(
         names=frozenset(image.origins),
@@ -107,7 +110,14 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     )
     limits = overlay_limits(ctx.settings.limits, config.limits)
     check_cost_caps(limits, model, ctx.settings, doc, ctx.collector, ("limits",), ("llm", "model"))
-    offered = sorted({*(n for n, t in _offered(tools, builtins)), *subagents, *known.extra})
+    offered = sorted(
+        {
+            *(n for n, t in _offered(tools, builtins)),
+            *subagents,
+            *known.extra,
+            *acting_tool_names(prepared.workspace),
+        }
+    )
     servers = known.mcp_servers
     check_tools_policy(config.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(config.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
@@ -127,6 +137,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
         instructions_file=instructions_file,
         tools=tuple(tools),
         builtins=tuple(builtins),
+        workspace=prepared.workspace,
         skills=skills,
         subagents=subagents,
         params=config.params,

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holodeck.spec.diagnostics import Collector, FieldPath, Severity
+from holodeck.spec.image.acting_tools import take_acting_tools
 from holodeck.spec.image.agent_tool_keys import refuse_agent_tool_keys
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
 from holodeck.spec.image.policies import take_policies
 from holodeck.spec.image.server_builtins import server_only
+from holodeck.spec.models.workspace_settings import WorkspaceSettings
 from holodeck.spec.yaml.source import YamlDocument
 
 
@@ -21,6 +23,7 @@ class Prepared:
     data: Any
     executor: ExecutorModel | None = None
     inline: list[InlineTool] = field(default_factory=list)
+    workspace: WorkspaceSettings | None = None  # the tools that act (os_env, terminals, ...)
 
 
 def reporter(doc: YamlDocument, collector: Collector, *, strict: bool = False) -> Report:
@@ -47,6 +50,7 @@ def prepare(
     executor = read_executor(data.pop("executor", None), report)
     take_policies(data, report)
     refuse_agent_tool_keys(data, report)
+    workspace = take_acting_tools(data, report)
     if data.get("prompt") is not None and data.get("instructions") is not None:
         report(
             ("prompt",),
@@ -54,7 +58,7 @@ def prepare(
             "`prompt` is the older name of `instructions`: keep one of them",
         )
     if "tools" not in data:
-        return Prepared(data, executor)
+        return Prepared(data, executor, workspace=workspace)
     block, inline, unknown = split_tools(data["tools"])
     for path in unknown:
         kind = data["tools"][path[-1]].get("type")
@@ -73,7 +77,7 @@ def prepare(
     if isinstance(block, dict) and isinstance(block.get("builtins"), list):
         block["builtins"] = _without_server_builtins(block["builtins"], report)
     data["tools"] = block
-    return Prepared(data, executor, inline)
+    return Prepared(data, executor, inline, workspace)
 
 
 def _without_server_builtins(entries: list[Any], report: Report) -> list[Any]:

@@ -36,6 +36,7 @@ from holodeck.spec.models.tools import (
     TypeScriptTool,
     VectorstoreTool,
 )
+from holodeck.spec.models.workspace_settings import WorkspaceSettings
 
 Tool = Annotated[
     FunctionTool
@@ -93,6 +94,9 @@ class AgentSpec(_Frozen):
     response_format: dict[str, Any] | None = None
     tools: tuple[Tool, ...] = ()
     builtins: tuple[BuiltinConfig, ...] = ()
+    workspace: WorkspaceSettings | None = Field(
+        default=None, description="The acting tools (files, shell, code, terminals), if any."
+    )
     skills: tuple[SkillSpec, ...] = ()
     subagents: dict[str, AgentSpec] = Field(
         default_factory=dict, description="Agents callable as tools, by tool name."
