@@ -187,7 +187,6 @@ def _offered_names(
     return sorted({*names, *subagents, *(["load_skill"] if skills else [])})
 
 
-
 class _Checks(References):
     """agent.yaml's own checks: instructions, response format, tools, skills.
     `partial`: the document failed validation and is checked as far as it could be read."""
