@@ -1,10 +1,14 @@
 """Sessions in Redis: every server process that reaches it shares them, on one machine or
 many. A session is a hash (its JSON and when it was saved) that Redis expires itself when
-there is a time to live; the lock is a key set only when absent, with a lease, renewed
-while held, and deleted only by its owner. The `redis` package is imported on first use."""
+there is a time to live. The lock is redis-py's `Lock` (`redis.asyncio.lock`): a key set
+only when absent, with the lease as its timeout, extended while held and deleted only by
+its owner (its token checked in Redis, in one script, on extend and release); the waiting,
+the renewal and one process's turns queueing are `LeasedStore`'s. The `redis` package is
+imported on first use."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -15,6 +19,7 @@ from holodeck.sessions._remote import masked, missing, server_error
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.lock import Lock
 
 _T = TypeVar("_T")
 _CONNECT_TIMEOUT_S = 10.0
@@ -23,18 +28,6 @@ _HINT = (
     "start Redis at that address, or give the store another url (redis://[:password@]host:port/db)"
 )
 
-# Only the owner gives a lock back or extends it: a holder whose lease ran out while it
-# stalled must not free or keep the lock another process has taken since.
-_GIVE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
 # An expired session goes only if it was not saved again meanwhile.
 _FORGET = """
 if redis.call('hget', KEYS[1], 'saved_at') == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -58,6 +51,7 @@ class RedisSessionStore(LeasedStore):
         self.url = url
         self.prefix = prefix
         self._redis: Redis | None = None
+        self._held: dict[str, Lock] = {}  # the locks this store holds, by session
 
     def __repr__(self) -> str:
         return f"RedisSessionStore({masked(self.url)!r})"
@@ -163,19 +157,51 @@ class RedisSessionStore(LeasedStore):
 
     # -- locks (taken, renewed and given back by `LeasedStore.lock`)
 
-    def _lease_ms(self) -> int:
-        return max(1, math.ceil(self.lease_s * 1000))
-
     async def _acquire(self, session_id: str) -> bool:
-        key = self._lock_key(session_id)
-        taken = await self._call(lambda r: r.set(key, self._owner, nx=True, px=self._lease_ms()))
-        return bool(taken)
+        from redis.asyncio.lock import Lock
+
+        async def take(client: Redis) -> bool:
+            # one try (LeasedStore waits between tries); the token is the store's name, in
+            # the task-shared (not thread-local) place: the renewal is another task
+            lease = Lock(
+                client,
+                self._lock_key(session_id),
+                timeout=max(0.001, self.lease_s),
+                blocking=False,
+                thread_local=False,
+            )
+            if not await lease.acquire(token=self._owner):
+                return False
+            self._held[session_id] = lease
+            return True
+
+        return await self._call(take)
 
     async def _renew(self, session_id: str) -> bool:
-        key = self._lock_key(session_id)
-        renewed = await self._call(lambda r: r.eval(_RENEW, 1, key, self._owner, self._lease_ms()))
-        return bool(renewed)
+        from redis.exceptions import LockError
+
+        lease = self._held.get(session_id)
+        if lease is None:
+            return False
+
+        async def extend(_: Redis) -> bool:
+            try:
+                return await lease.extend(self.lease_s, replace_ttl=True)
+            except LockError:  # not ours any more: a stall let another process take it
+                return False
+
+        return await self._call(extend)
 
     async def _release(self, session_id: str) -> None:
-        key = self._lock_key(session_id)
-        await self._call(lambda r: r.eval(_GIVE, 1, key, self._owner))
+        from redis.exceptions import LockError
+
+        lease = self._held.pop(session_id, None)
+        if lease is None:
+            return
+
+        async def give(_: Redis) -> None:
+            # the lease ran out, or another process holds it now: not ours to give back
+            with contextlib.suppress(LockError):
+                await lease.release()
+
+        await self._call(give)
