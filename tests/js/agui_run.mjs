@@ -4,8 +4,11 @@
 //   node agui_run.mjs URL THREAD_ID MESSAGE [MESSAGE...]   (API key in HOLODECK_KEY;
 //   each run's `context` entries, as JSON, in AGUI_CONTEXT; the page's tools, as JSON,
 //   in AGUI_TOOLS; the page's state to start with, as JSON, in AGUI_STATE). A MESSAGE "tool:RESULT" answers each tool call of the last run,
-//   as the page does once it has run them, instead of adding a user message.
-import { HttpAgent } from "@ag-ui/client";
+//   as the page does once it has run them, instead of adding a user message. A MESSAGE
+//   "resume:PAYLOAD" answers each interrupt the last run ended with (PAYLOAD, as JSON,
+//   is each answer's payload; "resume:cancel" cancels them), through the client's
+//   buildResumeArray, instead of adding a user message.
+import { HttpAgent, buildResumeArray } from "@ag-ui/client";
 
 const [url, threadId, ...messages] = process.argv.slice(2);
 const headers = process.env.HOLODECK_KEY
@@ -17,7 +20,15 @@ const context = JSON.parse(process.env.AGUI_CONTEXT || "[]");
 const tools = JSON.parse(process.env.AGUI_TOOLS || "[]");
 
 for (const [index, content] of messages.entries()) {
-  if (content.startsWith("tool:")) {
+  let resume;
+  if (content.startsWith("resume:")) {
+    const answer =
+      content === "resume:cancel"
+        ? { status: "cancelled" }
+        : { status: "resolved", payload: JSON.parse(content.slice(7)) };
+    const answers = Object.fromEntries(agent.pendingInterrupts.map((i) => [i.id, answer]));
+    resume = buildResumeArray(agent.pendingInterrupts, answers);
+  } else if (content.startsWith("tool:")) {
     const last = agent.messages.at(-1);
     for (const call of last?.toolCalls ?? []) {
       agent.addMessage({
@@ -34,12 +45,15 @@ for (const [index, content] of messages.entries()) {
   let outcome;
   try {
     const { result, newMessages } = await agent.runAgent(
-      { runId: `run-${index}`, context, tools },
+      { runId: `run-${index}`, context, tools, resume },
       { onEvent: ({ event }) => void events.push(event) },
     );
     outcome = { result: result ?? null, newMessages };
   } catch (error) {
     outcome = { error: String(error?.message ?? error) };
   }
-  console.log(JSON.stringify({ events, state: agent.state, messages: agent.messages, ...outcome }));
+  const interrupts = agent.pendingInterrupts;
+  console.log(
+    JSON.stringify({ events, state: agent.state, messages: agent.messages, interrupts, ...outcome }),
+  );
 }

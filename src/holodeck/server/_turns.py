@@ -76,6 +76,9 @@ class Turn:
     # (call id -> result) instead of a message
     client_tools: tuple[ClientTool, ...] = ()
     outputs: dict[str, Any] | None = None
+    # decisions on calls waiting for approval that the request carries instead of a
+    # message (an AG-UI run's `resume`): call id -> decision
+    approvals: dict[str, Decision] | None = None
     wait_s: float = 60.0  # how long it waits for its session, or for its key's caps
     settings: TurnSettings | None = None  # the request's own model settings, answer shape
     client_fields: dict[str, Any] = field(default_factory=dict)  # logged (OpenAI's `user`)
@@ -269,7 +272,7 @@ def _admit(turn: Turn, session: Session) -> None:
     """Refuse, before anything is streamed, a message to a session paused on calls to
     approve, and a decision on a call that is not pending or was decided already."""
     pending = session.pending
-    if turn.outputs is not None:
+    if turn.outputs is not None or turn.approvals is not None:
         _admit_outputs(turn, session)
         return
     if turn.decision is None:
@@ -310,8 +313,20 @@ def _admit(turn: Turn, session: Session) -> None:
 
 
 def _admit_outputs(turn: Turn, session: Session) -> None:
-    """Refuse results of calls the session's paused turn does not wait for."""
+    """Refuse results of calls the session's paused turn does not wait for, and
+    decisions on calls that do not wait for approval."""
     pending = session.pending
+    approvable = {c.call_id for c in pending.undecided if not c.client} if pending else set()
+    for call_id in turn.approvals or {}:
+        if call_id not in approvable:
+            raise ApiError(
+                409,
+                "unknown_call",
+                f"session {turn.session_id!r} has no call {call_id!r} waiting for approval",
+                hint=f"the calls waiting: {', '.join(sorted(approvable))}"
+                if approvable
+                else "no tool call waits for approval: send the user's message",
+            )
     waiting = {c.call_id for c in pending.undecided if c.client} if pending else set()
     for call_id in turn.outputs or {}:
         if call_id not in waiting:
@@ -328,10 +343,12 @@ def _admit_outputs(turn: Turn, session: Session) -> None:
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
-    if turn.outputs is not None:
+    if turn.outputs is not None or turn.approvals is not None:
         done = False
-        for call_id, output in turn.outputs.items():
+        for call_id, output in (turn.outputs or {}).items():
             done = session.decide(call_id, True, output=output)
+        for call_id, approval in (turn.approvals or {}).items():
+            done = session.decide(call_id, approval.approve, approval.reason)
         if not done:
             assert session.pending is not None  # others wait: the turn stays paused
             turn.final = FinalMessage("", pending=session.pending.undecided)
@@ -369,7 +386,7 @@ async def _events(
                 client_tools=turn.client_tools,
                 settings=turn.settings,
             )
-            if turn.decision is None and turn.outputs is None
+            if turn.decision is None and turn.outputs is None and turn.approvals is None
             else session.resume(
                 stream_text=stream_text, key_used=key_used, client_tools=turn.client_tools
             )

@@ -4,7 +4,9 @@ then TOOL_CALL_RESULT, a STATE_SNAPSHOT of the conversation (session, usage, mod
 and RUN_FINISHED, or RUN_ERROR. A text message is closed before a tool call starts, and
 a new one opened for the text after it, so each message is one contiguous stream.
 A call of one of the page's tools is TOOL_CALL_START/ARGS/END with no result: the run
-ends there, and the page runs it.
+ends there, and the page runs it. So is a call waiting for a person's approval, and the
+run's RUN_FINISHED then carries an interrupt for it (`_interrupts`). The run that
+resumes a call the page was shown does not start it again: its TOOL_CALL_RESULT follows.
 
 Text a sub-agent writes is its answer to the tool call that asked it, which arrives as
 that call's result: only the top agent's text is the assistant's message."""
@@ -26,6 +28,7 @@ from holodeck.runtime import (
 from holodeck.server._turn_json import (
     jsonable,
 )
+from holodeck.server.agui._interrupts import interrupts_of
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -38,8 +41,9 @@ def _id() -> str:
 class AguiRun:
     """The AG-UI events of one run (a turn) of thread `thread_id`."""
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    def __init__(self, thread_id: str, run_id: str, shown: frozenset[str] = frozenset()) -> None:
         self.thread_id, self.run_id = thread_id, run_id
+        self._shown = shown  # calls an earlier run of the thread started, resumed now
         self._message: str | None = None  # the text message open now
         self._wrote = False  # some answer text was sent
 
@@ -52,8 +56,8 @@ class AguiRun:
         if isinstance(event, TextDelta):
             return self._text(event.text) if not event.agent and event.text else []
         if isinstance(event, ToolCallStarted):
-            return self._call_started(event)
-        if isinstance(event, ApprovalRequired) and event.client and not event.agent:
+            return [] if event.call_id in self._shown else self._call_started(event)
+        if isinstance(event, ApprovalRequired) and not event.agent:
             return self._call_started(ToolCallStarted(event.call_id, event.name, event.args))
         if isinstance(event, ToolCallFinished):
             return [self._call_finished(event)]
@@ -61,13 +65,20 @@ class AguiRun:
             return self._text(event.text)  # an answer that did not stream (structured)
         return []
 
-    def finished(self, state: dict[str, Any], result: Any) -> list[BaseEvent]:
-        from ag_ui.core import RunFinishedEvent, StateSnapshotEvent
+    def finished(
+        self, state: dict[str, Any], result: Any, pending: tuple[ApprovalRequired, ...] = ()
+    ) -> list[BaseEvent]:
+        """The run's end; `pending`: the calls the turn is paused on."""
+        from ag_ui.core import RunFinishedEvent, RunFinishedInterruptOutcome, StateSnapshotEvent
 
+        interrupts = interrupts_of(pending)
+        outcome = RunFinishedInterruptOutcome(interrupts=interrupts) if interrupts else None
         return [
             *self._close_text(),
             StateSnapshotEvent(snapshot=state),
-            RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=result),
+            RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome
+            ),
         ]
 
     def failed(self, kind: str, message: str) -> list[BaseEvent]:

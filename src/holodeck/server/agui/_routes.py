@@ -18,6 +18,10 @@ The next run ends its messages with the `tool` message(s) carrying the results, 
 turn goes on from there. The input's `state` is kept per thread (`_state`) and
 returned, with the server's own keys, in the run's STATE_SNAPSHOT.
 
+A turn paused on calls that wait for a person's approval ends its run with an interrupt
+outcome (`_interrupts`); the next run's `resume` carries the decisions and the same turn
+goes on: an approved call runs, a denied one tells the model why.
+
 The `ag-ui-protocol` types take most of a second to import: they are imported on the
 first AG-UI request, not when the server starts."""
 
@@ -39,6 +43,7 @@ from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
 from holodeck.server._wire import AgentName, error_responses, event_stream, json_body
 from holodeck.server.agui._events import AguiRun, state_of_turn
+from holodeck.server.agui._interrupts import approvals_of
 from holodeck.server.agui._page_tools import page_tools_of, tool_results_of
 from holodeck.server.agui._state import thread_state
 
@@ -81,6 +86,7 @@ _INPUT_DOC = json_body(
             "tools": {"type": "array", "items": {"type": "object"}},
             "context": {"type": "array", "items": {"type": "object"}},
             "forwardedProps": {},
+            "resume": {"type": "array", "items": {"type": "object"}},
         },
     }
 )
@@ -106,11 +112,13 @@ async def awp_agent(
 async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingResponse:
     run_input = await _input(request)
     outputs = tool_results_of(run_input)
-    if outputs is None:
+    approvals = approvals_of(run_input)
+    if outputs is None and approvals is None:
         message, attachments = _message_of(run_input)
         message += _context_of(run_input)
-    else:
-        message, attachments = f"(results of {', '.join(outputs)})", []
+    else:  # the paused turn goes on: the log line says with what
+        answered = [*(outputs or {}), *(approvals or {})]
+        message, attachments = f"(answers to {', '.join(answered)})", []
     served = await state_of(request).registry.get(agent)
     await refuse_anothers_session(request, served, run_input.thread_id)
     page_state = await thread_state(
@@ -125,12 +133,13 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
         owner=key_name_of(request),
         client_tools=page_tools_of(run_input, served.spec),
         outputs=outputs,
+        approvals=approvals,
     )
     events = await open_turn(request, turn, attachments=attachments)
     from ag_ui.encoder import EventEncoder
 
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
-    run = AguiRun(run_input.thread_id, run_input.run_id)
+    run = AguiRun(run_input.thread_id, run_input.run_id, shown=frozenset(approvals or ()))
     return StreamingResponse(
         _stream(encoder, run, turn, events, page_state),
         media_type=encoder.get_content_type(),
@@ -156,7 +165,8 @@ async def _stream(
         return
     answer = turn.answer_json()
     state = {**page_state, **state_of_turn(answer)}
-    for sent in run.finished(state, answer["output"]):
+    pending = turn.final.pending if turn.final is not None else ()
+    for sent in run.finished(state, answer["output"], pending):
         yield encoder.encode(sent)
 
 
