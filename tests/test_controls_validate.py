@@ -138,13 +138,13 @@ def test_omnigent_cost_budget_policies_and_fallback_models_load_as_controls(
 def test_an_omnigent_policy_of_another_kind_is_an_error_saying_what_to_write(
     write: Write,
 ) -> None:
-    root = write({"config.yaml": IMAGE + "policies:\n  - {type: function, function: a.b}\n"})
+    root = write({"config.yaml": IMAGE + "policies:\n  - {type: label, label: trust}\n"})
 
     with pytest.raises(SpecError) as caught:
         load_agent(root)
 
     rendered = caught.value.render()
-    assert "config.yaml:7" in rendered and "policy `function` has no equal here" in rendered
+    assert "config.yaml:7" in rendered and "policy `label` has no equal here" in rendered
     assert "limits:" in rendered and "guardrails:" in rendered
 
 

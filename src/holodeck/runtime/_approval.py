@@ -47,6 +47,8 @@ def needs_approval(spec: AgentSpec) -> Callable[[str, dict[str, Any]], bool] | N
     servers = {t.name for t in spec.tools if isinstance(t, McpTool) and t.approval == "required"}
     patterns = spec.approval
     if not named and not servers and (patterns is None or not patterns.require):
+        if any("tool_call" in p.on for p in spec.tool_policies):  # a policy may ask
+            return lambda name, meta: False
         return None
 
     def needs(name: str, meta: dict[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
+from holodeck.runtime._call_guards import CallGuards
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._models import choose_model
@@ -119,12 +120,14 @@ def agent_toolsets(
         if isinstance(t, FunctionTool | TypeScriptTool) and t.timeout is not None
     }
     redact = spec.logging.redact_content
+    guards = CallGuards.of(spec)
     observed = ObservedToolset(
         offered(CombinedToolset(sets), spec.tools_policy),
         observer=TURN_OBSERVER,
         middleware=middleware,
         timeouts=timeouts,
         redact_errors=redact,
+        guards=guards,
     )
     per_session = None
     if own:
@@ -139,6 +142,7 @@ def agent_toolsets(
                     observer=TURN_OBSERVER,
                     middleware=middleware,
                     redact_errors=redact,
+                    guards=guards,
                 )
             ]
 

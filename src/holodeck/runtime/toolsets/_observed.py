@@ -20,6 +20,7 @@ from pydantic_ai.toolsets import ToolsetTool
 from holodeck.errors import ToolError
 from holodeck.llm.cassette import CassetteMiss
 from holodeck.net import OutboundBlocked
+from holodeck.runtime._call_guards import CallGuards
 from holodeck.tools.middleware import Middleware, ToolCall
 
 log = logging.getLogger("holodeck.tools")
@@ -59,12 +60,22 @@ class ObservedToolset(WrapperToolset[Any]):
     # `logging.redact_content`: a failure is reported (events, logs, traces) by its
     # exception type alone, since its text often quotes the arguments
     redact_errors: bool = False
+    guards: CallGuards | None = None  # `tool_rules`, `tool_policies`
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         observer = self.observer
         call_id = ctx.tool_call_id or uuid.uuid4().hex
+        if self.guards is not None:  # a call that waits for a person is not reported yet
+            meta = tool.tool_def.metadata or {}
+            refusal = await self.guards.before(
+                name, tool_args, meta, approved=ctx.tool_call_approved
+            )
+            if refusal is not None:  # never runs; reported as a call a person denied
+                observer.started(call_id, name, dict(tool_args))
+                observer.finished(call_id, name, dict(tool_args), refusal.text, refusal.error, 0)
+                return refusal.text
         call = ToolCall(name, dict(tool_args), agent=observer.caller())
         observer.started(call_id, name, dict(tool_args))
         started = time.perf_counter()
@@ -90,6 +101,9 @@ class ObservedToolset(WrapperToolset[Any]):
         try:
             await self.middleware.run_before(call)
             result = await self.middleware.run_after(call, await invoke())
+            if self.guards is not None:
+                result, refusal = await self.guards.after(name, call.args, result)
+                error = refusal.error if refusal is not None else None
         except _CONTROL as control:  # e.g. a timeout or bad arguments: the model retries
             error = self._reported(_describe(control))
             raise

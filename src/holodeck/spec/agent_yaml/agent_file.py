@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.builtin_tools import BuiltinConfig
+from holodeck.spec.models.call_guards import FunctionPolicy, ToolRules
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
@@ -116,6 +117,16 @@ class AgentFile(Strict):
         default=None,
         description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
         "person to approve or deny them.",
+    )
+    tool_rules: ToolRules = Field(
+        default_factory=dict,
+        description="Per tool, glob or `re:` patterns its arguments may not (`deny`) or "
+        "must (`allow`) match, checked before each call runs (docs/security.md).",
+    )
+    tool_policies: list[FunctionPolicy] = Field(
+        default_factory=list,
+        description="Python checks (`file.py:function`, built with `factory_params`) that "
+        "allow, deny or ask a person about each tool call, and may redact or withhold results.",
     )
     claude: ClaudeSettings | None = Field(
         default=None,

@@ -14,6 +14,7 @@ from holodeck.spec.agent_yaml.function_parameters import check_parameters
 from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.salvage import Salvaged, salvage_agent
 from holodeck.spec.agent_yaml.structured_files import read_structured
+from holodeck.spec.call_guards_check import check_call_guards
 from holodeck.spec.compat.deployment import deployment_warnings
 from holodeck.spec.compat.model import with_provider_defaults
 from holodeck.spec.compat.optimizer import read_optimizer
@@ -124,6 +125,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
     check_tools_policy(agent.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(agent.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
+    rules, policies = agent.tool_rules, agent.tool_policies
+    check_call_guards(rules, policies, offered, servers, root, doc, ctx.collector)
     guardrails = overlay_guardrails(ctx.settings.guardrails, agent.guardrails)
     check_guardrails(
         guardrails,
@@ -168,6 +171,8 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         tools_policy=agent.tools_policy,
         guardrails=guardrails,
         approval=agent.approval,
+        tool_rules=agent.tool_rules,
+        tool_policies=tuple(agent.tool_policies),
         claude=agent.claude,
         harness="claude-sdk" if agent.claude is not None else None,
         warnings=tuple(ctx.collector.warnings),

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, StringConstraints, model_validator
 
 from holodeck.spec.models.base import NonEmpty, PositiveFloat, Strict, ToolName
 from holodeck.spec.models.builtin_tools import BuiltinConfig
+from holodeck.spec.models.call_guards import FunctionPolicy, ToolRules
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.modalities import InputModality, OutputModality
@@ -93,6 +94,17 @@ class ImageConfig(Strict):
         default=None,
         description="Tools (glob patterns, as in tools_policy) whose calls wait for a "
         "person to approve or deny them.",
+    )
+    tool_rules: ToolRules = Field(
+        default_factory=dict,
+        description="Per tool, glob or `re:` patterns its arguments may not (`deny`) or "
+        "must (`allow`) match, checked before each call runs (docs/security.md).",
+    )
+    tool_policies: list[FunctionPolicy] = Field(
+        default_factory=list,
+        description="Python checks (`file.py:function`, built with `factory_params`) that "
+        "allow, deny or ask a person about each tool call, and may redact or withhold "
+        "results (Omnigent's `type: function` policies are read into it).",
     )
 
 

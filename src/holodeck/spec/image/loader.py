@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from holodeck.spec.call_guards_check import check_call_guards
 from holodeck.spec.controls_check import (
     check_approval,
     check_cost_caps,
@@ -17,6 +18,7 @@ from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import harness_settings
 from holodeck.spec.image.files import ImageConfig
+from holodeck.spec.image.function_policies import policy_origin
 from holodeck.spec.image.inline_agents import build_inline_agent
 from holodeck.spec.image.model_choice import image_model
 from holodeck.spec.image.prepare import prepare
@@ -121,6 +123,16 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     servers = known.mcp_servers
     check_tools_policy(config.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(config.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
+    check_call_guards(
+        config.tool_rules,
+        config.tool_policies,
+        offered,
+        servers,
+        root,
+        doc,
+        ctx.collector,
+        lambda i, policy: policy_origin(doc, i, policy.name),
+    )
     guardrails = overlay_guardrails(ctx.settings.guardrails, config.guardrails)
     check_guardrails(guardrails, model, False, ctx.settings, doc, ctx.collector)
     check_guard_patterns(guardrails, doc, ctx.collector, strict=ctx.strict)
@@ -159,6 +171,8 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
         tools_policy=config.tools_policy,
         guardrails=guardrails,
         approval=config.approval,
+        tool_rules=config.tool_rules,
+        tool_policies=tuple(config.tool_policies),
         harness=prepared.executor.harness if prepared.executor else None,
         claude=harness_settings(prepared.executor),
         warnings=tuple(ctx.collector.warnings),

@@ -1,7 +1,8 @@
 """Omnigent's `policies:` (also under `guardrails:`): a `cost_budget` policy is a session
 cost cap here (`limits.session.max_cost_usd`), a `prompt` policy a judge check under
-`guardrails:`; a policy of another kind has no equal yet and is an error saying so,
-rather than a rule silently not applied. So is `guardrails.labels`; `ask_timeout` only
+`guardrails:`, a `function` policy a check on tool calls and results (`tool_policies`);
+a policy of another kind has no equal yet and is an error saying so, rather than a rule
+silently not applied. So is `guardrails.labels`; `ask_timeout` only
 tunes waiting for an answer that never comes here, so it is a warning."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from holodeck.spec.diagnostics import FieldPath
 from holodeck.spec.image.executor import Report
+from holodeck.spec.image.function_policies import take_function_policy
 from holodeck.spec.image.prompt_policies import take_prompt_policy
 
 AMOUNT_KEYS = ("max_usd", "max_cost_usd", "limit_usd")
@@ -19,12 +21,13 @@ OMNIGENT_ONLY = {
         "remove `labels`; checks are written under `guardrails: {input: [...], output: [...]}`",
     ),
 }
-# Tunes only how long Omnigent waits for a person to answer a policy that asks: a
-# guardrail here allows or blocks and never asks, so it is a warning (--strict: error).
+# Tunes only how long Omnigent waits for a person to answer a policy that asks: here a
+# call a policy asks about waits for its decision with no time limit (and a guardrail
+# never asks), so it is a warning (--strict: error).
 ASK_TIMEOUT = (
     "`guardrails.ask_timeout` limited how long Omnigent waits for a person to answer a "
-    "policy that asks; a guardrail here allows or blocks and never asks, so there is "
-    "nothing to wait for",
+    "policy that asks; here a guardrail never asks, and a tool call a policy asks about "
+    "waits for its decision with no time limit",
     "remove `ask_timeout`",
 )
 SCOPES = {"session": "session", "turn": "turn", "run": "turn", "daily": "key_daily"}
@@ -74,14 +77,18 @@ def _take(
     if kind == "prompt" and isinstance(entry, dict):
         take_prompt_policy(data, where, key, entry, report)
         return
+    if kind == "function" and isinstance(entry, dict):
+        take_function_policy(data, where, key, entry, report)
+        return
     if kind != "cost_budget" or not isinstance(entry, dict):
         report(
             where,
             f"policy `{kind if isinstance(kind, str) else key}` has no equal here; only "
-            "`cost_budget` and `prompt` policies are enforced",
+            "`cost_budget`, `prompt` and `function` policies are enforced",
             "remove it; caps on tokens, requests and tool calls are written under `limits:`, "
-            "which tools are offered under `tools_policy:`, and checks on messages and "
-            "answers under `guardrails: {input: [...], output: [...]}`",
+            "which tools are offered under `tools_policy:`, checks on messages and "
+            "answers under `guardrails: {input: [...], output: [...]}`, and checks on tool "
+            "calls under `tool_rules:`",
         )
         return
     amounts = [k for k in AMOUNT_KEYS if k in entry]

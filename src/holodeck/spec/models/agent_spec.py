@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from holodeck.spec.diagnostics import Diagnostic
 from holodeck.spec.models.builtin_tools import BuiltinConfig
+from holodeck.spec.models.call_guards import FunctionPolicy, ToolRule
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
@@ -127,6 +128,8 @@ class AgentSpec(_Frozen):
     tools_policy: ToolsPolicy | None = None
     guardrails: Guardrails | None = None
     approval: Approval | None = None
+    tool_rules: dict[str, ToolRule] = Field(default_factory=dict)
+    tool_policies: tuple[FunctionPolicy, ...] = ()
     claude: ClaudeSettings | None = Field(
         default=None, description="Run inside the Claude Agent SDK harness (docs/harnesses.md)."
     )
