@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 import scripted_servers
-from agui_client import node_client, run_client, run_input
+from agui_client import node_client, run_client, run_input, stream_events
 from scripted_servers import Call, OpenAIServer, text, tool_calls
 from server_harness import agent_dir, deploy_process, function_tool
 
@@ -139,3 +139,33 @@ def test_denying_the_interrupt_resumes_the_turn_without_running_the_tool(
     (result,) = [m for m in sent if m["role"] == "tool"]
     assert result["tool_call_id"] == "call_close"
     assert "customers are still inside" in result["content"]
+
+
+def test_a_cancelled_interrupt_denies_the_call_and_a_malformed_answer_says_what_to_send(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    node_client()
+    openai_server.script(
+        tool_calls(Call("close_shop", {"hour": 18}, id="call_close")),
+        text("The shop stays open."),
+    )
+    root, deploy = _deploy(tmp_path, openai_server)
+
+    def answer(url: str, entry: dict[str, Any]) -> httpx.Response:
+        body = {**run_input("thread-1", "ignored", run_id="run-2"), "resume": [entry]}
+        return httpx.post(url + "/awp", json=body, timeout=30)
+
+    with deploy as (_, url):
+        (first,) = run_client(url + "/awp", "thread-1", "Close the shop at six")
+        vague = answer(url, {"interruptId": "call_close", "status": "resolved", "payload": "ok"})
+        cancelled = answer(url, {"interruptId": "call_close", "status": "cancelled"})
+
+    _paused_on_the_call(first)
+    assert vague.status_code == 422, vague.text
+    assert "resume.0.payload" in vague.json()["error"]["message"]
+    assert '"approve"' in vague.json()["error"]["hint"]
+    assert cancelled.status_code == 200, cancelled.text
+    events = stream_events(cancelled.text)
+    (result,) = [e for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert "denied" in result.content and "dismissed" in result.content
+    assert not (root / "closed").exists()
