@@ -24,7 +24,7 @@ from holodeck.config.credentials import resolve_model
 from holodeck.search.embeddings._plan import NoEmbedder, Plan, plan_embedder
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings, UploadSettings
-from scripted_servers import OpenAIServer, text
+from scripted_servers import Call, OpenAIServer, text, tool_calls
 from server_harness import WEATHER, Serve, until
 from yaml_dump import dump
 
@@ -385,6 +385,8 @@ def state() -> dict:
         "banner": pydantic_ai.BANNER_ENABLED,
         "pypdf_level": logging.getLogger("pypdf").level,
         "pypdf_disabled": logging.getLogger("pypdf").disabled,
+        "meta_path": [repr(finder) for finder in sys.meta_path],
+        "user_modules": sorted(n for n in sys.modules if n.startswith("holodeck_user")),
     }
 
 
@@ -398,6 +400,7 @@ async def use_holodeck(root: str, url: str, pdf: str) -> None:
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
     async with Agent(load_agent(root), RunOptions(env=env)) as agent:
         assert (await agent.answer("Hi")).text == "hello host"
+        assert any(n.startswith("holodeck_user") for n in sys.modules)  # its tools were in
     assert "Quarterly" in read_pdf(Path(pdf).read_bytes()).text
     if local_installed():
         assert len(await LocalEmbedder().embed(["hello"])) == 1  # loaded offline
@@ -425,15 +428,30 @@ def test_using_holodeck_changes_nothing_else_in_its_host_process(
         "name": "guest",
         "model": {"provider": "openai", "name": "gpt-4o-mini", "temperature": 0.1},
         "instructions": {"inline": "You help."},
+        "tools": [
+            {
+                "type": "function",
+                "name": "greeting",
+                "description": "The greeting to use.",
+                "file": "tools/greet.py",
+                "function": "greeting",
+            }
+        ],
     }
     (tmp_path / "agent.yaml").write_text(dump(spec), encoding="utf-8")
+    # a Python tool that imports its neighbour: the modules and the import hook come and go
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "words.py").write_text("HELLO = 'hello host'\n", encoding="utf-8")
+    (tmp_path / "tools" / "greet.py").write_text(
+        "import words\n\n\ndef greeting() -> str:\n    return words.HELLO\n", encoding="utf-8"
+    )
     # a wrong xref offset: pypdf repairs it, and says so on its logger
     pdf = tmp_path / "repaired.pdf"
     pdf.write_bytes(
         re.sub(rb"startxref\s+\d+", b"startxref\n420", make_pdf([["Quarterly report"]]))
     )
     (tmp_path / "host.py").write_text(HOST_PROGRAM, encoding="utf-8")
-    openai_server.script(text("hello host"))
+    openai_server.script(tool_calls(Call("greeting")), text("hello host"))
     done = subprocess.run(
         [sys.executable, str(tmp_path / "host.py"), str(tmp_path), openai_server.url, str(pdf)],
         capture_output=True,
@@ -449,6 +467,9 @@ def test_using_holodeck_changes_nothing_else_in_its_host_process(
     assert after == before
     assert after["sdk_transform"] is True and after["host_client"] == "AsyncCompletions"
     assert after["banner"] is True and after["pypdf_level"] == 0
+    assert after["user_modules"] == [] and after["meta_path"] == before["meta_path"]
     assert "incorrect startxref" in done.stderr  # pypdf's warning reached the host's logging
     # HoloDeck's own client still sent its lean body
     assert openai_server.requests[0].body["temperature"] == 0.1
+    tool_result = openai_server.requests[1].body["messages"][-1]
+    assert tool_result["role"] == "tool" and "hello host" in tool_result["content"]

@@ -72,9 +72,12 @@ from holodeck.runtime._turn import CURRENT_TURN, Turn
 from holodeck.runtime.harness import check_harnesses, choose_harness, harness_model
 from holodeck.runtime.toolsets import agent_toolsets, builtin_capabilities
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.tools.python_modules import claim
 from holodeck.tools.threads import TOOL_THREADS, ToolThreads
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pydantic_ai.settings import ModelSettings
 
     from holodeck.observability import Telemetry
@@ -108,7 +111,22 @@ class Agent:
         """`telemetry` traces the agent's turns; by default the agent's `observability:`
         block decides (off: None, and no OpenTelemetry SDK is loaded). `hosting` is what
         the surface running the agent wires in (HoloDeck's CLI and server set it)."""
+        # its Python files import into a space it holds until it closes
+        self.modules = claim(spec.root)
+        self._holds_modules = True
+        try:
+            self._build(spec, options, telemetry, hosting)
+        except BaseException:
+            self._release_modules()
+            raise
 
+    def _build(
+        self,
+        spec: AgentSpec,
+        options: RunOptions | None,
+        telemetry: Telemetry | None,
+        hosting: Hosting | None,
+    ) -> None:
         self.spec = spec
         self.hosting = (hosting or Hosting()).for_agent(spec)
         completed = (options or RunOptions()).for_agent(spec, uploaded=self.hosting.uploaded)
@@ -187,7 +205,7 @@ class Agent:
         """Start the servers shared by every conversation now, rather than on first use
         (a server that cannot start is reported once, and the agent keeps its other tools).
         An uploaded definition's own endpoints must pass the outbound policy first."""
-        self.lifecycle.claim()
+        self._in_use()
         if self.hosting.uploaded and self.hosting.outbound is not None:
             await check_named_endpoints(self.spec, self.hosting.outbound)
         starters: list[Any] = []
@@ -210,9 +228,23 @@ class Agent:
             if isinstance(result, Exception):
                 log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
         self.threads.close(self.spec.name)
+        self._release_modules()
         self.lifecycle.closed()
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
+
+    def _in_use(self) -> None:
+        """On its event loop, holding its modules again if it was closed since."""
+        self.lifecycle.claim()
+        if not self._holds_modules:
+            self.modules.hold()
+            self._holds_modules = True
+
+    def _release_modules(self) -> None:
+        """Let go of its Python modules (the last holder drops them); once."""
+        if self._holds_modules:
+            self._holds_modules = False
+            self.modules.close()
 
     @property
     def tool_failures(self) -> dict[str, str]:
@@ -251,11 +283,14 @@ class Agent:
         """Whether each conversation gets servers of its own (`scope: session`)."""
         return self._per_session is not None
 
-    def session_toolsets(self) -> list[AbstractToolset[Any]]:
+    def session_toolsets(
+        self, session_id: str | None = None, workspace: Path | None = None
+    ) -> list[AbstractToolset[Any]]:
         """New per-session toolsets, for one conversation (`SessionScope` owns them)."""
         if self._per_session is None:
             return []
-        return [with_approval(t, self._needs_approval) for t in self._per_session()]
+        made = self._per_session(session_id, workspace)
+        return [with_approval(t, self._needs_approval) for t in made]
 
     async def run(
         self,
@@ -304,7 +339,7 @@ class Agent:
         Closing the iterator early cancels the turn: the model call and pending tools
         stop, and `on_result` is not called.
         """
-        self.lifecycle.claim()
+        self._in_use()
         if settings is not None:
             settings.check(self)
         content = None if prompt is None else self._content(prompt, attachments)
@@ -393,7 +428,7 @@ class Agent:
 
     async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
-        self.lifecycle.claim()
+        self._in_use()
         guards = self.guardrails
         if guards.has("output"):  # its text is not streamed before its checks pass
             turn = replace(turn, stream_text=False)

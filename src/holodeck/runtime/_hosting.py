@@ -6,6 +6,7 @@ needs none of it (the defaults are an operator's own definition, heard by nobody
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from holodeck.llm.tool_context import IngestProgress, ToolContext
@@ -39,6 +40,10 @@ class Hosting:
     # than the person at this machine: the Claude harness's shell and file tools are off
     # unless `deployment.harness_tools` allows them
     served: bool = False
+    # a server: each session's workspace tools act in a folder of its own here,
+    # `<workspaces>/<session id>`, removed `workspace_retention` seconds after its last use
+    workspaces: Path | None = None
+    workspace_retention: float | None = None
 
     def for_agent(self, spec: AgentSpec) -> Hosting:
         """This hosting with the outbound policy the agent at `spec` gets."""

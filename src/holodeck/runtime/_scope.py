@@ -5,6 +5,7 @@ another's. Made on first need and closed with the session."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
 
 
 class SessionScope:
-    __slots__ = ("__weakref__", "_owned")  # a type: a2a tool keys its remote conversations by it
+    __slots__ = ("__weakref__", "_owned", "session_id", "workspace")  # a2a keys by it
 
-    def __init__(self) -> None:
+    def __init__(self, session_id: str | None = None, workspace: Path | None = None) -> None:
         self._owned: dict[int, tuple[Agent, list[AbstractToolset[Any]]]] | None = None
+        self.session_id = session_id  # where a server keeps its workspace
+        self.workspace = workspace  # the folder its workspace tools act in, when given
 
     def toolsets_for(self, agent: Agent) -> list[AbstractToolset[Any]]:
         """`agent`'s per-session toolsets in this conversation, made on first use."""
@@ -27,7 +30,8 @@ class SessionScope:
         self._owned = owned
         entry = owned.get(id(agent))
         if entry is None:  # the agent is kept with them so its id cannot be reused
-            entry = owned[id(agent)] = (agent, agent.session_toolsets())
+            made = agent.session_toolsets(self.session_id, self.workspace)
+            entry = owned[id(agent)] = (agent, made)
         return entry[1]
 
     async def aclose(self) -> None:

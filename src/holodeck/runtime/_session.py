@@ -49,6 +49,8 @@ from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pydantic_ai.run import AgentRunResult
 
     from holodeck.runtime._agent import Agent
@@ -84,15 +86,18 @@ class Session:
         messages: Sequence[ModelMessage] = (),
         spend: Spend | None = None,
         created_at: float | None = None,
+        workspace: Path | None = None,
     ) -> None:
-        """`max_messages` defaults to the agent's `memory.max_messages`."""
+        """`max_messages` defaults to the agent's `memory.max_messages`; `workspace` is
+        the folder the agent's workspace tools act in (default: as the agent's hosting
+        says)."""
         self.agent = agent
         self.id = session_id or uuid.uuid4().hex
         self.max_messages = max_messages or agent.spec.memory.max_messages
         self.messages: list[ModelMessage] = trim_history(messages, self.max_messages)
         self.spend = spend or Spend()
         self.created_at = self.updated_at = created_at or time.time()
-        self._scope = SessionScope()
+        self._scope = SessionScope(self.id, workspace)
         self._lock: asyncio.Lock | None = None
         # the tool calls the last turn had started when it was cancelled, in the order made
         self.interrupted_calls: tuple[ToolCallStarted, ...] = ()

@@ -251,8 +251,12 @@ class UploadStore:
             lent = tuple(self.limits.providers)  # the server's credentials it may use
             hosting = dataclasses.replace(self.hosting, uploaded=True, upload_providers=lent)
             agent = Agent(spec, self.options, hosting=hosting)
-            for path in _python_files(spec):
-                load_module(path)
+            try:
+                for path in _python_files(spec):
+                    load_module(path)
+            except BaseException:  # dropped unopened: its hold on the modules goes with it
+                agent.modules.close()
+                raise
         except ModuleLoadError as exc:
             where = Diagnostic(exc.detail, file=exc.file, line=exc.line)
             raise self._invalid([where], image, image) from None

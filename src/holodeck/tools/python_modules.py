@@ -8,6 +8,12 @@ module sees), and anything else the usual way. A `ModuleSpace` claims a director
 uploaded image): files under it load in that space, and `close()` drops every module the
 space loaded from `sys.modules`, so a server that replaces an agent does not keep the old
 one's code. Files under no claimed directory share one space for the process's life.
+
+A claimed space is held by each of its users (`claim` on a directory already claimed
+holds that space once more) and drops its modules when the last one closes it. The
+import hook (a `sys.meta_path` finder and the `holodeck_user` package) is installed when
+the first space loads a file and removed when the last closes, so a host program that
+opens and closes an agent has the interpreter's import machinery as it was.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ class ModuleSpace:
         self._folders: dict[Path, str] = {}  # folder -> its package's name
         self._loaded: dict[tuple[Path, int], ModuleType] = {}
         self._lock = threading.RLock()  # one import of a file, even when two threads ask
+        self._holders = 0  # users of a claimed space: the last to close it drops its modules
+        self._live = False  # its packages are in sys.modules (it counts in `_live_spaces`)
 
     def load(self, path: Path) -> ModuleType:
         path = path.resolve()
@@ -63,18 +71,35 @@ class ModuleSpace:
                 self._loaded[key] = self._execute(path)
             return self._loaded[key]
 
-    def close(self) -> None:
-        """Forget this space's modules (functions taken from them still run, but an
-        import they make from now on finds no neighbours)."""
+    def hold(self) -> ModuleSpace:
+        """One more user of this space, which `close()`s it when done. A space closed
+        before takes imports again: its files' neighbours are found once more."""
         with _lock:
+            self._holders += 1
+            if self.root is not None:
+                _claims.setdefault(self.root, self)
+            for folder in self._folders:
+                self._package_locked(folder)
+        return self
+
+    def close(self) -> None:
+        """One user is done with it; after the last, forget this space's modules
+        (functions taken from them still run, but an import they make from now on finds
+        no neighbours)."""
+        with _lock:
+            self._holders = max(self._holders - 1, 0)
+            if self._holders and self.root is not None:
+                return
             if self.root is not None and _claims.get(self.root) is self:
                 del _claims[self.root]
             for package in self._folders.values():
                 _packages.pop(package, None)
                 for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
                     del sys.modules[name]
-            self._folders.clear()
             self._loaded.clear()
+            if self._live:
+                self._live = False
+                _leave()
 
     def _package(self, folder: Path) -> str:
         with _lock:
@@ -85,7 +110,10 @@ class ModuleSpace:
         if name is None:
             digest = hashlib.sha1(str(folder).encode()).hexdigest()[:12]
             name = self._folders[folder] = f"{ROOT}.s{self._number}_{digest}"
-            _packages[name] = folder
+        if not self._live:
+            self._live = True
+            _enter()
+        _packages[name] = folder
         if name not in sys.modules:  # a package whose only place is the folder
             package = ModuleType(name)
             package.__path__ = [str(folder)]
@@ -128,12 +156,11 @@ _packages: dict[str, Path] = {}  # package name -> its folder
 
 
 def claim(root: Path) -> ModuleSpace:
-    """A space of its own for the files under `root`; `close()` it when they are done with."""
-    space = ModuleSpace(root)
+    """The space of the files under `root`, held once more if it is claimed already;
+    `close()` it when they are done with."""
     with _lock:
-        assert space.root is not None
-        _claims[space.root] = space
-    return space
+        space = _claims.get(root.resolve()) or ModuleSpace(root)
+        return space.hold()
 
 
 def space_of(path: Path) -> ModuleSpace:
@@ -216,16 +243,33 @@ class _UserFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _install() -> None:
+_FINDER = _UserFinder()
+_live_spaces = 0  # spaces whose packages are in sys.modules
+
+
+def _enter() -> None:
+    """A space loads its first file: the first one installs the hook (under `_lock`)."""
+    global _live_spaces
+    _live_spaces += 1
+    if _live_spaces > 1:
+        return
     if ROOT not in sys.modules:
         root = ModuleType(ROOT)
         root.__path__ = []
         sys.modules[ROOT] = root
-    if not any(isinstance(f, _UserFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _UserFinder())
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
 
 
-_install()
+def _leave() -> None:
+    """A space has dropped its modules: the last one removes the hook (under `_lock`)."""
+    global _live_spaces
+    _live_spaces -= 1
+    if _live_spaces:
+        return
+    while _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    sys.modules.pop(ROOT, None)
 
 
 def _line_in(path: Path, exc: BaseException) -> int | None:

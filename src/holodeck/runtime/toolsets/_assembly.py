@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent as PydanticAgent
@@ -30,6 +31,7 @@ from holodeck.runtime.toolsets._prompt import prompt_tool
 from holodeck.runtime.toolsets._retrieval import SearchToolset
 from holodeck.runtime.toolsets._skills import skills_prompt, skills_toolset
 from holodeck.runtime.toolsets._typescript import typescript_toolset
+from holodeck.runtime.toolsets._workspace import workspace_toolset
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import ToolsPolicy
 from holodeck.spec.models.tools import (
@@ -50,7 +52,8 @@ from holodeck.tools.middleware import Middleware
 class AgentTools:
     toolsets: list[AbstractToolset[Any]]  # shared by every conversation
     instructions: str | None  # what they add to the prompt (the list of skills)
-    per_session: Callable[[], list[AbstractToolset[Any]]] | None  # a conversation's own
+    # a conversation's own, given its session id and the workspace it was given
+    per_session: Callable[[str | None, Path | None], list[AbstractToolset[Any]]] | None
 
 
 def agent_toolsets(
@@ -87,7 +90,9 @@ def agent_toolsets(
         sets.append(SearchToolset(SearchTools(searches, spec, context)))
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
-    others = len(shared) < len(spec.tools) or bool(spec.subagents or spec.builtins or spec.skills)
+    others = len(shared) < len(spec.tools) or bool(
+        spec.subagents or spec.builtins or spec.skills or spec.workspace
+    )
     reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
     env = context.env
     # an uploaded definition's MCP `url`s pass the outbound policy; the operator's do not
@@ -130,20 +135,27 @@ def agent_toolsets(
         guards=guards,
     )
     per_session = None
-    if own:
+    if own or spec.workspace is not None:
 
-        def per_session() -> list[AbstractToolset[Any]]:
-            servers = mcp_toolset(
-                own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
-            )
+        def per_session(session_id: str | None, given: Path | None) -> list[AbstractToolset[Any]]:
+            made: list[AbstractToolset[Any]] = []
+            if own:
+                made.append(
+                    mcp_toolset(
+                        own, spec.root, env, spec.source, reserved=reserved, outbound=outbound
+                    )
+                )
+            if spec.workspace is not None:  # a folder and terminals per conversation
+                made.append(workspace_toolset(spec, hosting, session_id, given))
             return [
                 ObservedToolset(
-                    offered(servers, spec.tools_policy),
+                    offered(toolset, spec.tools_policy),
                     observer=TURN_OBSERVER,
                     middleware=middleware,
                     redact_errors=redact,
                     guards=guards,
                 )
+                for toolset in made
             ]
 
     return AgentTools([observed], instructions, per_session)
