@@ -1,6 +1,6 @@
 """`/v1/chat/completions` as OpenAI's own client reads it: errors in OpenAI's shape,
 `response_format` in the agent's own schema, fields with nothing to honour them
-refused by name, a client's tool-call history refused by name. The official `openai` package talks over real HTTP to
+refused by name. The official `openai` package talks over real HTTP to
 a `holodeck deploy` process whose agents' model is a scripted OpenAI-compatible server,
 so what reached the model can be read back."""
 
@@ -102,24 +102,3 @@ def test_a_response_format_matching_the_agents_own_uses_its_schema(deployed: Dep
     assert isinstance(unknown.value.body, dict)
     assert unknown.value.body["param"] == "response_format"
     assert len(model.requests) == asked  # nothing reached the model
-
-
-def test_a_clients_tool_call_history_is_refused_by_name(deployed: Deployed) -> None:
-    url, model = deployed
-    asked = len(model.requests)
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    history: list[Any] = [
-        {"role": "user", "content": "Weather?"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
-        {"role": "user", "content": "So?"},
-    ]
-    with pytest.raises(openai.BadRequestError) as refused:
-        client(url).chat.completions.create(model="oracle", messages=history)
-    assert isinstance(refused.value.body, dict)
-    assert refused.value.body["param"] == "messages.1"
-    assert "tool_calls" in refused.value.body["message"]
-    with pytest.raises(openai.BadRequestError) as tool:
-        client(url).chat.completions.create(model="oracle", messages=[history[0], *history[2:]])
-    assert isinstance(tool.value.body, dict) and "`tool` message" in tool.value.body["message"]
-    assert len(model.requests) == asked

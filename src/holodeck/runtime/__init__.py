@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._entries import Message as Message
     from holodeck.runtime._entries import entries_of as entries_of
     from holodeck.runtime._entries import messages_from as messages_from
+    from holodeck.runtime._entries import messages_of as messages_of
     from holodeck.runtime._events import ApprovalRequired as ApprovalRequired
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
@@ -76,6 +77,7 @@ _EXPORTS = {
     "entries_of": "holodeck.runtime._entries",
     "Message": "holodeck.runtime._entries",
     "messages_from": "holodeck.runtime._entries",
+    "messages_of": "holodeck.runtime._entries",
     "InputRefused": "holodeck.errors",
     "LifecycleError": "holodeck.errors",
     "ModelOutputError": "holodeck.errors",

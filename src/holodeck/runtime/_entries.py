@@ -6,6 +6,18 @@ they need not know the model library's message classes.
     >>> history = messages_from([("user", "Hi"), ("assistant", "Hello!")])
     >>> [(e.role, e.content) for e in entries_of(history)]
     [('user', 'Hi'), ('assistant', 'Hello!')]
+
+A history with tool calls is made from entries (`messages_of`), each part numbered by
+the message it belongs to, as `entries_of` gives them:
+
+    >>> from holodeck.runtime import Entry, messages_of
+    >>> history = messages_of([
+    ...     Entry("user", "Weather?", 0),
+    ...     Entry("tool_call", {"city": "Oslo"}, 1, "lookup", "c1"),
+    ...     Entry("tool_result", "sunny", 2, "lookup", "c1"),
+    ... ])
+    >>> [(e.role, e.content) for e in entries_of(history)][1:]
+    [('tool_call', {'city': 'Oslo'}), ('tool_result', 'sunny')]
 """
 
 from __future__ import annotations
@@ -72,6 +84,45 @@ def entries_of(messages: Sequence[ModelMessage]) -> list[Entry]:
                 args = reply.args_as_dict()
                 entries.append(Entry("tool_call", args, index, reply.tool_name, reply.tool_call_id))
     return entries
+
+
+def messages_of(entries: Iterable[Entry]) -> list[ModelMessage]:
+    """The conversation `entries` make (`entries_of` read back): entries in a row with
+    the same `message` number are one message; user, system and tool results are
+    requests, assistant text and tool calls are responses. An assistant's empty text
+    adds nothing."""
+    messages: list[ModelMessage] = []
+    number: int | None = None
+    for entry in entries:
+        part = _part(entry)
+        if part is None:
+            continue
+        last = messages[-1] if messages and entry.message == number else None
+        if isinstance(part, TextPart | ToolCallPart):
+            if isinstance(last, ModelResponse):
+                last.parts = [*last.parts, part]
+            else:
+                messages.append(ModelResponse(parts=[part]))
+        elif isinstance(last, ModelRequest):
+            last.parts = [*last.parts, part]
+        else:
+            messages.append(ModelRequest(parts=[part]))
+        number = entry.message
+    return messages
+
+
+def _part(
+    entry: Entry,
+) -> SystemPromptPart | UserPromptPart | ToolReturnPart | TextPart | ToolCallPart | None:
+    if entry.role == "system":
+        return SystemPromptPart(content=entry.content)
+    if entry.role == "user":
+        return UserPromptPart(content=entry.content)
+    if entry.role == "assistant":
+        return TextPart(content=entry.content) if entry.content else None
+    if entry.role == "tool_call":
+        return ToolCallPart(entry.name, entry.content, entry.call_id)
+    return ToolReturnPart(entry.name, entry.content, entry.call_id)
 
 
 def messages_from(turns: Iterable[tuple[str, str]]) -> list[ModelMessage]:

@@ -122,7 +122,7 @@ class Session:
 
     async def run(
         self,
-        prompt: str,
+        prompt: str | None,
         *,
         attachments: Sequence[Attachment] = (),
         stream_text: bool = True,
@@ -144,7 +144,8 @@ class Session:
         a cap stops raises `LimitReached`; what it used is counted, its messages are not
         kept. `client_tools` are tools the caller runs: a call to one pauses the turn
         (an `ApprovalRequired` with `client`), and `decide()` takes its result.
-        `settings` are this turn's own model settings and answer shape."""
+        `settings` are this turn's own model settings and answer shape. A `prompt` of
+        None continues from the conversation's last request (a client's tool results)."""
         if self.pending is not None:
             names = ", ".join(c.name for c in self.pending.calls)
             raise ApprovalPending(

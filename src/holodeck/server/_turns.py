@@ -82,6 +82,9 @@ class Turn:
     wait_s: float = 60.0  # how long it waits for its session, or for its key's caps
     settings: TurnSettings | None = None  # the request's own model settings, answer shape
     client_fields: dict[str, Any] = field(default_factory=dict)  # logged (OpenAI's `user`)
+    # no new message: the model goes on from the conversation's last request (a client's
+    # tool results, on /v1/chat/completions)
+    continues: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -379,7 +382,7 @@ async def _events(
         attributes,
         lambda: (
             session.run(
-                turn.message,
+                None if turn.continues else turn.message,
                 attachments=attachments,
                 stream_text=stream_text,
                 key_used=key_used,

@@ -2,7 +2,8 @@
 `POST /v1/chat/completions` answers as one (streamed or not), so the official openai
 SDK and tools built on it talk to an agent unchanged.
 
-The conversation is the request's `messages`, as OpenAI's API has it; the agent's own
+The conversation is the request's `messages`, as OpenAI's API has it, tool calls and
+their results included (`_chat_history`); the agent's own
 instructions, tools, model settings and output shape apply, and a request asking for
 others is refused with 400 in OpenAI's error shape (`_checks`). Extensions, in
 a `holodeck` object:
@@ -12,8 +13,6 @@ only the last user message from `messages`."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import time
 from collections.abc import AsyncIterator
@@ -23,15 +22,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import (
-    Attachment,
-    Event,
-    Session,
-    TextDelta,
-    ToolCallFinished,
-    Usage,
-    messages_from,
-)
+from holodeck.runtime import Event, Session, TextDelta, ToolCallFinished, Usage
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
@@ -45,29 +36,12 @@ from holodeck.server._turns import (
     run_through,
 )
 from holodeck.server._wire import SessionId, error_responses, sse_schema
-from holodeck.server.openai._checks import (
-    check_history,
-    refuse_client_tools,
-    refuse_unknown,
-    turn_settings,
-)
+from holodeck.server.openai._chat_history import ChatMessage, conversation
+from holodeck.server.openai._checks import refuse_client_tools, refuse_unknown, turn_settings
 from holodeck.server.openai._errors import openai_error_body
 
 chat_router = APIRouter()
 _ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
-
-
-class ContentPart(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    type: str
-    text: str | None = None
-    image_url: dict[str, Any] | None = None
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = None
 
 
 class HoloDeckExtension(BaseModel):
@@ -234,29 +208,38 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     refuse_client_tools(extra)
     refuse_unknown(extra, _NO_EFFECT, "/v1/chat/completions")
     settings = turn_settings(served, body.asked())
-    check_history(body.messages)
-    prompt, attachments, history = _conversation(body.messages)
+    sent = conversation(body.messages)
     extension = body.holodeck
     session = None
     if extension.session_id is None:
-        session = Session(served.agent, messages=_history_messages(history))
+        session = Session(served.agent, messages=sent.history)
+    elif sent.prompt is None:
+        raise ApiError(
+            400,
+            "unsupported",
+            "messages: with holodeck.session_id the stored session is the history; "
+            "a conversation ending with `tool` messages continues the history sent",
+            hint="end `messages` with the user's message, or leave out holodeck.session_id",
+            param="messages",
+        )
     else:
         await refuse_anothers_session(request, served, extension.session_id)
     turn = Turn(
         served=served,
         session_id=extension.session_id or (session.id if session else ""),
         request_id=request_id_of(request),
-        message=prompt,
+        message=sent.prompt or "",
         endpoint="/v1/chat/completions",
         owner=key_name_of(request),
         can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
         settings=settings,
         client_fields=_client_fields(body.user, body.metadata),
+        continues=sent.prompt is None,
     )
     events = await open_turn(
         request,
         turn,
-        attachments=attachments,
+        attachments=sent.attachments,
         session=session,
         stream_text=body.stream,
     )
@@ -353,65 +336,3 @@ async def _chunks(
         }
         yield ServerSentEvent(data=json.dumps(data))
     yield ServerSentEvent(data="[DONE]")
-
-
-def _conversation(
-    messages: list[ChatMessage],
-) -> tuple[str, list[Attachment], list[ChatMessage]]:
-    """The prompt (the last message, from the user), its files, and what came before."""
-    last = messages[-1]
-    if last.role != "user":
-        raise ApiError(
-            400,
-            "invalid_request",
-            f"messages: the last message is from `{last.role}`; it must be the user's",
-            hint="end `messages` with the user's question",
-        )
-    text, attachments = _content(last, len(messages) - 1)
-    if not text.strip():
-        raise ApiError(400, "invalid_request", "messages: the last message has no text")
-    return text, attachments, messages[:-1]
-
-
-def _content(message: ChatMessage, index: int) -> tuple[str, list[Attachment]]:
-    if message.content is None:
-        return "", []
-    if isinstance(message.content, str):
-        return message.content, []
-    texts, files = [], []
-    for part in message.content:
-        if part.type == "text" and part.text is not None:
-            texts.append(part.text)
-        elif part.type == "image_url" and part.image_url is not None:
-            files.append(_data_url(str(part.image_url.get("url", "")), index))
-        else:
-            raise ApiError(
-                400,
-                "unsupported",
-                f"messages.{index}: content of type `{part.type}` is not supported",
-                hint="send text parts and images as data: URLs",
-            )
-    return "\n".join(texts), files
-
-
-def _data_url(url: str, index: int) -> Attachment:
-    head, _, data = url.partition(",")
-    if not head.startswith("data:") or not head.endswith(";base64"):
-        raise ApiError(
-            400,
-            "unsupported",
-            f"messages.{index}: images must be data: URLs (base64); this server fetches nothing",
-        )
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ApiError(
-            400, "invalid_request", f"messages.{index}: the image is not base64"
-        ) from None
-    return Attachment(raw, head[len("data:") : -len(";base64")] or "application/octet-stream")
-
-
-def _history_messages(history: list[ChatMessage]) -> list[Any]:
-    # `tool` messages and `tool_calls` were refused before (check_history)
-    turns = [(message.role, _content(message, index)[0]) for index, message in enumerate(history)]
-    return messages_from(turns)

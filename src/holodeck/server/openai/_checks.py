@@ -154,21 +154,3 @@ def _shape(schema: Any) -> Any:
     if isinstance(schema, list):
         return [_shape(v) for v in schema]
     return schema
-
-
-def check_history(messages: list[Any]) -> None:
-    """The client's own tool-call exchanges cannot be replayed to an agent whose tools
-    are its own: refused, naming the message, rather than dropped."""
-    for index, message in enumerate(messages):
-        extra = message.model_extra or {}
-        if message.role == "tool" or extra.get("tool_calls") or extra.get("function_call"):
-            what = "a `tool` message" if message.role == "tool" else "assistant `tool_calls`"
-            raise ApiError(
-                400,
-                "unsupported",
-                f"messages.{index}: {what} cannot be part of the history; an agent's tool "
-                "calls are its own and run on the server",
-                hint="send the conversation's text only (user and assistant messages), "
-                "or continue a stored session with holodeck.session_id",
-                param=f"messages.{index}",
-            )
