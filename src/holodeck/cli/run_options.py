@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from holodeck.errors import ConfigurationError
-from holodeck.llm.providers import override_settings
+from holodeck.runtime import override_settings
 from holodeck.testing.report_formats import FORMATS, format_for
 
 F = TypeVar("F", bound=Callable[..., Any])

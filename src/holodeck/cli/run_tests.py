@@ -22,11 +22,8 @@ from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_report import RunReport
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_INTERRUPTED, ConfigurationError
-from holodeck.llm.cassette import Cassette
-from holodeck.llm.errors import ProviderError
-from holodeck.llm.rate_limit import RateLimiter
 from holodeck.observability import traced_in_terminal, tree_printer
-from holodeck.runtime import Hosting, Run, RunOptions
+from holodeck.runtime import Cassette, Hosting, ProviderError, RateLimiter, Run, RunOptions
 from holodeck.testing.metrics.judge import JudgeFactory
 from holodeck.testing.offline import offline_run
 from holodeck.testing.phases import Phases

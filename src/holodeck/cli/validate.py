@@ -11,8 +11,7 @@ import click
 
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_OK
-from holodeck.llm.model_modalities import modality_diagnostics
-from holodeck.runtime import RunOptions, tool_context
+from holodeck.runtime import RunOptions, modality_diagnostics, tool_context
 from holodeck.spec import SpecError
 from holodeck.spec.controls_check import effective_tools
 from holodeck.spec.models.tools import HierarchicalDocumentTool, VectorstoreTool

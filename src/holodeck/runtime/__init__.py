@@ -15,8 +15,10 @@ and the events its turns stream. The public names are re-exported by `holodeck`.
     ['get_weather', 'get_forecast']
 
 Only this package (through `holodeck.llm`) talks to model providers; the CLI, the
-test runner and the server consume the same event stream. Its modules are private
-(`_agent`, `_session`, ...): use the names below, or `holodeck`'s.
+test runner and the server consume the same event stream, and take what they need of
+the models' side (cassettes, the offline script, provider errors, rate limits) from
+here. Its modules are private (`_agent`, `_session`, ...): use the names below, or
+`holodeck`'s.
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ if TYPE_CHECKING:
     from holodeck.errors import LifecycleError as LifecycleError
     from holodeck.errors import ModelOutputError as ModelOutputError
     from holodeck.errors import SessionError as SessionError
+    from holodeck.llm.cassette import Cassette as Cassette
+    from holodeck.llm.cassette import CassetteError as CassetteError
+    from holodeck.llm.errors import ProviderError as ProviderError
+    from holodeck.llm.model_modalities import modality_diagnostics as modality_diagnostics
+    from holodeck.llm.offline_script import USER_TOOL as USER_TOOL
+    from holodeck.llm.offline_script import ExpectedCall as ExpectedCall
+    from holodeck.llm.offline_script import OfflineScript as OfflineScript
+    from holodeck.llm.providers import override_settings as override_settings
+    from holodeck.llm.rate_limit import RateLimiter as RateLimiter
     from holodeck.llm.tool_context import ToolContext as ToolContext
     from holodeck.runtime._agent import Agent as Agent
     from holodeck.runtime._approval import DENIED as DENIED
@@ -111,6 +122,17 @@ _EXPORTS = {
     "NoValidAnswer": "holodeck.runtime._structured",
     "StructuredModel": "holodeck.runtime._structured",
     "TurnSettings": "holodeck.runtime._turn_settings",
+    # The models' side the surfaces use, defined in llm/ (what the runtime builds models
+    # with): the CLI, the test runner and the server take them from here, never from llm/.
+    "Cassette": "holodeck.llm.cassette",
+    "CassetteError": "holodeck.llm.cassette",
+    "ExpectedCall": "holodeck.llm.offline_script",
+    "OfflineScript": "holodeck.llm.offline_script",
+    "USER_TOOL": "holodeck.llm.offline_script",
+    "ProviderError": "holodeck.llm.errors",
+    "RateLimiter": "holodeck.llm.rate_limit",
+    "modality_diagnostics": "holodeck.llm.model_modalities",
+    "override_settings": "holodeck.llm.providers",
 }
 
 __all__ = sorted(_EXPORTS)

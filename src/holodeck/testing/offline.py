@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from holodeck.llm.providers import override_settings
-from holodeck.runtime import RunOptions
+from holodeck.runtime import RunOptions, override_settings
 from holodeck.spec.models.model_settings import ModelSettings, ProviderType
 from holodeck.testing.results import MetricResult
 

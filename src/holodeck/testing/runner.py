@@ -16,12 +16,13 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from holodeck.errors import InputError, LimitReached, ModelError
-from holodeck.llm.offline_script import ExpectedCall, OfflineScript
 from holodeck.runtime import (
     Agent,
+    ExpectedCall,
     FinalMessage,
     GuardrailTriggered,
     Hosting,
+    OfflineScript,
     RunOptions,
     Session,
     ToolCallFinished,

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from holodeck.errors import ModelError
-from holodeck.llm.offline_script import USER_TOOL, OfflineScript
-from holodeck.runtime import Spend
+from holodeck.runtime import USER_TOOL, OfflineScript, Spend
 from holodeck.spec.models.cases import ExpectedTool, SimulatedUser, TestCase
 from holodeck.testing.results import SimulationRecord, TurnRecord
 

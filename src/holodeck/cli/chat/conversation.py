@@ -21,14 +21,14 @@ from holodeck.cli.chat.session_file import SessionFile, SessionFileError
 from holodeck.cli.chat.transcript import Exchange, exchanges_from, transcript_markdown
 from holodeck.cli.chat.view import ChatView
 from holodeck.errors import HoloDeckError, LimitReached
-from holodeck.llm.cassette import CassetteError
-from holodeck.llm.offline_script import ExpectedCall
 from holodeck.runtime import (
     Agent,
     ApprovalRequired,
     Attachment,
+    CassetteError,
     Decision,
     Event,
+    ExpectedCall,
     FinalMessage,
     InputRefused,
     Session,

@@ -20,9 +20,8 @@ from holodeck.cli.chat.view import ChatView
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK, ConfigurationError
-from holodeck.llm.cassette import Cassette
 from holodeck.observability import traced_in_terminal, tree_printer
-from holodeck.runtime import Agent, Hosting, Run, RunOptions
+from holodeck.runtime import Agent, Cassette, Hosting, Run, RunOptions
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, create_model
 
-from holodeck.llm.errors import ProviderError
-from holodeck.runtime import NoValidAnswer, RunOptions, StructuredModel
+from holodeck.runtime import NoValidAnswer, ProviderError, RunOptions, StructuredModel
 from holodeck.testing.metrics.sample import Outcome, Sample
 from holodeck.testing.offline import not_judged, offline_model
 from holodeck.testing.results import MetricResult

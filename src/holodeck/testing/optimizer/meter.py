@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from holodeck.llm.rate_limit import RateLimiter
+from holodeck.runtime import RateLimiter
 
 
 @dataclass
