@@ -14,20 +14,20 @@ from fastapi.responses import HTMLResponse
 from starlette.routing import Route
 
 from holodeck._version import __version__
+from holodeck.http import LoopbackOnly, RequestIds, SecurityHeaders
 from holodeck.runtime import Hosting, Run
 from holodeck.server import (
     _routes_agents,
     _routes_chat,
     _routes_sessions,
 )
-from holodeck.server._errors import install_error_handlers
+from holodeck.server._errors import install_error_handlers, respond
 from holodeck.server._guards import BodyLimit, TurnSlots
 from holodeck.server._json_depth import NestingLimit
 from holodeck.server._keys import Authenticate, Keys
 from holodeck.server._options import ServeOptions
-from holodeck.server._origins import BrowserGuard
+from holodeck.server._origins import LOOPBACK_ADVICE, OriginGuard
 from holodeck.server._registry import Registry
-from holodeck.server._request_ids import RequestIds
 from holodeck.server._state import ServerState
 from holodeck.server.agui import router as agui_router
 from holodeck.server.mcp import http_endpoint
@@ -90,13 +90,11 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
             allow_headers=["Authorization", "Content-Type", "X-Request-ID", "A2A-Version"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
-    app.add_middleware(
-        BrowserGuard,
-        loopback=options.loopback,
-        port=options.port,
-        cors_origins=options.cors_origins,
-    )
-    app.add_middleware(RequestIds)  # outermost: even a refused request gets an id
+    app.add_middleware(OriginGuard, cors_origins=options.cors_origins)
+    if options.loopback:  # a page's name rebound to 127.0.0.1 is not this server's
+        app.add_middleware(LoopbackOnly, advice=LOOPBACK_ADVICE, respond=respond)
+    app.add_middleware(RequestIds)  # even a refused request gets an id
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer
 
     app.include_router(_routes_agents.service)
     app.include_router(_routes_agents.router)

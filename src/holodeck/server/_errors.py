@@ -1,5 +1,6 @@
-"""Every failure becomes a JSON body `{"error": {type, message, hint}, "request_id"}` with
-a 4xx or 5xx status; a traceback never reaches a client (it goes to the server's log)."""
+"""The server's errors: the shared shape (`holodeck.http`), OpenAI's on its routes, each
+refusal written in its agent's request log, and HoloDeck's errors given the status the
+errors table says."""
 
 from __future__ import annotations
 
@@ -10,67 +11,34 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from holodeck.errors import (
-    BusyError,
-    HoloDeckError,
-    LimitReached,
-    RequestError,
-    StoreError,
-    meaning_of,
-)
+from holodeck.errors import BusyError, HoloDeckError, LimitReached, StoreError, meaning_of
+from holodeck.http import ApiError, error_body, request_id_of
+from holodeck.http import install_error_handlers as install_shared_handlers
+from holodeck.http import refuse as refuse_with
 from holodeck.server._protocols import API_PREFIXES
 from holodeck.server.openai import is_openai_path, openai_error_body
+
+__all__ = ["ApiError", "from_holodeck_error", "install_error_handlers", "refuse", "respond"]
 
 log = logging.getLogger("holodeck.server")
 
 
-class ApiError(RequestError):
-    """A request refused with its HTTP status: raised by routes and guards, rendered as
-    JSON (and, like every HoloDeck error, with a message and a hint)."""
-
-    def __init__(
-        self,
-        status: int,
-        kind: str,
-        message: str,
-        *,
-        hint: str | None = None,
-        headers: dict[str, str] | None = None,
-        param: str | None = None,
-    ) -> None:
-        super().__init__(message, hint=hint)
-        self.status, self.kind = status, kind
-        self.headers = headers or {}
-        self.param = param  # the request's field at fault, for OpenAI-shaped errors
-
-
-def error_response(
-    request: Request,
-    status: int,
-    kind: str,
-    message: str,
-    hint: str | None = None,
-    headers: dict[str, str] | None = None,
-    param: str | None = None,
-) -> JSONResponse:
-    request_id = getattr(request.state, "request_id", None)
-    body: dict[str, Any] = {"error": {"type": kind, "message": message, "hint": hint}}
+def respond(request: Request, error: ApiError) -> JSONResponse:
+    """`error` as the server answers it: OpenAI's shape on the OpenAI routes, and logged."""
+    body = error_body(error.kind, error.message, error.hint, request_id_of(request))
     if is_openai_path(request.url.path):
-        body["error"] = openai_error_body(status, kind, message, hint, param)
-    body["request_id"] = request_id
-    _log_refusal(request, status, message)
-    return JSONResponse(body, status_code=status, headers=headers)
+        body["error"] = openai_error_body(
+            error.status, error.kind, error.message, error.hint, error.param
+        )
+    _log_refusal(request, error.status, error.message)
+    return JSONResponse(body, status_code=error.status, headers=error.headers)
 
 
 async def refuse(scope: Scope, receive: Receive, send: Send, error: ApiError) -> None:
     """`error` answered by an ASGI middleware, before any route (or the body) is read."""
-    response = error_response(
-        Request(scope, receive), error.status, error.kind, error.message, error.hint, error.headers
-    )
-    await response(scope, receive, send)
+    await refuse_with(scope, receive, send, error, respond)
 
 
 def _log_refusal(request: Request, status: int, message: str) -> None:
@@ -87,7 +55,7 @@ def _log_refusal(request: Request, status: int, message: str) -> None:
     if len(agents) == 1:
         served = next(iter(agents.values()))
         served.log.write(
-            request_id=getattr(request.state, "request_id", ""),
+            request_id=request_id_of(request) or "",
             session_id=None,
             message=None,
             tool_calls=[],
@@ -119,51 +87,25 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(
-            request, exc.status, exc.kind, exc.message, exc.hint, exc.headers, exc.param
-        )
+    install_shared_handlers(app, log=log, respond=respond)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
         openai = is_openai_path(request.url.path)  # OpenAI's clients expect 400 and `param`
         first = exc.errors()[0]["loc"] if exc.errors() else ()
-        return error_response(
-            request,
+        error = ApiError(
             400 if openai else 422,
             "invalid_request",
             "; ".join(problems) or "the request is not valid",
             hint="see /openapi.json for the request's schema",
             param=_where(first[1:] if first[:1] == ("body",) else first) if openai else None,
         )
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kinds = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
-        return error_response(
-            request,
-            exc.status_code,
-            kinds.get(exc.status_code, "http_error"),
-            str(exc.detail),
-            headers=dict(exc.headers or {}),
-        )
+        return respond(request, error)
 
     @app.exception_handler(HoloDeckError)
     async def holodeck_error(request: Request, exc: HoloDeckError) -> JSONResponse:
-        return await api_error(request, from_holodeck_error(exc))
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("request %s failed", getattr(request.state, "request_id", "?"), exc_info=exc)
-        return error_response(
-            request,
-            500,
-            "internal_error",
-            f"the server failed: {type(exc).__name__}",
-            hint="the server's log has the details; report it with the request_id",
-        )
+        return respond(request, from_holodeck_error(exc))
 
 
 def seconds_to_next_utc_day() -> int:
