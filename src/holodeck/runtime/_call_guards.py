@@ -123,7 +123,7 @@ class CallGuards:
 
 def _build(policy: FunctionPolicy, root: Path) -> Checker:
     """The policy's checker: its function, or what its factory returns."""
-    file, function = policy.source
+    file, function = policy.callable.rsplit(":", 1)
     path = (root / file).resolve()
     found: Any = getattr(load_module(path), function, None)
     if not callable(found):
