@@ -16,6 +16,7 @@ from holodeck.config.loader import load_agent
 from holodeck.deploy_targets.build_context import IN_IMAGE_VAR
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.spec.sandbox_check import unwalled
 
 
 @click.command()
@@ -146,6 +147,7 @@ def deploy(
         )
     for spec in specs:
         _refuse_cloud_target(spec)
+        _refuse_unwalled(spec)
     hosting = runtime.Hosting(served=True)  # as the server builds them (create_app)
     for spec in specs:
         # credentials and models, checked now
@@ -192,6 +194,19 @@ def _refuse_cloud_target(spec: AgentSpec) -> None:
             hint="build an image with `holodeck deploy PATH --build --push REGISTRY`, write "
             "manifests with `holodeck deploy PATH --emit kubernetes -o DIR` (sized by "
             "`target`), or remove `target` to serve here",
+        )
+
+
+def _refuse_unwalled(spec: AgentSpec) -> None:
+    """Serving lets anyone with a key steer the model: commands without a sandbox need
+    the definition to say it means them."""
+    names = unwalled(spec, acknowledged=False)
+    if names:
+        raise ConfigurationError(
+            f"{', '.join(names)}: `sandbox: {{type: none}}` would run the model's commands "
+            "on this server without walls",
+            hint="remove `type: none` (commands then run in bubblewrap), or add "
+            "`i_understand_this_is_unsafe: true` to the sandbox block to serve it anyway",
         )
 
 

@@ -41,9 +41,8 @@ class Hosting:
     # unless `deployment.harness_tools` allows them
     served: bool = False
     # a server: each session's workspace tools act in a folder of its own here,
-    # `<workspaces>/<session id>`, removed `workspace_retention` seconds after its last use
+    # `<workspaces>/<session id>`, kept as long as the session is (`memory.ttl_seconds`)
     workspaces: Path | None = None
-    workspace_retention: float | None = None
 
     def for_agent(self, spec: AgentSpec) -> Hosting:
         """This hosting with the outbound policy the agent at `spec` gets."""

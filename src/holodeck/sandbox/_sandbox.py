@@ -18,6 +18,7 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from holodeck.config.child_env import child_environment
 from holodeck.sandbox._bwrap import bwrap_argv, bwrap_program
@@ -148,6 +149,10 @@ class Sandbox:
         """Start `command` (argv) with pipes and no time limit, for a caller that stops
         it with `stop` (a terminal)."""
         argv = self.argv(command)
+        # uvloop (a server's loop) takes no user or group arguments: given only when used
+        who: dict[str, Any] = {}
+        if self.user is not None:
+            who = {"user": self.user, "group": self.user, "extra_groups": []}
         try:
             return await asyncio.create_subprocess_exec(
                 *argv,
@@ -157,9 +162,7 @@ class Sandbox:
                 cwd=self.workspace,
                 env=self.environment,
                 start_new_session=True,
-                user=self.user,
-                group=self.user,
-                extra_groups=None if self.user is None else [],
+                **who,
             )
         except OSError as error:
             raise SandboxError(f"cannot start {argv[0]}: {error.strerror or error}") from None

@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib.resources import files
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -48,7 +49,9 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
         # sessions, its telemetry exporters, stopped when it stops
         async with Run() as run:
             # its agents answer others, whoever started this process: served mode
-            registry = Registry(options, run, specs, hosting=Hosting(served=True))
+            # each session's workspace tools act in a folder of its own under the state folder
+            hosting = Hosting(served=True, workspaces=Path(options.state_dir) / "work")
+            registry = Registry(options, run, specs, hosting=hosting)
             app.state.holodeck = ServerState(
                 options=options,
                 registry=registry,

@@ -42,6 +42,7 @@ from holodeck.spec.diagnostics import Diagnostic, SpecError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.settings import UploadSettings
 from holodeck.spec.models.tools import FunctionTool
+from holodeck.spec.sandbox_check import unwalled
 from holodeck.tools.python_modules import ModuleLoadError, ModuleSpace, claim, load_module
 
 log = logging.getLogger("holodeck.server")
@@ -157,6 +158,7 @@ class UploadStore:
             root = self._unpack(archive, image) if created else _image_root(image)
             spec = self._spec(root, image, archive)
             self._check_name(spec.name, reserved, expected)
+            self._check_walls(spec)
             self._check_room(spec.name, image, archive)
             modules = claim(image)
             agent = self._agent(spec, image)
@@ -196,6 +198,17 @@ class UploadStore:
             return load_agent(root, expand_env=False)
         except SpecError as exc:
             raise self._invalid(exc.diagnostics, image, archive) from None
+
+    def _check_walls(self, spec: AgentSpec) -> None:
+        names = unwalled(spec)
+        if names:
+            raise ApiError(
+                422,
+                "invalid_agent",
+                f"{', '.join(names)}: `sandbox: {{type: none}}` is refused for an uploaded "
+                "agent: its commands would run on this server without walls",
+                hint="remove the sandbox's `type: none`; commands then run in bubblewrap",
+            )
 
     def _check_name(self, name: str, reserved: Collection[str], expected: str | None) -> None:
         if not NAME_RULE.fullmatch(name):

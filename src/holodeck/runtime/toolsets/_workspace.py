@@ -4,8 +4,9 @@ terminals (`spec.workspace.tools`), one set per conversation, its terminals clos
 Where the workspace is:
 - a conversation given one (`Session(..., workspace=PATH)`: a test case's fresh copy);
 - on a server (`Hosting.workspaces`), a folder of its own per session,
-  `<workspaces>/<session id>`, and folders no session touched for
-  `Hosting.workspace_retention` seconds are removed when another is made;
+  `<workspaces>/<session id>`; folders no conversation used for the agent's
+  `memory.ttl_seconds` (as long as its sessions are kept; 7 days without one) are removed
+  when another is made;
 - else `spec.workspace.path` under the agent's folder (default the folder itself).
 
 A refusal (a path outside the workspace, a missing sandbox) is the call's result, one line
@@ -33,7 +34,7 @@ from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.workspace_settings import WorkspaceSettings
 from holodeck.tools.workspace import CommandTools, Terminals, WorkspaceFiles
 
-DEFAULT_RETENTION = 7 * 24 * 3600.0  # a server's session workspaces, in seconds
+DEFAULT_RETENTION = 7 * 24 * 3600  # a server's session workspaces, in seconds
 
 
 def workspace_folder(
@@ -47,7 +48,7 @@ def workspace_folder(
     if hosting.workspaces is None:
         return (spec.root / (settings.path or ".")).resolve()
     root = hosting.workspaces.resolve()
-    retention = hosting.workspace_retention or DEFAULT_RETENTION
+    retention = float(spec.memory.ttl_seconds or DEFAULT_RETENTION)
     _remove_old(root, retention)
     folder = root / (session_id or uuid.uuid4().hex)
     folder.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,8 @@
 
 `auto` and `bwrap` run each command in bubblewrap; `none` runs commands as the agent's own
 process would, with no walls: say it only for a machine you would let the model use.
+`holodeck deploy` serves such an agent only with `i_understand_this_is_unsafe: true`, and
+a server refuses it as an upload.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ class SandboxSettings(Strict):
         default_factory=list,
         description="Variables of HoloDeck's environment passed to commands besides the "
         "allow-list (PATH, HOME, locale, proxies, certificates).",
+    )
+    i_understand_this_is_unsafe: bool = Field(
+        default=False,
+        description="With `type: none`, lets `holodeck deploy` serve the agent: the model's "
+        "commands then run unwalled on the server.",
     )
 
     @model_validator(mode="after")
