@@ -14,7 +14,6 @@ from sse_starlette import EventSourceResponse
 from holodeck.runtime import Decision, Session, entries_of
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
-from holodeck.server._routes_chat import EVENTS, sse_answer
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turn_json import (
     jsonable,
@@ -38,6 +37,7 @@ from holodeck.server._wire import (
     error_responses,
     event_stream,
 )
+from holodeck.server.chat._chat import EVENTS, sse_answer
 
 router = APIRouter()
 
