@@ -35,13 +35,13 @@ from holodeck.server._turns import (
     refuse_anothers_session,
     run_through,
 )
-from holodeck.server._wire import SessionId, error_responses, sse_schema
+from holodeck.server._wire import SessionId, sse_schema
 from holodeck.server.openai._chat_history import ChatMessage, conversation
 from holodeck.server.openai._checks import refuse_client_tools, refuse_unknown, turn_settings
-from holodeck.server.openai._errors import openai_error_body
+from holodeck.server.openai._errors import openai_error_body, openai_error_responses
 
 chat_router = APIRouter()
-_ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
+_ERRORS = openai_error_responses(400, 401, 404, 409, 413, 429, 502, 503)
 
 
 class HoloDeckExtension(BaseModel):
@@ -104,7 +104,8 @@ class CompletionRequest(BaseModel):
         }
 
 
-# fields read nowhere here, accepted with a value that asks for nothing
+# fields read nowhere here, accepted with a value that asks for nothing (clients such
+# as LangChain's and the OpenAI Agents SDK send some of them by default)
 _NO_EFFECT: dict[str, tuple[Any, ...]] = {
     "tools": (None, []),
     "functions": (None, []),
@@ -114,6 +115,11 @@ _NO_EFFECT: dict[str, tuple[Any, ...]] = {
     "top_logprobs": (None, 0),
     "service_tier": (None, "auto", "default"),
     "modalities": (None, ["text"]),
+    "audio": (None,),
+    "prediction": (None,),
+    "web_search_options": (None,),
+    "reasoning_effort": (None,),
+    "verbosity": (None,),
 }
 
 

@@ -16,6 +16,8 @@ from holodeck.server._registry import ServedAgent
 # fields with nothing here to honour them: refused whatever their value
 _NOT_SUPPORTED = ("logit_bias", "logprobs", "top_logprobs")
 _NO_EFFECT: tuple[Any, ...] = (None, False, [], {})
+# the values that ask a model for nothing: taken by a model that has no such setting
+_NEUTRAL: dict[str, Any] = {"presence_penalty": 0, "frequency_penalty": 0, "top_p": 1}
 # identifiers that change nothing in the answer (OpenAI keeps them for abuse checks)
 _IDENTIFIERS = ("safety_identifier", "prompt_cache_key")
 
@@ -78,10 +80,14 @@ def turn_settings(served: ServedAgent, asked: dict[str, tuple[str, Any]]) -> Tur
             values[name] = value
     if values.get("output") is None:
         values.pop("output_name", None)
-    if not values:
-        return None
-    settings = TurnSettings(**values)
-    refused = settings.refused(served.agent)
+    while True:
+        if not values:
+            return None
+        settings = TurnSettings(**values)
+        refused = settings.refused(served.agent)
+        if refused is None or values[refused] != _NEUTRAL.get(refused):
+            break
+        del values[refused]  # a default a client sends asks nothing of a model without it
     if refused is not None:
         param = params[refused]
         provider = served.agent.model.provider

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 OPENAI_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/responses")
 
 # OpenAI's `type` for a status; HoloDeck's own kind goes in `code`
@@ -39,3 +41,25 @@ def openai_error_body(
         "code": kind,
         "hint": hint,
     }
+
+
+class OpenAIError(BaseModel):
+    message: str = Field(description="What went wrong, ending with how to fix it.")
+    type: str = Field(
+        description="OpenAI's kind: `invalid_request_error`, `authentication_error`, "
+        "`permission_error`, `rate_limit_error` or `server_error`."
+    )
+    param: str | None = Field(description="The request field at fault, when one is.")
+    code: str | None = Field(description="HoloDeck's kind of error, such as `model_not_found`.")
+    hint: str | None = None
+
+
+class OpenAIErrorResponse(BaseModel):
+    error: OpenAIError
+    request_id: str | None = None
+
+
+def openai_error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses` entries of the errors an OpenAI route can answer, in OpenAI's
+    shape, for /openapi.json."""
+    return {status: {"model": OpenAIErrorResponse} for status in statuses}

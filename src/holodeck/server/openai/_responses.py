@@ -5,7 +5,9 @@ The OpenAI Agents SDK and newer clients speak this API by default.
 
 Each response runs a turn in a stored session of the request's key (the same auth,
 limits, guardrails and request log as /v1/chat); the response itself is kept beside it
-in the agent's store, under the key's name, so another key reads none (404). As on
+in the agent's store, under the key's name, so another key reads none (404). With
+`store: false` nothing is kept: the turn runs on a copy of the conversation it goes on
+from, and the response cannot be read back or continued. As on
 /v1/chat/completions, every request field is honoured or refused with 400 in OpenAI's
 error shape (`_checks`), never dropped."""
 
@@ -32,17 +34,17 @@ from holodeck.server._turns import (
     run_through,
     session_key,
 )
-from holodeck.server._wire import error_responses, sse_schema
+from holodeck.server._wire import sse_schema
 from holodeck.server.openai._chat_completions import served_model
 from holodeck.server.openai._checks import (
     refuse_client_tools,
     refuse_unknown,
     turn_settings,
 )
-from holodeck.server.openai._errors import openai_error_body
+from holodeck.server.openai._errors import openai_error_body, openai_error_responses
 
 responses_router = APIRouter()
-_ERRORS = error_responses(400, 401, 404, 409, 413, 429, 502, 503)
+_ERRORS = openai_error_responses(400, 401, 404, 409, 413, 429, 502, 503)
 
 _EVENTS = [
     "response.created",
@@ -126,6 +128,7 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
     settings = _settings(body, served)
     owner = key_name_of(request)
     prompt, history = _conversation(body.input)
+    unsaved: Session | None = None  # `store: false`: the turn's conversation, kept nowhere
     if body.previous_response_id is not None:
         if body.instructions:
             raise ApiError(
@@ -150,13 +153,17 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
             raise _no_response(body.previous_response_id, "previous_response_id")
         session_id = str(record["session_id"])
         await refuse_anothers_session(request, served, session_id)
+        if not body.store:
+            unsaved = await _unsaved_copy(served, owner, body.previous_response_id, session_id)
     else:
         # a new conversation: what the client sent before the last message is stored as
         # the session's start, so a later response can continue it
         turns = [("system", body.instructions)] if body.instructions else []
         session = Session(served.agent, messages=messages_from(turns + history))
         session_id = session.id
-        if turns or history:
+        if not body.store:
+            unsaved = session
+        elif turns or history:
             await served.store.save(session_key(served, owner, session_id), session.to_json())
     turn = Turn(
         served=served,
@@ -169,7 +176,7 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
         settings=settings,
         client_fields=_client_fields(body),
     )
-    events = await open_turn(request, turn, stream_text=body.stream)
+    events = await open_turn(request, turn, session=unsaved, stream_text=body.stream)
     response = _response(body, turn, f"resp_{uuid.uuid4().hex}", "in_progress", "")
     if body.stream:
         return EventSourceResponse(
@@ -324,7 +331,8 @@ def _response(
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": usage.total_tokens,
         },
-        "holodeck": {"session_id": turn.session_id},
+        # a response not stored has no session to go on with
+        "holodeck": {"session_id": turn.session_id} if body.store else {},
     }
 
 
@@ -372,6 +380,17 @@ async def _stream(
     yield event("response.output_item.done", output_index=0, item=message)
     await _keep(body, turn, done)
     yield event(f"response.{done['status']}", response=done)
+
+
+async def _unsaved_copy(
+    served: ServedAgent, owner: str | None, response_id: str, session_id: str
+) -> Session:
+    """The stored conversation a `store: false` response goes on from, as a copy: its
+    turn is added to neither the stored session nor any other."""
+    data = await served.store.load(session_key(served, owner, session_id))
+    if data is None:
+        raise _no_response(response_id, "previous_response_id")
+    return Session.from_json(served.agent, data)
 
 
 def _record_key(served: ServedAgent, owner: str | None, response_id: str) -> str:
