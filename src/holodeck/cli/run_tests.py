@@ -9,7 +9,7 @@ import difflib
 import functools
 import gc
 import signal
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -49,60 +49,81 @@ if TYPE_CHECKING:
     from holodeck.testing.shards import Shard
 
 
-def run(
-    path: Path,
+@dataclass(frozen=True)
+class TestRequest:
+    """What `holodeck test` was asked: the agent at `path`, how to run its cases
+    (`options`, the cassette left for the run to make from the agent's settings), the
+    cassette's files, the saved run's tags, the report and what to print."""
+
+    __test__ = False
+
+    path: Path
+    options: TestOptions
+    record: Path | None = None
+    replay: Path | None = None
+    tags: tuple[str, ...] = ()
+    output: Path | None = None
+    fmt: str | None = None
+    verbose: bool = False
+    trace: bool = False
+    strict: bool = False
+    timings: bool = False
+
+
+def command_request(
+    record: Path | None,
+    replay: Path | None,
+    *,
+    model: str | None,
+    harness: Literal["none"] | None,
+    rate_limit: int | None,
     names: tuple[str, ...],
     keyword: str | None,
     concurrency: int | None,
-    rate_limit: int | None,
     repeat: int,
     shard: Shard | None,
-    tags: tuple[str, ...],
-    model: str | None,
-    harness: Literal["none"] | None,
-    record: Path | None,
-    replay: Path | None,
-    output: Path | None,
-    fmt: str | None,
-    verbose: bool,
-    trace: bool,
-    strict: bool,
-    timings: bool,
-    console: Console,
-    phases: Phases,
-) -> int:
-    """`holodeck test`'s run, after the command has read its options: load, run, save,
-    report; returns the exit code."""
-
-    with phases.phase("load"):
-        spec = load_agent(path, strict=strict)
-    for warning in spec.warnings:
-        click.echo(warning.render(), err=True)
-    verbose = verbose or bool(spec.execution.verbose)  # `execution.verbose: true` is -v
-    if not spec.test_cases:
-        raise ConfigurationError(
-            f"{path}: no test cases",
-            hint="add `test_cases:` to agent.yaml, or tests/*.yaml to an image",
-        )
-    _check_names(names, [name for name, _ in select_cases(spec, TestOptions())])
-    cassette = Cassette.from_settings(
-        spec.execution, spec.root, None, record_path=record, replay_path=replay
+    **given: Any,
+) -> TestRequest:
+    """`holodeck test`'s options as click gives them, made the run's typed request (here,
+    not in the command's module: `TestOptions` and `RateLimiter` load pydantic-ai)."""
+    run = RunOptions(
+        model=model, harness=harness, rate_limit=RateLimiter(rate_limit) if rate_limit else None
     )
-    bar = IngestBar()
-    options = TestOptions(
-        run=RunOptions(
-            model=model,
-            harness=harness,
-            cassette=cassette,
-            rate_limit=RateLimiter(rate_limit) if rate_limit else None,
-        ),
-        hosting=Hosting(progress=bar),
+    cases = TestOptions(
+        run=run,
         names=names,
         keyword=keyword,
         concurrency=concurrency,
         repeat=repeat,
         shard=shard,
     )
+    return TestRequest(options=cases, record=record, replay=replay, **given)
+
+
+def run(request: TestRequest, console: Console, phases: Phases) -> int:
+    """`holodeck test`'s run, after the command has read its options: load, run, save,
+    report; returns the exit code."""
+
+    path, options = request.path, request.options
+    with phases.phase("load"):
+        spec = load_agent(path, strict=request.strict)
+    for warning in spec.warnings:
+        click.echo(warning.render(), err=True)
+    verbose = request.verbose or bool(spec.execution.verbose)  # `execution.verbose: true` is -v
+    if not spec.test_cases:
+        raise ConfigurationError(
+            f"{path}: no test cases",
+            hint="add `test_cases:` to agent.yaml, or tests/*.yaml to an image",
+        )
+    _check_names(tuple(options.names), [name for name, _ in select_cases(spec, TestOptions())])
+    cassette = Cassette.from_settings(
+        spec.execution, spec.root, None, record_path=request.record, replay_path=request.replay
+    )
+    bar = IngestBar()
+    options = replace(
+        options, run=replace(options.run, cassette=cassette), hosting=Hosting(progress=bar)
+    )
+    shard = options.shard
 
     selected = select_cases(spec, options)
     if not selected:
@@ -118,11 +139,11 @@ def run(
             f"are split {shard.count if shard else 1} ways",
             err=True,
         )
-    report = RunReport(console, output, fmt, verbose, phases)
+    report = RunReport(console, request.output, request.fmt, verbose, phases)
     with phases.phase("load"):  # the model and tools: building the agent
-        agent = agent_for_tests(spec, options, _tracing(spec, trace, verbose, console))
+        agent = agent_for_tests(spec, options, _tracing(spec, request.trace, verbose, console))
         # the commit and definition tested, read before any case runs
-        details = describe(spec, agent.options, tags)
+        details = describe(spec, agent.options, request.tags)
         _check_judges(spec, agent, [case for _, case in selected])
     # the definition, the agent and every imported module live as long as the run: kept
     # out of the collector's way, they are not scanned again and again as cases come and go
@@ -131,7 +152,7 @@ def run(
     try:
         code = asyncio.run(_test(spec, options, agent, report, len(selected), bar, details))
     finally:
-        if timings:
+        if request.timings:
             click.echo(phases.line(), err=True)
     return code
 

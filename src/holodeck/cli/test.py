@@ -175,6 +175,5 @@ def test(
     console = Console(stderr=False, highlight=False)
     if compare is not None:
         raise SystemExit(run_compare.compare(compare, options["path"], console))
-    raise SystemExit(
-        run_tests.run(record=record, replay=replay, console=console, phases=phases, **options)
-    )
+    request = run_tests.command_request(record, replay, **options)
+    raise SystemExit(run_tests.run(request, console, phases))
