@@ -44,24 +44,15 @@ def test_a_deployed_servers_logs_sessions_and_state_are_private(tmp_path: Path, 
 
 
 def test_a_log_file_a_rotation_starts_is_private(tmp_path: Path) -> None:
-    from holodeck.server._request_log import RequestLog
+    from holodeck.server._request_log import RequestLog, RequestRecord
     from holodeck.spec.models.settings import LoggingSettings
 
     previous = os.umask(0o000)
     try:
         log = RequestLog(tmp_path / "logs" / "agent-x.log", LoggingSettings())
         log._handler.doRollover()
-        log.write(
-            request_id="r",
-            session_id=None,
-            message="hello",
-            tool_calls=[],
-            response="hi",
-            started=0.0,
-            status=200,
-            error=None,
-            endpoint="/v1/chat",
-        )
+        said = RequestRecord("r", "/v1/chat", 200, started=0.0, message="hello", response="hi")
+        log.write(said)
         log.close()
     finally:
         os.umask(previous)

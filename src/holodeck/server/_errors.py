@@ -18,6 +18,7 @@ from holodeck.http import ApiError, error_body, request_id_of
 from holodeck.http import install_error_handlers as install_shared_handlers
 from holodeck.http import refuse as refuse_with
 from holodeck.server._protocols import API_PREFIXES
+from holodeck.server._request_log import RequestRecord
 from holodeck.server.openai import is_openai_path, openai_error_body
 
 __all__ = ["ApiError", "from_holodeck_error", "install_error_handlers", "refuse", "respond"]
@@ -54,18 +55,15 @@ def _log_refusal(request: Request, status: int, message: str) -> None:
     agents = state.registry.agents
     if len(agents) == 1:
         served = next(iter(agents.values()))
-        served.log.write(
+        record = RequestRecord(
             request_id=request_id_of(request) or "",
-            session_id=None,
-            message=None,
-            tool_calls=[],
-            response=None,
             started=getattr(request.state, "started", time.perf_counter()),
             status=status,
             error=message,
             endpoint=request.url.path,
             key=getattr(request.state, "key_name", None),
         )
+        served.log.write(record)
 
 
 def from_holodeck_error(exc: HoloDeckError) -> ApiError:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from io import TextIOWrapper
 from logging.handlers import TimedRotatingFileHandler
@@ -53,6 +55,25 @@ class _PrivateRotatingHandler(TimedRotatingFileHandler):
         )
 
 
+@dataclass(frozen=True)
+class RequestRecord:
+    """What one request did, as its line in the log says it."""
+
+    request_id: str
+    endpoint: str
+    status: int
+    started: float  # `time.perf_counter()` when it came in
+    session_id: str | None = None
+    message: Any = None  # what the client sent (its text, or the parts of its message)
+    tool_calls: Sequence[Mapping[str, Any]] = ()
+    response: str | None = None
+    error: str | None = None
+    trace_ids: tuple[str, str] | None = None  # the turn's server span: trace and span id
+    key: str | None = None  # the name of the API key the request came with
+    model: str | None = None  # the model that answered
+    client_fields: Mapping[str, Any] | None = None  # OpenAI's `user` and `metadata`
+
+
 class RequestLog:
     """The request log of one served agent."""
 
@@ -73,24 +94,9 @@ class RequestLog:
         self._logger.propagate = False
         self._logger.addHandler(self._handler)
 
-    def write(
-        self,
-        *,
-        request_id: str,
-        session_id: str | None,
-        message: Any,
-        tool_calls: list[dict[str, Any]],
-        response: str | None,
-        started: float,
-        status: int,
-        error: str | None,
-        endpoint: str,
-        trace_ids: tuple[str, str] | None = None,
-        key: str | None = None,
-        model: str | None = None,
-        client_fields: dict[str, Any] | None = None,
-    ) -> None:
-        """`client_fields`: what the client said of itself (OpenAI's `user`, `metadata`)."""
+    def write(self, request: RequestRecord) -> None:
+        """One line for `request`, at INFO, WARNING (4xx) or ERROR (5xx)."""
+        status = request.status
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
         )
@@ -98,8 +104,9 @@ class RequestLog:
             return
         redact = self.settings.redact_content
         debug = self._logger.isEnabledFor(logging.DEBUG)
+        message, response = request.message, request.response
         calls = []
-        for call in tool_calls:
+        for call in request.tool_calls:
             entry: dict[str, Any] = {"name": call["name"], "error": call.get("error")}
             entry["duration_ms"] = call.get("duration_ms")
             if call.get("agent"):
@@ -111,23 +118,23 @@ class RequestLog:
         record = {
             "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "level": logging.getLevelName(level),
-            "request_id": request_id,
-            "session_id": session_id,
-            "endpoint": endpoint,
+            "request_id": request.request_id,
+            "session_id": request.session_id,
+            "endpoint": request.endpoint,
             "message_input": _redacted(message) if redact and message is not None else message,
             "tool_calls": calls,
             "response": _redacted(response) if redact and response is not None else response,
             "status": status,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            "error": error,
+            "duration_ms": round((time.perf_counter() - request.started) * 1000, 1),
+            "error": request.error,
         }
-        if key is not None:  # the name of the API key the request came with
-            record["key"] = key
-        if model:  # the model that answered (a fallback, when one took over)
-            record["model"] = model
-        record.update(client_fields or {})
-        if trace_ids is not None:  # the turn's server span, to find it in a trace backend
-            record["trace_id"], record["span_id"] = trace_ids
+        if request.key is not None:  # the name of the API key the request came with
+            record["key"] = request.key
+        if request.model:  # the model that answered (a fallback, when one took over)
+            record["model"] = request.model
+        record.update(request.client_fields or {})
+        if request.trace_ids is not None:  # the turn's server span, for a trace backend
+            record["trace_id"], record["span_id"] = request.trace_ids
         self._logger.log(level, json.dumps(record, default=str, ensure_ascii=False))
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ from holodeck.server._daily import KeyHold, hold_key_day, turn_most
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
+from holodeck.server._request_log import RequestRecord
 from holodeck.server._state import key_name_of, state_of
 from holodeck.server._trace import traced_stream
 from holodeck.server._turn_json import (
@@ -114,7 +115,7 @@ class Turn:
         if self.logged:
             return
         self.logged = True
-        self.served.log.write(
+        record = RequestRecord(
             request_id=self.request_id,
             session_id=self.session_id,
             message=self.message,
@@ -129,6 +130,7 @@ class Turn:
             model=self.final.model if self.final else None,
             client_fields=self.client_fields,
         )
+        self.served.log.write(record)
 
     def _log_trace_context(self) -> bool:
         observability = self.served.spec.observability
