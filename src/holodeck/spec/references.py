@@ -16,6 +16,7 @@ from holodeck.spec.load_context import LoadContext
 from holodeck.spec.models.cases import TestCase, expected_name
 from holodeck.spec.models.evaluations import CodeMetric, Metric
 from holodeck.spec.models.model_settings import PROVIDER_TYPES, ModelSettings
+from holodeck.spec.models.workspace_settings import TOOL_NAMES
 from holodeck.spec.python_tools import FoundFunction, public_functions
 from holodeck.spec.yaml.source import YamlDocument
 
@@ -153,6 +154,23 @@ class References:
                     self.metrics(turn.evaluations, (*at, "turns", t_index, "evaluations"))
             if case.evaluations:
                 self.metrics(case.evaluations, (*at, "evaluations"))
+            self._case_workspace(case, at, tools)
+
+    def _case_workspace(self, case: TestCase, at: FieldPath, tools: KnownTools) -> None:
+        """`workspace:` and `expected_files:` need tools that act in a workspace."""
+        acting = any(tools.knows(name) for names in TOOL_NAMES.values() for name in names)
+        for key in ("workspace", "expected_files"):
+            if getattr(case, key) is not None and not acting:
+                self.error(
+                    (*at, key),
+                    f"`{key}` applies to agents with tools that act in a workspace, and this "
+                    "agent has none",
+                    "list `files`, `shell`, `code` or `terminals` in the agent's builtins, or "
+                    f"remove `{key}`",
+                )
+        if case.workspace is not None and case.workspace.from_ is not None:
+            where = (*at, "workspace", "from")
+            self.path(where, case.workspace.from_, "workspace folder", kind="directory")
 
     def _unknown_tool(
         self, name: str, where: FieldPath, known: Collection[str], what: str = "expected tool"

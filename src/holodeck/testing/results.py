@@ -76,6 +76,15 @@ class ToolCheck(_Record):
     failed: list[str] = Field(default_factory=list)
 
 
+class FileCheck(_Record):
+    """How the workspace's files compared with `expected_files` after the case."""
+
+    passed: bool
+    checked: int = 0  # files named in expected_files
+    # one line per file that differed, e.g. "calc.py: does not contain 'a + b'"
+    problems: list[str] = Field(default_factory=list)
+
+
 class TurnRecord(_Record):
     input: str
     output: str = ""
@@ -114,6 +123,7 @@ class CaseRun(_Record):
     status: Status
     turns: list[TurnRecord] = Field(default_factory=list)
     tool_check: ToolCheck | None = None
+    file_check: FileCheck | None = None  # a case with `expected_files`
     metrics: list[MetricResult] = Field(default_factory=list)
     retrieval_context: list[str] = Field(default_factory=list)
     error: str | None = None  # the agent could not answer (provider error, ...)

@@ -32,12 +32,14 @@ from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Turn
 from holodeck.testing.approvals import Decide, case_decisions, through_pauses
 from holodeck.testing.case_files import CaseFiles
+from holodeck.testing.case_workspace import case_workspace, check_files
 from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.metrics.nlp_extra import require_nlp_extra
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
+    FileCheck,
     GuardrailRecord,
     RunSummary,
     TestRun,
@@ -134,13 +136,20 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
     async def one_case(name: str, case: TestCase) -> None:
         runs = []
         for attempt in range(1, options.repeat + 1):
-            async with (
-                gate,
-                _until_first_request(preparing, run_options.offline),
-                agent.session() as session,
-            ):
-                run = _run_case(session, spec, (name, case), judges, files, attempt, offline)
-                runs.append(await traced_case(agent.telemetry, name, attempt, run))
+            async with gate:
+                with case_workspace(spec, case) as folder:  # each run starts afresh
+                    async with (
+                        _until_first_request(preparing, run_options.offline),
+                        Session(agent, workspace=folder) as session,
+                    ):
+                        run = _run_case(
+                            session, spec, (name, case), judges, files, attempt, offline
+                        )
+                        done = await traced_case(agent.telemetry, name, attempt, run)
+                    # checked once the session (its terminals) has closed
+                    if folder is not None and case.expected_files is not None:
+                        done = _with_files(done, check_files(folder, case.expected_files))
+            runs.append(done)
         result = _summarise(name, case, runs)
         results[name] = result
         if options.on_case is not None:
@@ -356,6 +365,12 @@ def _expected_call(entry: str | ExpectedTool) -> ExpectedCall:
         else:
             values[name] = expected
     return (entry.name, values)
+
+
+def _with_files(run: CaseRun, check: FileCheck) -> CaseRun:
+    """`run` with its files checked: a difference fails a run that had passed."""
+    status = "fail" if run.status == "pass" and not check.passed else run.status
+    return run.model_copy(update={"file_check": check, "status": status})
 
 
 def _own(record: TurnRecord) -> list[ToolCallRecord]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.case_workspace import CaseWorkspace, ExpectedFiles, check_expected_paths
 from holodeck.spec.models.evaluations import Metric
 
 MATCHER_KEYS = frozenset({"equals", "regex", "contains", "approx", "tolerance", "ignore"})
@@ -239,6 +240,21 @@ class TestCase(Strict):
         description="Tools whose calls waiting for approval this case denies (the model is "
         "told); a call of a tool in neither list makes the case an ERROR.",
     )
+    workspace: CaseWorkspace | None = Field(
+        default=None,
+        description="Files placed in the case's own copy of the workspace before it runs "
+        "(agents with acting tools).",
+    )
+    expected_files: ExpectedFiles | None = Field(
+        default=None,
+        description="Files the workspace must hold afterwards: path -> {equals | contains | "
+        "exists: false}.",
+    )
+
+    @field_validator("expected_files")
+    @classmethod
+    def _files_inside(cls, expected: ExpectedFiles | None) -> ExpectedFiles | None:
+        return check_expected_paths(expected)
 
     @model_validator(mode="after")
     def _approve_or_deny(self) -> TestCase:

@@ -217,6 +217,8 @@ def run_problems(run: CaseRun) -> list[str]:
     ]
     if run.tool_check is not None and not run.tool_check.passed:
         problems += [f"tools: {line}" for line in tool_check_lines(run.tool_check)]
+    if run.file_check is not None and not run.file_check.passed:
+        problems += [f"files: {line}" for line in run.file_check.problems]
     if run.status != "pass" and not problems:
         problems.append(f"status {run.status}")
     return problems

@@ -263,6 +263,15 @@ def _render_run(
             print_text(console, text, indent)
             for line in tool_check_lines(check):
                 print_text(console, Text(line, style="red"), indent + 4)
+    files = run.file_check
+    if files is not None and (verbose or run.status != "pass" or not files.passed):
+        text = Text("Files: ")
+        text.append(*((marks[0], "green") if files.passed else (marks[1], "red")))
+        if files.passed:
+            text.append(f" {files.checked} as expected", style="dim")
+        print_text(console, text, indent)
+        for line in files.problems:
+            print_text(console, Text(line, style="red"), indent + 4)
     failures = failed_calls_line(run)
     if failures is not None:  # shown even when the case passed: a failed call is news
         print_text(console, Text(failures, style="yellow"), indent)

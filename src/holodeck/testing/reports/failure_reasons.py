@@ -37,6 +37,8 @@ def reasons(run: CaseRun) -> list[str]:
     found += [_metric_reason(m) for m in run.metrics if m.status != "pass" and m.fails_case]
     if run.tool_check is not None and not run.tool_check.passed:
         found += _tool_reasons(run.tool_check)
+    if run.file_check is not None and not run.file_check.passed:
+        found += [f"files: {_tool(line)} not as expected" for line in run.file_check.problems]
     if run.status != "pass" and not found:
         found.append(f"status {run.status}")
     return list(dict.fromkeys(found))

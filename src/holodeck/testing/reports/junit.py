@@ -155,6 +155,8 @@ def _failure_type(case: CaseResult) -> str:
         if any(m.status == "fail" and m.fails_case for r in runs for m in r.metrics):
             return "MetricAndToolFailure"
         return "ToolMismatch"
+    if any(r.file_check is not None and not r.file_check.passed for r in runs):
+        return "FileMismatch"
     return "MetricFailure"
 
 
@@ -194,6 +196,9 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     if run.tool_check is not None:
         lines.append("tools: as expected" if run.tool_check.passed else "tools:")
         lines += [f"  {line}" for line in tool_check_lines(run.tool_check)]
+    if run.file_check is not None:
+        lines.append("files: as expected" if run.file_check.passed else "files:")
+        lines += [f"  {line}" for line in run.file_check.problems]
     failures = failed_calls_line(run)
     if failures is not None:
         lines.append(failures)

@@ -172,6 +172,13 @@ def _run_section(run: CaseRun) -> list[str]:
         else:
             lines += ["**Tools**: ✗", ""]
             lines += [f"- {_inline(line)}" for line in tool_check_lines(check)] + [""]
+    files = run.file_check
+    if files is not None:
+        if files.passed:
+            lines += [f"**Files**: ✓ {files.checked} as expected", ""]
+        else:
+            lines += ["**Files**: ✗", ""]
+            lines += [f"- {_inline(line)}" for line in files.problems] + [""]
     failures = failed_calls_line(run)
     if failures is not None:
         lines += [f"**Failed tool calls**: {_inline(failures)}", ""]
