@@ -156,3 +156,76 @@ def test_a_result_answering_no_call_or_a_call_left_unanswered_is_refused(
         assert body["param"] == "messages"
         assert body["message"].startswith(where + ":"), body["message"]
     assert len(model.requests) == asked  # nothing reached the model
+
+
+PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture(scope="module")
+def seer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
+    """An agent that takes images."""
+    root = tmp_path_factory.mktemp("openai-history-images")
+    model = OpenAIServer().start()
+    seer = root / "seer"
+    seer.mkdir()
+    config = {
+        "spec_version": 1,
+        "name": "seer",
+        "executor": {
+            "model": "openai/gpt-4o-mini",
+            "connection": {"api_key": "sk-x", "base_url": model.url},
+        },
+        "interaction": {"modalities": {"input": ["text", "image"]}},
+    }
+    (seer / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
+    (seer / "AGENTS.md").write_text("You look at pictures.", encoding="utf-8")
+    env = {"OPENAI_API_KEY": "sk-test-1234", "HOLODECK_HOME": str(root / "home")}
+    try:
+        with deploy_process(str(seer), env=env, cwd=root) as (_, url):
+            yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0), model
+    finally:
+        model.stop()
+
+
+def with_image(words: str) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": words},
+            {"type": "image_url", "image_url": {"url": PIXEL}},
+        ],
+    }
+
+
+def test_an_image_earlier_in_the_history_reaches_the_model_with_its_message(seer: Deployed) -> None:
+    client, model = seer
+    model.script(text("Still a red pixel."))
+    asked = len(model.requests)
+    history: list[Any] = [
+        with_image("What is this?"),
+        {"role": "assistant", "content": "A red pixel."},
+        {"role": "user", "content": "Are you sure?"},
+    ]
+    done = client.chat.completions.create(model="seer", messages=history)
+    assert done.choices[0].message.content == "Still a red pixel."
+    first = next(m for m in model.requests[asked].body["messages"] if m["role"] == "user")
+    kinds = [part["type"] for part in first["content"]]
+    assert kinds == ["text", "image_url"]
+    assert first["content"][1]["image_url"]["url"] == PIXEL
+
+
+def test_an_image_in_the_history_of_a_text_only_agent_is_refused_by_message(
+    deployed: Deployed,
+) -> None:
+    client, _ = deployed
+    history: list[Any] = [
+        with_image("What is this?"),
+        {"role": "assistant", "content": "A pixel."},
+        {"role": "user", "content": "Are you sure?"},
+    ]
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.chat.completions.create(model="oracle", messages=history)
+    error = refused.value.body
+    assert isinstance(error, dict)
+    assert error["param"] == "messages.0"
+    assert "does not accept image input" in error["message"]

@@ -182,6 +182,8 @@ def test_openapi_describes_the_openai_routes_errors_in_openais_shape(wire: Serve
     ):
         for status in ("400", "401", "404", "429"):
             assert _schema(spec, path, method, status)["$ref"] == chat_400["$ref"], (path, status)
+        # these routes answer a request they cannot read with a 400, never FastAPI's 422
+        assert "422" not in spec["paths"][path][method]["responses"], path
     # real refusals fit the schema the server publishes for them
     invalid = wire.post({"model": "oracle", "messages": []})
     assert invalid.status_code == 400

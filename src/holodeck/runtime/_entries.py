@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -37,6 +38,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._history import starts_turn
 
 # A stored message of a conversation (`Session.messages`), for type hints outside the runtime.
@@ -117,12 +119,24 @@ def _part(
     if entry.role == "system":
         return SystemPromptPart(content=entry.content)
     if entry.role == "user":
-        return UserPromptPart(content=entry.content)
+        return UserPromptPart(content=_user_content(entry.content))
     if entry.role == "assistant":
         return TextPart(content=entry.content) if entry.content else None
     if entry.role == "tool_call":
         return ToolCallPart(entry.name, entry.content, entry.call_id)
     return ToolReturnPart(entry.name, entry.content, entry.call_id)
+
+
+def _user_content(content: Any) -> Any:
+    # a client's history may hold files as Attachments; the model takes them as binary parts
+    if not isinstance(content, list):
+        return content
+    return [
+        BinaryContent(item.data, media_type=item.media_type)
+        if isinstance(item, Attachment)
+        else item
+        for item in content
+    ]
 
 
 def messages_from(turns: Iterable[tuple[str, str]]) -> list[ModelMessage]:

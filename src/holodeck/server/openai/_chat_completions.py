@@ -214,7 +214,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     refuse_client_tools(extra)
     refuse_unknown(extra, _NO_EFFECT, "/v1/chat/completions")
     settings = turn_settings(served, body.asked())
-    sent = conversation(body.messages)
+    sent = conversation(body.messages, served.spec.interaction.input_modalities)
     extension = body.holodeck
     session = None
     if extension.session_id is None:

@@ -1,6 +1,6 @@
 """A chat completions request's `messages` as the conversation the agent is given: the
-prompt (the last message, the user's) with its files, and the history before it, text
-and tool calls alike. An assistant's `tool_calls` and the `tool` messages answering
+prompt (the last message, the user's) with its files, and the history before it, text,
+images and tool calls alike. An assistant's `tool_calls` and the `tool` messages answering
 them are the history's calls and results, in their order.
 
 A conversation may also end with `tool` messages: the results of the last assistant
@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -60,10 +61,12 @@ class Conversation:
     history: list[Message]
 
 
-def conversation(messages: list[ChatMessage]) -> Conversation:
+def conversation(messages: list[ChatMessage], accepts: Collection[str]) -> Conversation:
+    """`accepts`: the agent's input modalities, which images earlier in the history must
+    fit as the last message's do (the runtime checks those)."""
     last = messages[-1]
     if last.role == "tool":
-        return Conversation(None, [], _history(messages))
+        return Conversation(None, [], _history(messages, accepts))
     if last.role != "user":
         raise ApiError(
             400,
@@ -78,10 +81,10 @@ def conversation(messages: list[ChatMessage]) -> Conversation:
         raise ApiError(
             400, "invalid_request", "messages: the last message has no text", param="messages"
         )
-    return Conversation(text, attachments, _history(messages[:-1]))
+    return Conversation(text, attachments, _history(messages[:-1], accepts))
 
 
-def _history(messages: list[ChatMessage]) -> list[Message]:
+def _history(messages: list[ChatMessage], accepts: Collection[str]) -> list[Message]:
     entries: list[Entry] = []
     waiting: dict[str, str] = {}  # call id -> tool name: the calls not answered yet
     asked_at = 0  # the index of the assistant message that made them
@@ -99,11 +102,30 @@ def _history(messages: list[ChatMessage]) -> list[Message]:
         if waiting:
             raise _unanswered(asked_at, waiting)
         number += 1
-        text = _content(message, index)[0]
+        text, files = _content(message, index)
+        if files and message.role != "user":
+            raise ApiError(
+                400,
+                "unsupported",
+                f"messages.{index}: only the user's messages may hold images",
+                hint="send the image in a user message",
+                param=f"messages.{index}",
+            )
+        for file in files:
+            if file.modality not in accepts:
+                raise ApiError(
+                    400,
+                    "unsupported",
+                    f"messages.{index}: the agent does not accept {file.modality} input; it "
+                    f"declares {', '.join(sorted(accepts))}",
+                    hint=f"add `{file.modality}` to interaction.modalities.input, or leave "
+                    "the image out of the history",
+                    param=f"messages.{index}",
+                )
         if message.role in ("system", "developer"):
             entries.append(Entry("system", text, number))
         elif message.role == "user":
-            entries.append(Entry("user", text, number))
+            entries.append(Entry("user", [text, *files] if files else text, number))
         else:
             if (message.model_extra or {}).get("function_call"):
                 raise ApiError(

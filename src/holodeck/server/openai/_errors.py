@@ -62,4 +62,10 @@ class OpenAIErrorResponse(BaseModel):
 def openai_error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The `responses` entries of the errors an OpenAI route can answer, in OpenAI's
     shape, for /openapi.json."""
-    return {status: {"model": OpenAIErrorResponse} for status in statuses}
+    responses: dict[int | str, dict[str, Any]] = {
+        status: {"model": OpenAIErrorResponse} for status in statuses
+    }
+    # a request the route cannot read is a 400 in this shape too; a 4XX entry also keeps
+    # FastAPI from listing its own 422, which these routes never answer
+    responses["4XX"] = {"model": OpenAIErrorResponse, "description": "Refused request"}
+    return responses
