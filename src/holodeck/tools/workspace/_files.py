@@ -8,11 +8,13 @@ workspace (`_paths`); results are capped so a big file never floods the model's 
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 from holodeck.tools.workspace._errors import WorkspaceError
-from holodeck.tools.workspace._paths import inside, relative, resolve
+from holodeck.tools.workspace._paths import inside, open_real, relative, resolve
 
 MAX_CHARS = 100_000  # of one result
 MAX_MATCHES = 200  # of glob and grep
@@ -30,10 +32,20 @@ class WorkspaceFiles:
         path = resolve(self.root, name)
         if not path.is_file():
             raise WorkspaceError(f"{name}: no such file in the workspace")
+        with os.fdopen(open_real(self.root, path, os.O_RDONLY), "rb") as opened:
+            if not stat.S_ISREG(os.fstat(opened.fileno()).st_mode):
+                raise WorkspaceError(f"{name}: no such file in the workspace")
+            data = opened.read()
         try:
-            return path, path.read_text(encoding="utf-8")
+            return path, data.decode("utf-8")
         except UnicodeDecodeError:
             raise WorkspaceError(f"{name}: not a UTF-8 text file") from None
+
+    def _write(self, target: Path, text: str, *, make_folders: bool = False) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        descriptor = open_real(self.root, target, flags, make_folders=make_folders)
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as opened:
+            opened.write(text)
 
     def _capped(self, text: str) -> str:
         if len(text) <= self.max_chars:
@@ -55,8 +67,7 @@ class WorkspaceFiles:
         target = resolve(self.root, path)
         if target.is_dir():
             raise WorkspaceError(f"{path}: is a folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        self._write(target, content, make_folders=True)
         return f"wrote {len(content)} characters to {relative(self.root, target)}"
 
     def edit_file(self, path: str, old_text: str, new_text: str) -> str:
@@ -75,7 +86,7 @@ class WorkspaceFiles:
                 f"{path}: old_text appears {count} times; give more of the text around it "
                 "so it appears once"
             )
-        target.write_text(text.replace(old_text, new_text, 1), encoding="utf-8")
+        self._write(target, text.replace(old_text, new_text, 1))
         return f"edited {relative(self.root, target)}"
 
     def list_folder(self, path: str = ".") -> str:
