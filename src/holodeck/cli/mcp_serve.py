@@ -21,7 +21,9 @@ def serve(paths: tuple[Path, ...], model: str | None) -> None:
 
     Each agent (agent.yaml, image directory or .tar.gz) is one tool, named as the
     agent: `question` in, the answer out, with a `session_id` to pass back to continue
-    the conversation. Conversations last while the process runs. stdout carries only
+    the conversation. Conversations last while the process runs; an agent's files,
+    shell and terminal tools act in its own workspace, as in `holodeck chat`, for
+    every conversation. stdout carries only
     the protocol; messages go to stderr. Over HTTP, `holodeck deploy` serves the same
     tools at /mcp.
 
