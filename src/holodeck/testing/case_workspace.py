@@ -57,6 +57,10 @@ def check_files(folder: Path, expected: ExpectedFiles) -> FileCheck:
         if not path.is_file():
             problems.append(f"{relative}: no such file")
             continue
+        real, root = path.resolve(), folder.resolve()
+        if root not in real.parents:  # a link the model made: what it points at is not read
+            problems.append(f"{relative}: a symlink leading outside the workspace")
+            continue
         text = path.read_text(encoding="utf-8", errors="replace")
         if wanted.equals is not None and text != wanted.equals:
             problems.append(f"{relative}: differs from the expected text; it holds {_quoted(text)}")
