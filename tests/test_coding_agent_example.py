@@ -21,9 +21,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "coding-agent"
 def test_the_coding_agent_example_fixes_its_project_offline(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in (EXAMPLE / "project").iterdir()}
     report = tmp_path / "run.json"
-    result = CliRunner().invoke(
-        cli, ["test", str(EXAMPLE), "--model", "test", "-o", str(report)]
-    )
+    result = CliRunner().invoke(cli, ["test", str(EXAMPLE), "--model", "test", "-o", str(report)])
     assert result.exit_code == 0, result.output
     run = json.loads(report.read_text())
     fixed, looked = run["cases"]
