@@ -42,6 +42,10 @@ DEFERRED = {
         "the schema `init` writes is built from the pydantic models: `holodeck init --help` "
         "and `holodeck --help` load no pydantic"
     ),
+    ("cli/redteam.py", "holodeck.cli"): (
+        "the scan (cli/run_redteam.py) loads the runtime and pydantic-ai: "
+        "`holodeck redteam --help` needs neither"
+    ),
     ("cli/test_optimize.py", "holodeck.cli"): (
         "the search (cli/run_optimize.py) loads pydantic-ai and the metrics: "
         "`holodeck test optimize --help` needs neither"

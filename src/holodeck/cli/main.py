@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "optimize",
         "Improve an agent's settings and instructions against its test cases.",
     ),
+    "redteam": ("holodeck.cli.redteam", "redteam", "Attack an agent and report what got through."),
     "chat": ("holodeck.cli.chat.command", "chat", "Chat with an agent in the terminal."),
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "mcp serve": ("holodeck.cli.mcp_serve", "serve", "Serve agents as MCP tools over stdio."),
