@@ -42,6 +42,10 @@ DEFERRED = {
         "the schema `init` writes is built from the pydantic models: `holodeck init --help` "
         "and `holodeck --help` load no pydantic"
     ),
+    ("cli/test_capture.py", "holodeck.cli"): (
+        "the capture (cli/run_capture.py) reads saved sessions with pydantic-ai: "
+        "`holodeck test capture --help` needs none of it"
+    ),
     ("cli/redteam.py", "holodeck.cli"): (
         "the scan (cli/run_redteam.py) loads the runtime and pydantic-ai: "
         "`holodeck redteam --help` needs neither"

@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "test": ("holodeck.cli.test", "test", "Run an agent's test cases and metrics."),
     "test merge": ("holodeck.cli.test_merge", "merge", "Combine shard runs into one run."),
     "test view": ("holodeck.cli.test_view", "view", "Browse saved test runs in a local page."),
+    "test capture": (
+        "holodeck.cli.test_capture",
+        "capture",
+        "Make a test case of a chat, a served session, a run's case or logged turns.",
+    ),
     "test optimize": (
         "holodeck.cli.test_optimize",
         "optimize",

@@ -61,6 +61,9 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
     from holodeck.runtime._events import ToolCallStarted as ToolCallStarted
     from holodeck.runtime._events import Usage as Usage
+    from holodeck.runtime._guard_checks import find_patterns as find_patterns
+    from holodeck.runtime._guard_checks import find_pii as find_pii
+    from holodeck.runtime._guard_checks import redact as redact
     from holodeck.runtime._history import starts_turn as starts_turn
     from holodeck.runtime._history import trim_history as trim_history
     from holodeck.runtime._hosting import Hosting as Hosting
@@ -70,6 +73,8 @@ if TYPE_CHECKING:
     from holodeck.runtime._models import choose_model as choose_model
     from holodeck.runtime._options import RunOptions as RunOptions
     from holodeck.runtime._run import Run as Run
+    from holodeck.runtime._saved_session import SavedSession as SavedSession
+    from holodeck.runtime._saved_session import read_saved_session as read_saved_session
     from holodeck.runtime._session import Session as Session
     from holodeck.runtime._spend import Spend as Spend
     from holodeck.runtime._spend import price as price
@@ -105,6 +110,10 @@ _EXPORTS = {
     "ToolCallFinished": "holodeck.runtime._events",
     "ToolCallStarted": "holodeck.runtime._events",
     "Usage": "holodeck.runtime._events",
+    # the guardrails' personal-data and pattern finders, for redacting captured cases
+    "find_pii": "holodeck.runtime._guard_checks",
+    "find_patterns": "holodeck.runtime._guard_checks",
+    "redact": "holodeck.runtime._guard_checks",
     "starts_turn": "holodeck.runtime._history",
     "Hosting": "holodeck.runtime._hosting",
     "tool_context": "holodeck.runtime._hosting",
@@ -114,6 +123,8 @@ _EXPORTS = {
     "trim_history": "holodeck.runtime._history",
     "choose_model": "holodeck.runtime._models",
     "Run": "holodeck.runtime._run",
+    "SavedSession": "holodeck.runtime._saved_session",
+    "read_saved_session": "holodeck.runtime._saved_session",
     "Session": "holodeck.runtime._session",
     "SessionError": "holodeck.errors",
     "Spend": "holodeck.runtime._spend",

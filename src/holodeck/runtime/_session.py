@@ -45,6 +45,7 @@ from holodeck.runtime._approval import Decision, Pending
 from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, Usage, final_message
 from holodeck.runtime._history import trim_history
 from holodeck.runtime._limits import Used
+from holodeck.runtime._saved_session import FORMAT, VERSION, parse_saved
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
 
@@ -57,9 +58,6 @@ if TYPE_CHECKING:
     from holodeck.runtime._attachments import Attachment
     from holodeck.runtime._client_tools import ClientTool
     from holodeck.runtime._turn_settings import TurnSettings
-
-FORMAT = "holodeck-session"
-VERSION = 1
 
 
 class Session:
@@ -300,29 +298,12 @@ class Session:
     ) -> Session:
         """A session saved by `to_json()`, continued with `agent`. A bare list of
         messages (the earlier chat session file) is read too. Raises `SessionError`."""
+        raw, messages = parse_saved(data)
         try:
-            raw = json.loads(data)
-        except ValueError as exc:
-            raise SessionError(f"not JSON: {exc}") from None
-        except RecursionError:
-            raise SessionError("its JSON nests too deeply") from None
-        if isinstance(raw, list):
-            raw = {"format": FORMAT, "version": VERSION, "messages": raw}
-        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-            raise SessionError("not a HoloDeck session (no `format: holodeck-session`)")
-        if raw.get("version") != VERSION:
-            raise SessionError(
-                f"session format version {raw.get('version')!r} is not supported "
-                f"(this HoloDeck reads version {VERSION})"
-            )
-        try:
-            messages = ModelMessagesTypeAdapter.validate_python(raw.get("messages", []))
             spend = Spend.from_dict(raw.get("spend") or {})
-        except RecursionError:
-            raise SessionError("the session's messages nest too deeply") from None
         except (ValueError, TypeError, ArithmeticError) as exc:
             problem = str(exc).splitlines()[0][:160]
-            raise SessionError(f"the session's messages or usage are damaged ({problem})") from None
+            raise SessionError(f"the session's usage is damaged ({problem})") from None
         created = raw.get("created_at")
         session = cls(
             agent,
