@@ -140,7 +140,11 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
                 with case_workspace(spec, case) as folder:  # each run starts afresh
                     async with (
                         _until_first_request(preparing, run_options.offline),
-                        Session(agent, workspace=folder) as session,
+                        # through agent.session() unless the case has a workspace of
+                        # its own (a session given its folder)
+                        (
+                            agent.session() if folder is None else Session(agent, workspace=folder)
+                        ) as session,
                     ):
                         run = _run_case(
                             session, spec, (name, case), judges, files, attempt, offline
