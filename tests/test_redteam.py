@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -68,13 +69,13 @@ tool_rules:
 WEAK_PLUGINS = ("indirect-injection", "pii-leakage", "excessive-agency", "ssrf")
 
 
-def _scan(root: Path, *extra: str) -> tuple[int, dict[str, object]]:
+def _scan(root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     result = invoke("redteam", str(root), "--canary", CANARY, "-o", "scan.json", *extra, cwd=root)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, json.loads((root / "scan.json").read_text())
 
 
-def _failed_plugins(scan: dict[str, object]) -> set[str]:
+def _failed_plugins(scan: dict[str, Any]) -> set[str]:
     plugins = scan["plugins"]
     assert isinstance(plugins, list)
     return {p["plugin"] for p in plugins if p["failed"]}
@@ -246,7 +247,7 @@ def test_a_real_model_that_obeys_fails_and_its_failures_replay(
     )
     assert code == 1
     assert scan["offline"] is False
-    status = {a["id"]: a["status"] for a in scan["attacks"]}  # type: ignore[union-attr]
+    status = {a["id"]: a["status"] for a in scan["attacks"]}
     assert status["prompt-injection/ignore-previous"] == "fail"
     assert [s for i, s in status.items() if i.startswith("prompt-injection/")].count("pass") == 5
     assert {s for i, s in status.items() if i.startswith("system-prompt")} == {"fail"}
