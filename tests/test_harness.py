@@ -313,7 +313,9 @@ def test_an_image_with_codex_subagents_needs_harness_none_and_then_runs(tmp_path
     assert spec.harness == "claude-sdk" and spec.subagents["coder"].harness == "codex"
     env = {**os.environ, "ANTHROPIC_API_KEY": "x"}
     with pytest.raises(DefinitionError, match="--harness none"):
-        Agent(spec, RunOptions(env={k: v for k, v in env.items() if k != "HOLODECK_HARNESS"}))
+        Agent(
+            spec, RunOptions(env={k: v for k, v in env.items() if k != "HOLODECK_HARNESS"})
+        ).prepare()
     refused = holodeck("test", str(root), "--model", "test", env={"ANTHROPIC_API_KEY": "x"})
     assert refused.returncode == 2 and "harness `codex`" in refused.stderr
     assert "--harness none" in refused.stderr
@@ -338,7 +340,7 @@ def test_a_non_claude_model_override_needs_harness_none(tmp_path: Path) -> None:
     )
     spec = load_agent(root)
     with pytest.raises(DefinitionError, match="needs a Claude model"):
-        Agent(spec, RunOptions(model="test", env={}))
+        Agent(spec, RunOptions(model="test", env={})).prepare()
     answer = asyncio.run(
         Agent(spec, RunOptions(model="test", env={"HOLODECK_HARNESS": "none"})).answer("hi")
     )

@@ -635,13 +635,14 @@ async def test_a_server_starts_once_per_agent_and_stops_on_close(write: Write) -
     assert await whoami(agent) == first
     await agent.aclose()
     assert gone(first)
-    assert await whoami(agent) != first  # used again after close: a new server
-    await agent.aclose()
+    again = build(root)  # closed is final: a new agent starts a new server
+    assert await whoami(again) != first
+    await again.aclose()
 
 
 def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None:
     """Servers run on the caller's loop: when it ends they stop. Until it is closed the
-    agent is that loop's: another loop using it is refused; closed, it starts them again."""
+    agent is that loop's: another loop using it is refused; closed, it is not used again."""
     from holodeck.errors import LifecycleError
 
     agent = build(write({"agent.yaml": agent_yaml(demo())}))
@@ -650,8 +651,8 @@ def test_a_server_ends_with_the_event_loop_that_started_it(write: Write) -> None
     with pytest.raises(LifecycleError, match="another event loop"):
         asyncio.run(whoami(agent))
     asyncio.run(agent.aclose())
-    second = asyncio.run(whoami(agent))
-    assert second != first and gone(second)
+    with pytest.raises(LifecycleError, match="is closed"):
+        asyncio.run(whoami(agent))
 
 
 EXITS_WITHOUT_CLOSING = """

@@ -102,12 +102,13 @@ def test_an_agent_used_on_a_second_event_loop_before_it_is_closed_is_refused() -
     asyncio.run(agent.answer("Weather in Oslo? /call *"))
     with pytest.raises(LifecycleError, match="another event loop") as refused:
         asyncio.run(agent.answer("And in Paris? /call *"))
-    assert "aclose" in str(refused.value.hint)
-    asyncio.run(agent.aclose())  # closed: it may serve another loop now
-    assert asyncio.run(agent.answer("And in Rome? /call *")).tool_calls
+    assert "new one" in str(refused.value.hint)
+    asyncio.run(agent.aclose())  # closed: for good
+    with pytest.raises(LifecycleError, match="agent weather is closed"):
+        asyncio.run(agent.answer("And in Rome? /call *"))
 
 
-def test_an_agent_opened_while_open_is_refused_and_may_reopen_once_closed() -> None:
+def test_an_agent_opened_while_open_is_refused_and_not_reopened_once_closed() -> None:
     agent = weather()
 
     async def twice() -> None:
@@ -118,7 +119,9 @@ def test_an_agent_opened_while_open_is_refused_and_may_reopen_once_closed() -> N
             await agent.answer("Weather in Oslo? /call *")  # the first opening is untouched
 
     asyncio.run(twice())
-    asyncio.run(twice())  # closed cleanly: opened again, on another loop
+    with pytest.raises(LifecycleError, match="agent weather is closed") as refused:
+        asyncio.run(twice())  # closed is final, as an httpx client's is
+    assert "Agent(spec, options)" in str(refused.value.hint)
 
 
 def test_a_run_opened_while_open_or_holding_an_open_agent_is_refused() -> None:
@@ -133,12 +136,14 @@ def test_a_run_opened_while_open_or_holding_an_open_agent_is_refused() -> None:
             with pytest.raises(LifecycleError, match=r"already open \(in a Run\)"):
                 async with agent:
                     pass
-        async with agent:
+        with pytest.raises(LifecycleError, match="Run is closed"):
+            async with run:  # closed is final
+                pass
+        other = weather()
+        async with other:
             with pytest.raises(LifecycleError, match="already open"):
-                async with Run(agent):
+                async with Run(other):
                     pass
-        async with run:  # closed: it opens again
-            assert (await agent.answer("Weather? /call *")).tool_calls
 
     asyncio.run(main())
 
@@ -196,19 +201,19 @@ def test_node_and_its_threads_are_gone_when_the_run_ends(write: Write, ending: s
 
 
 @needs_node
-def test_a_run_reopened_after_it_closed_starts_node_afresh(write: Write) -> None:
-    agent = Agent(load_agent(write(NODE_IMAGE)), RunOptions(model="test"))
-    run = Run(agent)
+def test_a_new_run_of_a_new_agent_starts_node_afresh(write: Write) -> None:
+    root = write(NODE_IMAGE)
 
     async def once() -> int:
-        async with run:
+        agent = Agent(load_agent(root), RunOptions(model="test"))
+        async with Run(agent):
             final = await agent.answer("Which process? /call *")
             (pid,) = node_pids(agent)
             assert final.tool_calls[0].result == pid
             return pid
 
     first = asyncio.run(once())
-    second = asyncio.run(once())  # another event loop: allowed, the run was closed
+    second = asyncio.run(once())  # another event loop, another agent
     assert second != first and gone(first) and gone(second)
 
 

@@ -232,7 +232,7 @@ async def test_a_tool_past_its_timeout_fails_like_any_other(write: Write) -> Non
 async def test_middleware_file_without_hooks_is_refused(write: Write) -> None:
     root = write({"agent.yaml": HEAD + "middleware: [mw.py]\n", "mw.py": "x = 1\n"})
     with pytest.raises(ToolLoadError, match="defines none of before_tool"):
-        agent_for(root)
+        agent_for(root).prepare()
 
 
 async def test_params_reach_tools_and_stay_out_of_the_schema(write: Write) -> None:
@@ -298,7 +298,7 @@ async def test_tool_load_errors_name_file_and_line(write: Write) -> None:
         }
     )
     with pytest.raises(ToolLoadError) as caught:
-        agent_for(root)
+        agent_for(root).prepare()
     assert "tools.py: line 3: ZeroDivisionError" in str(caught.value)
 
 
@@ -368,7 +368,7 @@ async def test_output_modalities_the_runtime_cannot_produce_are_refused(write: W
         }
     )
     with pytest.raises(DefinitionError, match="output modalities audio cannot be produced"):
-        agent_for(root)
+        agent_for(root).prepare()
 
 
 async def test_prompt_tools_render_their_template(write: Write) -> None:
@@ -398,7 +398,7 @@ async def test_prompt_template_using_undeclared_parameters_is_refused(write: Wri
 """
     )
     with pytest.raises(ToolLoadError, match="uses `other` but does not declare it"):
-        agent_for(write({"agent.yaml": agent_yaml}))
+        agent_for(write({"agent.yaml": agent_yaml})).prepare()
 
 
 async def test_skills_load_on_demand(write: Write) -> None:

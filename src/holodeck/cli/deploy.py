@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from pathlib import Path
@@ -148,10 +149,7 @@ def deploy(
     for spec in specs:
         _refuse_cloud_target(spec)
         _refuse_unwalled(spec)
-    hosting = runtime.Hosting(served=True)  # as the server builds them (create_app)
-    for spec in specs:
-        # credentials and models, checked now
-        runtime.Agent(spec, runtime.RunOptions(model=model, harness=harness), hosting=hosting)
+    _check_agents(specs, runtime.RunOptions(model=model, harness=harness))
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:
@@ -181,6 +179,18 @@ def deploy(
     url = f"http://{options.host}:{options.port}"
     click.echo(f"holodeck: serving {', '.join(names)} at {url} (chat page {url}/, API {url}/docs)")
     server.serve(options, specs)
+
+
+def _check_agents(specs: list[AgentSpec], options: runtime.RunOptions) -> None:
+    """Build each agent as the server will (credentials, models, tool code), now, and
+    close it: the check leaves nothing open (no modules held, no threads, no servers)."""
+    hosting = runtime.Hosting(served=True)  # as the server builds them (create_app)
+    for spec in specs:
+        agent = runtime.Agent(spec, options, hosting=hosting)
+        try:
+            agent.prepare()
+        finally:
+            asyncio.run(agent.aclose())
 
 
 def _refuse_cloud_target(spec: AgentSpec) -> None:

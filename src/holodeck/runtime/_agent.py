@@ -93,12 +93,25 @@ OUTPUT_RETRIES = 2
 class Agent:
     """A runnable agent: its model, its tools, and the servers they keep running.
 
-    `async with Agent(spec) as agent:` starts the servers shared by every conversation
-    on the caller's event loop and stops them on exit; `agent.session()` opens a
-    conversation. Without `async with`, servers start on first use and stop with
-    `aclose()`. From its first use until it is closed, an agent belongs to one event
-    loop: using it on another, or opening it while it is open, raises `LifecycleError`.
-    Once closed it may be opened again (on any loop): its servers start afresh."""
+    An agent is unopened, open, then closed, as an httpx client is. Making one does no
+    I/O; opening it reads its `.env` and config.yaml, builds its model and imports its
+    tool code (`prepare()`), then its tools start (on `start()` or first use).
+    `async with Agent(spec) as agent:` opens it on the caller's event loop and closes it on
+    exit; so does a `Run` holding it, its usual owner. Used without either, it opens on
+    first use and closes with `aclose()`. From its opening until it is closed, an agent
+    belongs to one event loop: using it on another, or opening it while it is open, raises
+    `LifecycleError`. Closed is final: using or opening it again raises `LifecycleError`
+    (make a new one)."""
+
+    # built when it opens (`prepare()`); reading one before that opens it
+    options: RunOptions
+    hosting: Hosting
+    telemetry: Telemetry | None
+    model: Any
+    guardrails: GuardrailRunner
+    threads: ToolThreads
+    modules: Any
+    max_tool_iterations: int
 
     def __init__(
         self,
@@ -111,14 +124,42 @@ class Agent:
         """`telemetry` traces the agent's turns; by default the agent's `observability:`
         block decides (off: None, and no OpenTelemetry SDK is loaded). `hosting` is what
         the surface running the agent wires in (HoloDeck's CLI and server set it)."""
+        self.spec = spec
+        self._given = (options, telemetry, hosting)
+        self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
+        self._prepared = False
+        self._holds_modules = False
+        self._entered: list[AbstractToolset[Any]] | None = None  # toolsets it holds open
+
+    def __getattr__(self, name: str) -> Any:
+        # only for attributes not set yet: those `prepare()` builds open the agent
+        if name in _PREPARED and not self.__dict__.get("_preparing"):
+            self.prepare()
+            return object.__getattribute__(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # -- lifecycle
+
+    def prepare(self) -> None:
+        """Build the agent now (reading `.env` and config.yaml, the model, its tools,
+        importing their code), so that a definition's problems surface before any turn.
+        Done once; the first use does it otherwise. Starts nothing."""
+        self.lifecycle.refuse_if_ended()
+        if self._prepared:
+            return
+        options, telemetry, hosting = self._given
+        self._preparing = True
         # its Python files import into a space it holds until it closes
-        self.modules = claim(spec.root)
+        self.modules = claim(self.spec.root)
         self._holds_modules = True
         try:
-            self._build(spec, options, telemetry, hosting)
+            self._build(self.spec, options, telemetry, hosting)
         except BaseException:
             self._release_modules()
             raise
+        finally:
+            self._preparing = False
+        self._prepared = True
 
     def _build(
         self,
@@ -182,6 +223,10 @@ class Agent:
         )
         if self.guardrails.has("input"):  # every text the model is sent passes them first
             native.append(InputGuard(self.guardrails).capability())
+        if tools.memory is not None:  # facts extracted after each turn, stored as checked
+            native.extend(
+                tools.memory.capabilities(spec, self.options, self.hosting, self.guardrails)
+            )
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
             model,
             output_type=output_type,
@@ -196,49 +241,61 @@ class Agent:
             self._agent.instrument = instrumentation(self.telemetry)
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
-        self.lifecycle = Lifecycle(f"agent {spec.name}")  # its event loop, who opened it
         self.threads = ToolThreads()  # its synchronous tools' calls
-
-    # -- lifecycle
 
     async def start(self) -> None:
         """Start the servers shared by every conversation now, rather than on first use
-        (a server that cannot start is reported once, and the agent keeps its other tools).
-        An uploaded definition's own endpoints must pass the outbound policy first."""
+        (a server that cannot start is reported once, and the agent keeps its other tools):
+        the agent enters its toolsets, and leaves them when it closes. An uploaded
+        definition's own endpoints must pass the outbound policy first."""
         self._in_use()
+        await self._enter_tools()
+
+    async def _enter_tools(self) -> None:
+        if self._entered is not None:
+            return
         if self.hosting.uploaded and self.hosting.outbound is not None:
             await check_named_endpoints(self.spec, self.hosting.outbound)
-        starters: list[Any] = []
-        for toolset in self._toolsets:
-            toolset.apply(lambda t: starters.append(t) if hasattr(t, "start") else None)
-        await asyncio.gather(*(t.start() for t in starters))
+        entered: list[AbstractToolset[Any]] = []
+        self._entered = entered
+        try:
+            await asyncio.gather(*(self._enter(t, entered) for t in self._toolsets))
+        except BaseException:
+            self._entered = None
+            await _leave(entered, self.spec.name)
+            raise
+
+    @staticmethod
+    async def _enter(toolset: AbstractToolset[Any], entered: list[AbstractToolset[Any]]) -> None:
+        await toolset.__aenter__()
+        entered.append(toolset)
 
     async def aclose(self) -> None:
-        """Stop what the agent keeps running between turns (MCP servers, Node.js, the
-        sub-agents' servers). Idempotent; a server needed again starts again, on the
-        event loop that uses it then."""
+        """Close the agent: stop what it keeps running between turns (MCP servers, Node.js,
+        the sub-agents, tool threads) and let go of its modules. Idempotent; closed is
+        final."""
+        if self.lifecycle.ended:
+            return
+        if not self._prepared:  # nothing was built: nothing to stop
+            self.lifecycle.closed()
+            return
         self.lifecycle.closing()  # its servers can only be stopped on their own loop
-        closers: list[Any] = []
-        for toolset in self._toolsets:
-            toolset.apply(lambda t: closers.append(t) if hasattr(t, "aclose") else None)
-        results = await asyncio.gather(*(t.aclose() for t in closers), return_exceptions=True)
-        for result in results:  # one server that fails to stop must not keep others running
-            if isinstance(result, asyncio.CancelledError):
-                raise result
-            if isinstance(result, Exception):
-                log.warning("%s: a tool server did not stop cleanly: %s", self.spec.name, result)
-        self.threads.close(self.spec.name)
-        self._release_modules()
-        self.lifecycle.closed()
+        entered, self._entered = self._entered, None
+        try:
+            await _leave(entered or [], self.spec.name)
+        finally:
+            self.threads.close(self.spec.name)
+            self._release_modules()
+            self.lifecycle.closed()
         if self.telemetry is not None and self._flushes:  # bounded: a dead collector
             await self.telemetry.aflush()  # costs at most the flush limit
 
     def _in_use(self) -> None:
-        """On its event loop, holding its modules again if it was closed since."""
+        """Opened (on first use, when nothing opened it) and on its event loop."""
+        if not self._prepared:
+            self.prepare()
+        self.lifecycle.refuse_if_ended()
         self.lifecycle.claim()
-        if not self._holds_modules:
-            self.modules.hold()
-            self._holds_modules = True
 
     def _release_modules(self) -> None:
         """Let go of its Python modules (the last holder drops them); once."""
@@ -365,6 +422,7 @@ class Agent:
             CURRENT_TURN.set(turn)
             TOOL_THREADS.set(self.threads)
             try:
+                await self._enter_tools()  # first use: its servers stay up until it closes
                 before, deferred = list(history), None
                 if resume is not None:
                     resume.report_denied(turn)
@@ -432,6 +490,7 @@ class Agent:
         guards = self.guardrails
         if guards.has("output"):  # its text is not streamed before its checks pass
             turn = replace(turn, stream_text=False)
+        await self._enter_tools()
         token = CURRENT_TURN.set(turn)
         try:
             try:  # a sub-agent's own guardrails hold when it is a tool
@@ -502,7 +561,7 @@ class Agent:
         deferred: DeferredToolResults | None = None,
     ) -> AgentRunResult[Any]:
         result: AgentRunResult[Any] | None = None
-        own = turn.scope.toolsets_for(self) if turn.scope is not None else []
+        own = await turn.scope.toolsets_for(self) if turn.scope is not None else []
         asked = turn.settings if not turn.agent else None  # sub-agents keep their own
         output_type: Any = asked.output_type() if asked is not None else None  # None: the agent's
         pauses = self._needs_approval is not None
@@ -605,6 +664,39 @@ def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
 
     cassette = Cassette.from_settings(spec.execution, spec.root, options.env)
     return options if cassette is None else replace(options, cassette=cassette)
+
+
+async def _leave(toolsets: list[AbstractToolset[Any]], name: str) -> None:
+    """Leave each toolset; one that fails to stop must not keep the others running."""
+    results = await asyncio.gather(
+        *(t.__aexit__(None, None, None) for t in toolsets), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, asyncio.CancelledError):
+            raise result
+        if isinstance(result, Exception):
+            log.warning("%s: a tool server did not stop cleanly: %s", name, result)
+
+
+# what `prepare()` builds (see `Agent.__getattr__`)
+_PREPARED = frozenset(
+    {
+        "options",
+        "hosting",
+        "telemetry",
+        "model",
+        "guardrails",
+        "threads",
+        "modules",
+        "max_tool_iterations",
+        "_toolsets",
+        "_per_session",
+        "_needs_approval",
+        "_output_type",
+        "_agent",
+        "_flushes",
+    }
+)
 
 
 @dataclass(frozen=True)

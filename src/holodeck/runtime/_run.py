@@ -21,9 +21,11 @@ every agent's cassette, saved to disk. One step that fails is logged and the oth
 A cancellation while closing (a second Ctrl+C) stops waiting for the servers and is
 raised; the cassettes are still saved.
 
-A `Run` is opened once at a time, on one event loop: opening it while it is open, or
-using it (and its agents) on another loop, raises `LifecycleError`. After it has closed,
-it may be opened again: its agents start their servers afresh.
+A `Run` is the owner of its agents' lives: opening it opens them (each reads its `.env`
+and config.yaml, builds its model and imports its tool code), closing it closes them. It
+is opened once, on one event loop: opening it while it is open, or using it (and its
+agents) on another loop, raises `LifecycleError`. Closed is final, for the Run and its
+agents: opening either again raises `LifecycleError` (make new ones).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class Run:
         try:
             for agent in self._agents:
                 agent.lifecycle.hold(self, " (in a Run)")
+                agent.prepare()
                 self._hold_telemetry(agent)
         except BaseException:
             await self._close()
@@ -91,6 +94,7 @@ class Run:
         if self.is_open:
             self.lifecycle.claim()
             agent.lifecycle.hold(self, " (in a Run)")
+            agent.prepare()
             self._hold_telemetry(agent)
         self._agents[agent] = [then] if then is not None else []
         return agent

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import FunctionToolset, RunContext, Tool
 
+from holodeck.runtime._held import Held
 from holodeck.runtime._hosting import Hosting
 from holodeck.runtime._options import RunOptions
 from holodeck.runtime._turn import CURRENT_TURN, Turn
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 AgentFactory = Callable[..., "Agent"]
 
 
-class SubagentToolset(FunctionToolset[Any]):
-    """The sub-agent tools; `aclose` stops what the sub-agents built keep running."""
+class SubagentToolset(Held, FunctionToolset[Any]):
+    """The sub-agent tools; closing them (the parent agent closing) closes the sub-agents
+    built so far."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -264,6 +264,7 @@ class UploadStore:
             lent = tuple(self.limits.providers)  # the server's credentials it may use
             hosting = dataclasses.replace(self.hosting, uploaded=True, upload_providers=lent)
             agent = Agent(spec, self.options, hosting=hosting)
+            agent.prepare()  # its .env, model and tools: problems answer this upload
             try:
                 for path in _python_files(spec):
                     load_module(path)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -23,6 +24,7 @@ from holodeck.runtime import (
     GuardrailTriggered,
     Hosting,
     OfflineScript,
+    Run,
     RunOptions,
     Session,
     ToolCallFinished,
@@ -105,11 +107,13 @@ def agent_for_tests(spec: AgentSpec, options: TestOptions, telemetry: Any = None
 async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None = None) -> TestRun:
     """Run the selected cases; on cancellation (Ctrl+C) return what finished, marked so.
 
-    With `agent` (from `agent_for_tests`), the caller owns it and closes it; otherwise one is
-    made and closed here."""
+    With `agent` (from `agent_for_tests`), the caller's `Run` owns it; otherwise one is made
+    here and a `Run` of its own opens and closes it (`holodeck test optimize`)."""
     require_nlp_extra(spec, (case for _, case in select_cases(spec, options)))
     if agent is None:
-        async with agent_for_tests(spec, options) as own:
+        own = agent_for_tests(spec, options)
+        async with Run(own):
+            await own.start()  # servers start once, before the cases, as the CLI's do
             return await run_tests(spec, options, own)
 
     run_options = agent.options
@@ -150,6 +154,8 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
                             session, spec, (name, case), judges, files, attempt, offline
                         )
                         done = await traced_case(agent.telemetry, name, attempt, run)
+                        spent = session.spend
+                        done.cost_usd = spent.cost if spent.usage.requests else Decimal(0)
                     # checked once the session (its terminals) has closed
                     if folder is not None and case.expected_files is not None:
                         done = _with_files(done, check_files(folder, case.expected_files))

@@ -15,6 +15,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.net import OutboundPolicy
+from holodeck.runtime._held import Held
 from holodeck.runtime.toolsets._mcp_content import model_content
 from holodeck.runtime.toolsets._schema_tools import schema_tool
 from holodeck.spec.models.tools import McpTool
@@ -57,9 +58,10 @@ class _Entry:
     shape: ArgShape | None
 
 
-class McpToolset(AbstractToolset[Any]):
-    """The tools of several MCP servers. Servers start on `start()` or first use and stay
-    up until `aclose()`; entering and leaving the toolset (each run) does not stop them.
+class McpToolset(Held, AbstractToolset[Any]):
+    """The tools of several MCP servers. Servers start when the first holder enters the
+    toolset (the agent opening, or its session's scope) or on first use, and stay up until
+    the last leaves (`Held`); each run entering and leaving it does not stop them.
     They run on the event loop that started them; when that loop ends, so do they."""
 
     def __init__(

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai import FunctionToolset, RunContext, Tool
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from holodeck.runtime._held import Held
 from holodeck.spec.models.tools import SearchTool
 
 if TYPE_CHECKING:  # the search pipeline and numpy load only for an agent with a search tool
     from holodeck.search.agent_tools import SearchTools
 
 
-class SearchToolset(AbstractToolset[Any]):
+class SearchToolset(Held, AbstractToolset[Any]):
     """`tools` offered to the model; `start()` ingests every source, `aclose()` closes.
 
     Not a wrapper toolset: `Agent.start()` finds toolsets with `start()` by visiting them,

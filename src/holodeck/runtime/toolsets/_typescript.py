@@ -11,6 +11,7 @@ from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from holodeck.runtime._held import Held
 from holodeck.runtime.toolsets._schema_tools import schema_tool
 from holodeck.spec.models.tools import TypeScriptTool
 from holodeck.tools.typescript import Described, MissingArguments, TypeScriptRunner
@@ -28,7 +29,7 @@ def typescript_toolset(
     return TypeScriptToolset(TypeScriptRunner(tools, root, params, persistent=True))
 
 
-class TypeScriptToolset(AbstractToolset[Any]):
+class TypeScriptToolset(Held, AbstractToolset[Any]):
     """TypeScript functions as tools, all served by the runner's one Node.js process."""
 
     def __init__(self, runner: TypeScriptRunner, toolset_id: str | None = None) -> None:
@@ -45,12 +46,12 @@ class TypeScriptToolset(AbstractToolset[Any]):
         return self.runner.process_id
 
     async def __aenter__(self) -> TypeScriptToolset:
-        self.runner.enter()
-        return self
+        self.runner.enter()  # a runner that is not persistent stops Node.js after its uses
+        return await super().__aenter__()
 
     async def __aexit__(self, *args: Any) -> bool | None:
         self.runner.leave()
-        return None
+        return await super().__aexit__(*args)  # the last holder stops Node.js
 
     async def aclose(self) -> None:
         """Stop Node.js; the next use starts it again."""

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic_ai import FunctionToolset
 
 from holodeck.errors import HoloDeckError
+from holodeck.runtime._held import Held
 from holodeck.runtime._hosting import Hosting
 from holodeck.sandbox import Sandbox
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -66,7 +67,7 @@ def _remove_old(root: Path, retention: float) -> None:
                 shutil.rmtree(folder)
 
 
-class WorkspaceToolset(FunctionToolset[Any]):
+class WorkspaceToolset(Held, FunctionToolset[Any]):
     """One conversation's acting tools in `folder`; `aclose()` (the session's end) closes
     its terminals and everything started in them."""
 
