@@ -116,6 +116,16 @@ class Session:
         """Stop the servers this session started (idempotent); the conversation stays."""
         await self._scope.aclose()
 
+    @property
+    def user(self) -> str | None:
+        """Whose long-term memories this conversation reaches (None: the local user's);
+        a server sets it from the request's key and `user_id`."""
+        return self._scope.user
+
+    @user.setter
+    def user(self, user: str | None) -> None:
+        self._scope.user = user
+
     # -- turns
 
     async def run(

@@ -15,6 +15,7 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
+from holodeck.memory import open_bank
 from holodeck.runtime._call_guards import CallGuards
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
@@ -26,6 +27,7 @@ from holodeck.runtime.toolsets._a2a import a2a_tool
 from holodeck.runtime.toolsets._builtins import builtin_toolset
 from holodeck.runtime.toolsets._function import function_tool
 from holodeck.runtime.toolsets._mcp import mcp_toolset
+from holodeck.runtime.toolsets._memory import MemoryToolset
 from holodeck.runtime.toolsets._observed import ObservedToolset
 from holodeck.runtime.toolsets._prompt import prompt_tool
 from holodeck.runtime.toolsets._retrieval import SearchToolset
@@ -54,6 +56,7 @@ class AgentTools:
     instructions: str | None  # what they add to the prompt (the list of skills)
     # a conversation's own, given its session id and the workspace it was given
     per_session: Callable[[str | None, Path | None], list[AbstractToolset[Any]]] | None
+    memory: MemoryToolset | None = None  # `memory.long_term`: its tools, recall, extraction
 
 
 def agent_toolsets(
@@ -91,7 +94,7 @@ def agent_toolsets(
     shared = [t for t in mcp if t.scope == "agent"]
     own = [t for t in mcp if t.scope == "session"]
     others = len(shared) < len(spec.tools) or bool(
-        spec.subagents or spec.builtins or spec.skills or spec.workspace
+        spec.subagents or spec.builtins or spec.skills or spec.workspace or spec.memory.long_term
     )
     reserved = [t.name for t in spec.tools if not isinstance(t, McpTool)] + list(spec.subagents)
     env = context.env
@@ -111,6 +114,10 @@ def agent_toolsets(
         )
     if spec.subagents:
         sets.append(subagent_toolset(spec, options, hosting, make_agent))
+    bank = open_bank(spec, context)
+    memory = MemoryToolset(bank, spec.memory.long_term) if bank and spec.memory.long_term else None
+    if memory is not None:
+        sets.append(memory)
     if spec.builtins:
         sets.append(builtin_toolset(spec, context))
     instructions = None
@@ -158,7 +165,7 @@ def agent_toolsets(
                 for toolset in made
             ]
 
-    return AgentTools([observed], instructions, per_session)
+    return AgentTools([observed], instructions, per_session, memory)
 
 
 def offered(toolset: AbstractToolset[Any], policy: ToolsPolicy | None) -> AbstractToolset[Any]:

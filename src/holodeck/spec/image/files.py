@@ -17,6 +17,7 @@ from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.modalities import InputModality, OutputModality
 from holodeck.spec.models.optimizer import OptimizerSettings
+from holodeck.spec.models.settings import MemorySettings
 from holodeck.spec.models.tools import APPROVAL_HELP, ApprovalMode, RetryPolicy, check_http_url
 
 SKILL_NAME_PATTERN = r"^[a-z0-9-]{1,64}$"
@@ -81,6 +82,11 @@ class ImageConfig(Strict):
     )
     limits: Limits | None = Field(
         default=None, description="Spend caps per turn, per session, per API key per day."
+    )
+    memory: MemorySettings | None = Field(
+        default=None,
+        description="Sessions and long-term memory (`memory.long_term`), as agent.yaml's "
+        "(a HoloDeck extension); over config.yaml's `memory:`.",
     )
     tools_policy: ToolsPolicy | None = Field(
         default=None, description="Which of the agent's tools the model is offered."

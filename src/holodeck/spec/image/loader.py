@@ -31,7 +31,12 @@ from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, Tool
 from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
-from holodeck.spec.models.settings import ExecutionSettings, MemorySettings, overlay
+from holodeck.spec.models.settings import (
+    ExecutionSettings,
+    MemorySettings,
+    overlay,
+    overlay_memory,
+)
 from holodeck.spec.models.tools import McpTool
 from holodeck.spec.models.workspace_settings import acting_tool_names
 from holodeck.spec.pattern_risk import check_guard_patterns
@@ -162,7 +167,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
         test_cases=test_cases,
         # the image's executor over the config files' execution block
         execution=overlay(ctx.settings.execution, image.execution()) or ExecutionSettings(),
-        memory=ctx.settings.memory or MemorySettings(),
+        memory=overlay_memory(ctx.settings.memory, config.memory) or MemorySettings(),
         deployment=ctx.settings.deployment,
         observability=ctx.settings.observability,
         network=ctx.settings.network,

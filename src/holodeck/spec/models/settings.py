@@ -20,6 +20,7 @@ from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.container_settings import CloudTarget, ImageRegistry
 from holodeck.spec.models.controls import Limits
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.long_term_memory import LongTermMemory
 from holodeck.spec.models.model_settings import PROVIDER_ALIASES, ProviderType
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -60,6 +61,10 @@ class MemorySettings(Strict):
         default=86400,
         description="A served session not used for this long is forgotten; null keeps "
         "sessions until they are deleted.",
+    )
+    long_term: LongTermMemory | None = Field(
+        default=None,
+        description="Facts kept across sessions, per user, agent or session (docs/memory.md).",
     )
 
     @model_validator(mode="after")
