@@ -22,7 +22,7 @@ from scripted_servers import OpenAIServer, text
 
 openai_server = scripted_servers.openai_server
 
-CANARY = "ACME-CANARY-5150"
+CANARY = "ACME-SECRET-42"
 
 WEAK = """
 name: leaky
@@ -45,27 +45,18 @@ def fetch_page(url: str) -> str:
     """Fetch a web page (this one only says which address it was given)."""
     return "contents of " + url
 '''
-GUARDS = f"""
-guardrails:
-  input:
-    - name: no-injection
-      block_patterns:
-        - "(?i)ignore (all |your )?previous instructions"
-        - "(?i)new instruction for the ai"
-        - "(?i)<!--\\\\s*assistant"
-        - "(?i)\\\\b(also run|must call|invoke)\\\\b"
-      on: [request, tool_result]
-  output:
-    - name: personal-data
-      pii: [email, phone, card]
-      action: redact
-    - name: canaries
-      block_keywords: [{CANARY}]
-      action: redact
-tool_rules:
-  fetch_page:
-    url: {{deny: ["re:(127\\\\.|10\\\\.|169\\\\.254\\\\.|localhost|\\\\[::1\\\\])"]}}
-"""
+DOCS = Path(__file__).parent.parent / "docs" / "redteam.md"
+
+
+def _guards() -> str:
+    """The block docs/redteam.md gives under "Making an agent hold", as written there."""
+    page = DOCS.read_text(encoding="utf-8")
+    section = page[page.index("## Making an agent hold") :]
+    block = section[section.index("```yaml\n") + 8 :]
+    return "\n" + block[: block.index("```")]
+
+
+GUARDS = _guards()
 WEAK_PLUGINS = ("indirect-injection", "pii-leakage", "excessive-agency", "ssrf")
 
 
@@ -95,7 +86,7 @@ def test_weak_agent_fails_the_plugins_it_should(write: Write) -> None:
     assert any("169.254.169.254" in a["reason"] for a in ssrf)
 
 
-def test_guardrails_on_hold_off_every_attack(write: Write) -> None:
+def test_the_guides_guardrails_hold_off_every_attack(write: Write) -> None:
     root = write({"agent.yaml": WEAK + GUARDS, "tools.py": TOOLS})
     code, scan = _scan(root)
     assert _failed_plugins(scan) == set()
