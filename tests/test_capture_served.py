@@ -73,7 +73,7 @@ def holodeck(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Completed
 
 
 def test_a_served_session_is_captured_by_its_key_and_replays_offline(
-    write: Write, tmp_path: Path, server: OpenAIServer
+    write: Write, tmp_path: Path, server: OpenAIServer, isolated_home: Path
 ) -> None:
     agent = write({"agent.yaml": AGENT, "tools.py": TOOLS, "cases.yaml": CASES})
     cassette = tmp_path / "served.yaml"
@@ -135,6 +135,25 @@ def test_a_served_session_is_captured_by_its_key_and_replays_offline(
     assert cases.startswith(CASES)
     assert "order_id: '1042'" in cases
     assert "ground_truth: Order 1042 has shipped." in cases
+
+    # the served turns, sampled from the request log the server wrote
+    log = isolated_home / "logs" / "agent-desk.log"
+    sampled = holodeck(
+        "test",
+        "capture",
+        "--from-log",
+        str(log),
+        "--sample",
+        "5",
+        "--since",
+        "1h",
+        cwd=tmp_path,
+        env={},
+    )
+    assert sampled.returncode == 0, sampled.stderr
+    assert "- name: where-is-order-1042\n  input: Where is order 1042?" in sampled.stdout
+    assert "ground_truth: Order 1042 has shipped." in sampled.stdout
+    assert "- name: thanks\n  input: Thanks!" in sampled.stdout
 
     # replayed: no model is reached (the scripted endpoint is gone)
     server.stop()

@@ -1,5 +1,6 @@
-"""Chat's slash commands (/help, /tools, /usage, /reset, /attach, /save, /call) and what they and
-the banner say about the agent: its model, tools, skills, sub-agents, data and memory."""
+"""Chat's slash commands (/help, /tools, /usage, /reset, /attach, /save, /save-case,
+/call) and what they and the banner say about the agent: its model, tools, skills,
+sub-agents, data and memory."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 from pathlib import Path
 
 from holodeck.cli.chat.conversation import Conversation, SessionFileError
+from holodeck.cli.chat.save_case import save_case
 from holodeck.cli.chat.view import ChatView
+from holodeck.errors import InputError
 from holodeck.runtime import Agent, InputRefused
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import (
@@ -32,6 +35,9 @@ Commands:
   /attach FILE   send an image or a document with the next question
                  (for agents that declare image or file input)
   /save FILE     write the transcript so far to FILE as markdown
+  /save-case NAME [FILE]
+                 keep the conversation so far as test case NAME, in FILE
+                 (default: the agent's own cases, which `holodeck test` runs)
   /call TOOL [{"arg": "value"}]
                  the offline `test` model calls TOOL in its next answer, with these
                  arguments (others filled from your question); it calls no tool unless
@@ -169,6 +175,8 @@ def run_command(line: str, conversation: Conversation, view: ChatView) -> bool:
         _attach(argument, conversation, view)
     elif name == "/call":
         _call(argument, conversation, view)
+    elif name == "/save-case":
+        _save_case(argument, conversation, view)
     elif name == "/save":
         if not argument:
             view.error("/save needs a file name, e.g. /save chat.md")
@@ -183,6 +191,25 @@ def run_command(line: str, conversation: Conversation, view: ChatView) -> bool:
     else:
         view.error(f"unknown command {name}; /help lists the commands")
     return False
+
+
+def _save_case(argument: str, conversation: Conversation, view: ChatView) -> None:
+    name, _, file = argument.partition(" ")
+    if not name:
+        view.error(
+            "/save-case needs a name, e.g. /save-case refund-flow (then a file, if not "
+            "the agent's own cases)"
+        )
+        return
+    target = Path(file.strip()).expanduser() if file.strip() else None
+    try:
+        written = save_case(conversation.spec, conversation.transcript, name, target)
+    except InputError as exc:
+        view.error(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}")
+    except OSError as exc:
+        view.error(f"{target}: cannot write the case: {exc.strerror or exc}")
+    else:
+        view.notice(f"Saved the conversation as test case {name!r} in {written}")
 
 
 def _attach(argument: str, conversation: Conversation, view: ChatView) -> None:

@@ -180,6 +180,6 @@ def _content_not_logged(path: Path, sessions: list[str]) -> RequestLogError:
         "is true), not what users asked",
         hint="set `logging: {redact_content: false}` on the agent to log what users ask "
         "(and `log_level: DEBUG` for tool arguments), or capture whole conversations from "
-        f"the session store: holodeck test capture AGENT --session ID (sessions logged: "
+        f"the session store: holodeck test capture AGENT --from-session ID (sessions logged: "
         f"{shown})",
     )
