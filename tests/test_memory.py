@@ -7,6 +7,8 @@ over real HTTP); memories live in the embedded store on disk."""
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,11 @@ import pytest
 import scripted_servers
 from conftest import Write
 from holodeck.config.loader import load_agent
-from holodeck.runtime import Agent, FinalMessage
+from holodeck.memory import Memory, MemoryOwner, open_bank
+from holodeck.memory._placement import collection_of
+from holodeck.runtime import Agent, FinalMessage, RunOptions, tool_context
+from holodeck.search.embeddings._protocol import producer_of
+from holodeck.search.stores import open_store
 from scripted_servers import Call, EmbeddingsServer, OpenAIServer, text, tool_calls
 
 pytestmark = pytest.mark.anyio
@@ -76,3 +82,184 @@ async def test_a_fact_remembered_in_one_session_is_recalled_in_another_of_the_sa
     assert "Alice drinks oolong tea" in sent_text(bodies[3])  # alice's recall result
     assert "Alice drinks oolong tea" not in sent_text(bodies[5])  # bob's recall result
     assert "nothing remembered matches" in sent_text(bodies[5])
+
+
+def system_text(body: dict[str, Any]) -> str:
+    return " ".join(
+        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        for m in body["messages"]
+        if m["role"] in ("system", "developer")
+    )
+
+
+async def seeded(root: Path, user: str, *facts: str) -> list[str]:
+    spec = load_agent(root)
+    bank = open_bank(spec, tool_context(spec, RunOptions().for_agent(spec)))
+    assert bank is not None
+    async with bank:
+        kept = [await bank.remember(MemoryOwner(user), fact) for fact in facts]
+    return [memory.id for memory, _ in kept]
+
+
+async def stored(root: Path, user: str) -> list[str]:
+    spec = load_agent(root)
+    bank = open_bank(spec, tool_context(spec, RunOptions().for_agent(spec)))
+    assert bank is not None
+    async with bank:
+        return [m.text for m in await bank.memories(user)]
+
+
+async def test_recall_before_a_turn_puts_the_users_memories_in_the_instructions_within_budget(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    long_term = "{recall: {auto: true, top_k: 3, max_tokens: 12}}"
+    root = write(memory_agent(openai_server, embeddings_server, long_term))
+    await seeded(root, "alice", "Alice likes green tea", "Alice likes black tea with milk")
+    await seeded(root, "bob", "Bob likes tea from Taiwan")
+    openai_server.script(text("Green tea."), text("Tea."), text("No idea."))
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "which tea do I like?", user="alice", session="a")
+        await say(agent, "which tea do I like?", user="bob", session="b")
+        await say(agent, "hello", user="carol", session="c")
+    alice, bob, carol = (system_text(b) for b in openai_server.bodies())
+    assert "Long-term memories" in alice
+    assert alice.count("- [") == 1  # 12 tokens (~48 characters) hold one of the two
+    assert "Alice likes" in alice and "Bob" not in alice
+    assert "Bob likes tea from Taiwan" in bob and "Alice" not in bob
+    assert "Long-term memories" not in carol
+
+
+async def test_without_auto_recall_the_instructions_carry_no_memories(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{}"))
+    await seeded(root, "alice", "Alice likes green tea")
+    openai_server.script(text("Tea."))
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "which tea do I like?", user="alice", session="a")
+    assert "Alice likes green tea" not in system_text(openai_server.bodies()[0])
+
+
+async def test_extraction_keeps_new_facts_skips_known_ones_and_replaces_a_contradicted_one(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{extract: {auto: true}}"))
+    async with Agent(load_agent(root)) as agent:
+        openai_server.script(
+            text("Nice city."),
+            tool_calls(Call("memories", {"facts": [{"text": "Alice lives in Lyon"}]})),
+        )
+        await say(agent, "I live in Lyon", user="alice", session="s1")
+        assert await stored(root, "alice") == ["Alice lives in Lyon"]
+        [lyon] = await seeded(root, "alice", "alice lives in lyon.")  # the same, known
+        openai_server.script(
+            text("Paris then."),
+            tool_calls(
+                Call(
+                    "memories",
+                    {
+                        "facts": [
+                            {"text": "Alice lives in Lyon"},
+                            {"text": "Alice lives in Paris", "replaces": lyon},
+                        ]
+                    },
+                )
+            ),
+        )
+        await say(agent, "I moved to Paris", user="alice", session="s2")
+    assert await stored(root, "alice") == ["Alice lives in Paris"]
+    extraction = openai_server.bodies()[3]
+    assert extraction["tools"][0]["function"]["name"] == "memories"
+    asked = sent_text(extraction)
+    assert f"[{lyon}] Alice lives in Lyon" in asked  # what is known goes with the exchange
+    assert "I moved to Paris" in asked and "Paris then." in asked
+
+
+async def test_session_scope_keeps_memories_to_their_session(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{scope: session}"))
+    openai_server.script(
+        tool_calls(Call("remember", {"fact": "The order number is 4411"})),
+        text("Noted."),
+        tool_calls(Call("recall", {"query": "order number"})),
+        text("4411."),
+        tool_calls(Call("recall", {"query": "order number"})),
+        text("Which order?"),
+    )
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "my order is 4411", user="alice", session="s1")
+        await say(agent, "what is my order?", user="alice", session="s1")
+        await say(agent, "what is my order?", user="alice", session="s2")
+    bodies = openai_server.bodies()
+    assert "4411" in json.dumps(bodies[3]["messages"][-1])
+    assert "nothing remembered matches" in json.dumps(bodies[5]["messages"][-1])
+
+
+async def test_agent_scope_is_one_set_of_memories_for_every_user(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{scope: agent}"))
+    openai_server.script(
+        tool_calls(Call("remember", {"fact": "The office closes at six"})),
+        text("Noted."),
+        tool_calls(Call("recall", {"query": "office closes"})),
+        text("Six."),
+    )
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "the office closes at six", user="alice", session="s1")
+        await say(agent, "when does the office close?", user="bob", session="s2")
+    assert "The office closes at six" in json.dumps(openai_server.bodies()[3]["messages"][-1])
+
+
+async def test_forget_deletes_a_memory_of_the_user_and_not_anothers(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{}"))
+    [alices] = await seeded(root, "alice", "Alice is allergic to nuts")
+    openai_server.script(
+        tool_calls(Call("forget", {"memory_id": alices})),
+        text("I cannot."),
+        tool_calls(Call("forget", {"memory_id": alices})),
+        text("Forgotten."),
+    )
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "forget that", user="bob", session="b")
+        assert await stored(root, "alice") == ["Alice is allergic to nuts"]
+        await say(agent, "forget that", user="alice", session="a")
+    assert await stored(root, "alice") == []
+    assert "no remembered fact" in json.dumps(openai_server.bodies()[1]["messages"][-1])
+
+
+async def test_what_is_stored_passes_the_input_guardrails_redactions(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    guard = "guardrails:\n  input:\n    - {pii: [email], action: redact}\n"
+    root = write(memory_agent(openai_server, embeddings_server, "{}", guard))
+    openai_server.script(
+        tool_calls(Call("remember", {"fact": "Alice writes from alice@example.com"})),
+        text("Noted."),
+    )
+    async with Agent(load_agent(root)) as agent:
+        await say(agent, "remember my address", user="alice", session="a")
+    [kept] = await stored(root, "alice")
+    assert "alice@example.com" not in kept and kept.startswith("Alice writes from")
+
+
+async def test_memories_older_than_retention_days_are_deleted(
+    write: Write, openai_server: OpenAIServer, embeddings_server: EmbeddingsServer
+) -> None:
+    root = write(memory_agent(openai_server, embeddings_server, "{retention_days: 30}"))
+    [recent] = await seeded(root, "alice", "Alice plays chess")
+    spec = load_agent(root)
+    bank = open_bank(spec, tool_context(spec, RunOptions().for_agent(spec)))
+    assert bank is not None and bank.embedder is not None
+    old = Memory("old0000000000001", "Alice played golf", time.time() - 31 * 86400)
+    vectors = await bank.embedder.embed([old.text])
+    name = collection_of("helper", "alice", producer_of(bank.embedder))
+    async with open_store(bank.location, name, int(vectors.shape[1])) as store:
+        await store.replace_file(old.as_file(), [old.as_chunk()], vectors)
+        assert len(await store.files()) == 2
+    assert await stored(root, "alice") == ["Alice plays chess"]
+    async with open_store(bank.location, name, int(vectors.shape[1])) as store:
+        assert list(await store.files()) == [recent]

@@ -70,13 +70,14 @@ def owner_of_turn() -> MemoryOwner:
 
 
 def memory_lines(memories: list[Memory], max_chars: int | None = None) -> str:
-    """`- [id] text` lines, best first, within `max_chars` (None: all)."""
+    """`- [id] text` lines, best first, within `max_chars` (None: all): one that does not
+    fit is left out, and a shorter one after it may still go in."""
     lines: list[str] = []
     used = 0
     for memory in memories:
         line = f"- [{memory.id}] {memory.text}"
         if max_chars is not None and used + len(line) + 1 > max_chars:
-            break
+            continue
         lines.append(line)
         used += len(line) + 1
     return "\n".join(lines)
