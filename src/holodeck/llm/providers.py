@@ -268,6 +268,8 @@ def effective_settings(
     update: dict[str, Any] = {"provider": chosen.provider, "name": chosen.name}
     if not same_provider(own.provider, chosen.provider):
         update.update(endpoint=None, api_key=None, api_version=None)
+    if not same_provider(own.provider, chosen.provider) or own.name != chosen.name:
+        update["cost"] = None  # the definition's prices are its own model's
     return own.model_copy(update=update)
 
 

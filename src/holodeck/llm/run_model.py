@@ -61,6 +61,10 @@ def run_model(
         outbound=outbound,
         offline=offline,
     )
+    if chosen.cost is not None:
+        from holodeck.llm.model_cost import PricedModel
+
+        built = replace(built, model=PricedModel(built.model, chosen.cost))
     if rate_limit is None:
         return built
     # imported here: the limiter wraps a pydantic-ai model, which `validate` never loads

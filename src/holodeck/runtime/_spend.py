@@ -1,5 +1,6 @@
 """What a conversation has used: tokens, model requests and, when every request can be
-priced from the price list bundled with pydantic-ai, its cost."""
+priced (from the model's `cost:` block or the price list bundled with pydantic-ai), its
+cost."""
 
 from __future__ import annotations
 
@@ -86,9 +87,7 @@ class Spend:
         elif self.cost is None:
             lines.append(f"cost: unknown ({self.unpriced})")
         else:
-            lines.append(
-                f"cost: ${self.cost:.6f} (estimated from the price list bundled with pydantic-ai)"
-            )
+            lines.append(f"cost: ${self.cost:.6f} (estimated from the model's prices)")
         if self.cancelled:
             lines.append(f"not counted: {self.cancelled} cancelled answer(s)")
         return lines
@@ -128,6 +127,9 @@ def price(responses: Sequence[ModelResponse], usage: Usage) -> tuple[Decimal | N
         return None, "sub-agents and prompt tools made requests that cannot be priced here"
     total = Decimal(0)
     for response in responses:
+        if response.usage.cost is not None:  # a `cost:` block's price, or pydantic-ai's
+            total += response.usage.cost
+            continue
         try:
             total += response.cost().total_price
         except (LookupError, ValueError, AssertionError):

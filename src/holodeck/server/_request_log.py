@@ -1,6 +1,6 @@
 """One JSON line per request in `~/.holodeck/logs/agent-<name>.log`: timestamp,
 request_id, session_id, message_input, tool_calls, response, duration_ms, error,
-and `key`: the name of the request's API key.
+`key`: the name of the request's API key, and `cost_usd` when the model is priced.
 
 A new file starts every `rotation_days` days and files older than `retention_days` are
 deleted (the standard library's timed rotation). `redact_content` logs the lengths of
@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from io import TextIOWrapper
 from logging.handlers import TimedRotatingFileHandler
 from pathlib import Path
@@ -72,6 +73,7 @@ class RequestRecord:
     key: str | None = None  # the name of the API key the request came with
     model: str | None = None  # the model that answered
     client_fields: Mapping[str, Any] | None = None  # OpenAI's `user` and `metadata`
+    cost_usd: Decimal | None = None  # what the turn's model requests cost, when priced
 
 
 class RequestLog:
@@ -132,6 +134,8 @@ class RequestLog:
             record["key"] = request.key
         if request.model:  # the model that answered (a fallback, when one took over)
             record["model"] = request.model
+        if request.cost_usd is not None:  # absent when the model has no price
+            record["cost_usd"] = float(request.cost_usd)
         record.update(request.client_fields or {})
         if request.trace_ids is not None:  # the turn's server span, for a trace backend
             record["trace_id"], record["span_id"] = request.trace_ids

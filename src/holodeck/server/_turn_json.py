@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -86,3 +87,8 @@ def usage_json(usage: Usage) -> dict[str, int]:
         "total_tokens": usage.total_tokens,
         "requests": usage.requests,
     }
+
+
+def priced_usage_json(usage: Usage, cost: Decimal | None) -> dict[str, Any]:
+    """`usage_json` and `cost_usd`: US dollars, or null when the model has no price."""
+    return {**usage_json(usage), "cost_usd": None if cost is None else float(cost)}

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
@@ -27,6 +28,7 @@ from holodeck.runtime import (
     Usage,
     Used,
 )
+from holodeck.observability.names import COST_USD
 from holodeck.server._daily import KeyHold, hold_key_day, turn_most
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
@@ -40,7 +42,7 @@ from holodeck.server._turn_json import (
     guardrail_json,
     jsonable,
     pending_json,
-    usage_json,
+    priced_usage_json,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ class Turn:
     # no new message: the model goes on from the conversation's last request (a client's
     # tool results, on /v1/chat/completions)
     continues: bool = False
+    cost: Decimal | None = None  # what the turn's model requests cost; None: unpriced
 
     @property
     def usage(self) -> Usage:
@@ -99,7 +102,7 @@ class Turn:
             "session_id": self.session_id,
             "agent": self.served.name,
             "tool_calls": call_tree(self.calls),
-            "usage": usage_json(self.usage),
+            "usage": priced_usage_json(self.usage, self.cost),
             "model": final.model if final else None,
             "guardrails": [guardrail_json(hit) for hit in self.guardrails],
             "request_id": self.request_id,
@@ -129,6 +132,7 @@ class Turn:
             key=self.owner,
             model=self.final.model if self.final else None,
             client_fields=self.client_fields,
+            cost_usd=self.cost,
         )
         self.served.log.write(record)
 
@@ -397,7 +401,7 @@ async def _events(
             )
         ),
         lambda trace_id, span_id: turn.traced((trace_id, span_id)),
-        answered_by,
+        lambda event: answered_by(event, session),
     )
     try:
         async for event in events:
@@ -409,6 +413,8 @@ async def _events(
                     turn.message = event.text  # the request log keeps it redacted
             elif isinstance(event, FinalMessage):
                 turn.final = event
+                if event.usage.requests:  # counted by the session before it came
+                    turn.cost = session.spend.last_turn_cost
                 if event.pending and not turn.can_pause:
                     raise _cannot_pause(turn, event)
             yield event
@@ -430,8 +436,14 @@ def _cannot_pause(turn: Turn, final: FinalMessage) -> ApiError:
     )
 
 
-def answered_by(event: object) -> dict[str, Any]:
-    """The span attributes an event adds: which model gave the final answer."""
+def answered_by(event: object, session: Session | None = None) -> dict[str, Any]:
+    """The span attributes an event adds: which model gave the final answer, and what
+    the turn cost when its model is priced."""
+    found: dict[str, Any] = {}
     if isinstance(event, FinalMessage) and event.model:
-        return {"gen_ai.response.model": event.model}
-    return {}
+        found["gen_ai.response.model"] = event.model
+    if isinstance(event, FinalMessage) and session is not None and event.usage.requests:
+        cost = session.spend.last_turn_cost
+        if cost is not None:
+            found[COST_USD] = float(cost)
+    return found

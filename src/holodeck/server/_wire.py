@@ -80,6 +80,11 @@ class UsageOut(BaseModel):
     output_tokens: int
     total_tokens: int
     requests: int
+    cost_usd: float | None = Field(
+        default=None,
+        description="What the turn cost in US dollars (the model's `cost:` block or the "
+        "bundled price list); null when the model has no price.",
+    )
 
 
 class PendingCallOut(BaseModel):

@@ -121,8 +121,9 @@ def check_cost_caps(
             doc.diagnostic(
                 path if located else model_where,
                 f"limits.{scope}.max_cost_usd cannot be enforced: {unpriced}",
-                hint="use a model on that price list, or cap `max_tokens` / `max_requests` "
-                "instead of the cost",
+                hint="price it with `cost: {input_per_million: ..., output_per_million: ...}` "
+                "in its model block, use a model on that price list, or cap `max_tokens` / "
+                "`max_requests` instead of the cost",
             )
         )
         return
@@ -131,7 +132,7 @@ def check_cost_caps(
 def _why_unpriced(model: ModelSettings, settings: Settings) -> str | None:
     """Why the model cannot be priced, or None when it can."""
     kind = settings.provider_type(model.provider)
-    if kind is None:  # reported as an unknown provider
+    if kind is None or model.cost is not None:  # unknown provider: reported as such
         return None
     name = model.name or ""
     provider = {"azure_openai": "azure", "together_ai": "together", "fireworks_ai": "fireworks"}

@@ -3,12 +3,27 @@ every run is saved as JSON under .holodeck/runs/ and loads back into them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, model_validator
 
 Status = Literal["pass", "fail", "error"]
+
+# US dollars, exact while summed, a JSON number when written
+Dollars = Annotated[Decimal, PlainSerializer(float, return_type=float, when_used="json")]
+
+
+def total_cost(costs: Iterable[Decimal | None]) -> Decimal | None:
+    """The sum, or None when one of them could not be priced (never a partial sum)."""
+    total = Decimal(0)
+    for cost in costs:
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 class _Record(BaseModel):
@@ -130,6 +145,8 @@ class CaseRun(_Record):
     simulation: SimulationRecord | None = None  # a simulated user's case: how it ended
     duration_ms: float = 0.0
     failed_calls: int = 0  # tool calls of its turns (sub-agents' too) that failed
+    # what the agent's model requests cost; None when the model has no known price
+    cost_usd: Dollars | None = None
 
     @model_validator(mode="after")
     def _count_failed(self) -> CaseRun:
@@ -171,6 +188,7 @@ class RunSummary(_Record):
     duration_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: Dollars | None = None  # None when some case's model could not be priced
     # tools none of whose calls succeeded: "search: all 485 calls failed: <first error>"
     failing_tools: list[str] = Field(default_factory=list)
 
@@ -186,6 +204,7 @@ class RunSummary(_Record):
             duration_ms=duration_ms,
             input_tokens=sum(r.input_tokens for c in cases for r in c.runs),
             output_tokens=sum(r.output_tokens for c in cases for r in c.runs),
+            cost_usd=total_cost(r.cost_usd for c in cases for r in c.runs),
         )
 
 

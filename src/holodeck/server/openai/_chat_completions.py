@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from holodeck.runtime import Event, Session, TextDelta, ToolCallFinished, Usage
+from holodeck.runtime import Event, Session, TextDelta, ToolCallFinished
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
@@ -152,6 +152,11 @@ class CompletionUsage(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    cost_usd: float | None = Field(
+        default=None,
+        description="A HoloDeck extension: what the turn cost in US dollars; null when the "
+        "model has no price.",
+    )
 
 
 class Completion(BaseModel):
@@ -264,7 +269,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         "created": int(time.time()),
         "model": served.name,
         "choices": [{"message": {"content": answer["response"]}, "finish_reason": _finish(turn)}],
-        "usage": _openai_usage(turn.usage),
+        "usage": _openai_usage(turn),
         "holodeck": _extension(turn, answer) if extension.tool_calls else None,
     }
 
@@ -279,11 +284,14 @@ def _client_fields(user: str | None, metadata: dict[str, str] | None) -> dict[st
     return fields
 
 
-def _openai_usage(usage: Usage) -> dict[str, int]:
+def _openai_usage(turn: Turn) -> dict[str, Any]:
+    usage = turn.usage
     return {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
+        # an extra field: OpenAI's clients keep it (as `model_extra`) and ignore it
+        "cost_usd": None if turn.cost is None else float(turn.cost),
     }
 
 
@@ -338,7 +346,7 @@ async def _chunks(
             "created": created,
             "model": model,
             "choices": [],
-            "usage": _openai_usage(turn.usage),
+            "usage": _openai_usage(turn),
         }
         yield ServerSentEvent(data=json.dumps(data))
     yield ServerSentEvent(data="[DONE]")

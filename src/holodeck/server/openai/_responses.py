@@ -330,6 +330,7 @@ def _response(
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": usage.total_tokens,
+            "cost_usd": None if turn.cost is None else float(turn.cost),  # an extra field
         },
         # a response not stored has no session to go on with
         "holodeck": {"session_id": turn.session_id} if body.store else {},

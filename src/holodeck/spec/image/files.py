@@ -16,6 +16,7 @@ from holodeck.spec.models.call_guards import FunctionPolicy, ToolRules
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
 from holodeck.spec.models.modalities import InputModality, OutputModality
+from holodeck.spec.models.model_settings import ModelCost
 from holodeck.spec.models.optimizer import OptimizerSettings
 from holodeck.spec.models.settings import MemorySettings
 from holodeck.spec.models.tools import APPROVAL_HELP, ApprovalMode, RetryPolicy, check_http_url
@@ -37,6 +38,11 @@ class LlmConfig(Strict):
         default_factory=list,
         description="`provider/model`s that take over, in order, when `model` fails in a "
         "way retrying cannot fix.",
+    )
+    cost: ModelCost | None = Field(
+        default=None,
+        description="Prices `model` per million tokens (a HoloDeck extension), as in "
+        "agent.yaml's `model.cost`.",
     )
 
     @model_validator(mode="after")

@@ -48,6 +48,7 @@ def image_model(image: ImageReading) -> ModelSettings | None:
         top_p=llm.top_p if llm else None,
         reasoning_effort=effort,
         fallbacks=_fallbacks(image, llm.fallback_models if llm else []),
+        cost=llm.cost if llm else None,
     )
 
 

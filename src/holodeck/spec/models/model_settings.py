@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -103,6 +104,23 @@ def reranker_settings(value: str) -> dict[str, Any]:
 
 ReasoningEffort = Literal["low", "medium", "high"]
 
+DollarsPerMillion = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+
+
+class ModelCost(Strict):
+    """What a model costs, for a model the bundled price list does not know (or to
+    replace its figures): reports, usage and the cost caps use these numbers."""
+
+    input_per_million: DollarsPerMillion = Field(description="US dollars per million input tokens.")
+    output_per_million: DollarsPerMillion = Field(
+        description="US dollars per million output tokens."
+    )
+    cached_input_per_million: DollarsPerMillion | None = Field(
+        default=None,
+        description="US dollars per million input tokens read from the provider's cache; "
+        "default: input_per_million.",
+    )
+
 
 class ModelSettings(Strict):
     """A model and its sampling settings.
@@ -135,6 +153,11 @@ class ModelSettings(Strict):
         default=None, description="Prefer ${VAR} or config.yaml over a literal key."
     )
     api_version: NonEmpty | None = Field(default=None, description="Azure OpenAI API version.")
+    cost: ModelCost | None = Field(
+        default=None,
+        description="Prices this model (per million tokens) for reports, usage and cost caps, "
+        "instead of the price list bundled with pydantic-ai.",
+    )
     fallbacks: list[NonEmpty] = Field(
         default_factory=list,
         description="`provider/name` models that take over, in order, when this one fails "

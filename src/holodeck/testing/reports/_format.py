@@ -7,6 +7,7 @@ import json
 import math
 import re
 import shlex
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from holodeck.testing.results import (
     SimulationRecord,
     TestRun,
     ToolCheck,
+    total_cost,
 )
 
 PASS_MARK = "✓"
@@ -187,6 +189,15 @@ def tokens(input_tokens: int, output_tokens: int) -> str:
     return f"{input_tokens:,} in / {output_tokens:,} out"
 
 
+def dollars(cost: Decimal | None) -> str | None:
+    """`$0.004210`, or None for a cost that could not be priced (shown as nothing)."""
+    return None if cost is None else f"${cost:.6f}"
+
+
+def case_cost(case: CaseResult) -> Decimal | None:
+    return total_cost(r.cost_usd for r in case.runs)
+
+
 def shown_run(case: CaseResult) -> CaseRun | None:
     """The run a one-run view shows: the first that did not pass, else the first."""
     for run in case.runs:
@@ -262,9 +273,11 @@ def summary_line(run: TestRun) -> str:
     ]
     if s.flaky:
         parts.append(f"{s.flaky} flaky")
+    cost = dollars(s.cost_usd)
     return (
         ", ".join(parts)
         + f" in {duration(s.duration_ms)}; tokens {tokens(s.input_tokens, s.output_tokens)}"
+        + (f"; cost {cost}" if cost else "")
     )
 
 

@@ -17,8 +17,10 @@ from holodeck.testing.reports._format import (
     NOT_JUDGED,
     PASS_MARK,
     as_json,
+    case_cost,
     case_duration,
     case_tokens,
+    dollars,
     duration,
     failed_calls_line,
     judgement_note,
@@ -149,6 +151,9 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     table.add_column("Tools")
     table.add_column("Time", justify="right")
     table.add_column("Tokens", justify="right", no_wrap=True)
+    priced = run.summary.cost_usd is not None
+    if priced:
+        table.add_column("Cost", justify="right", no_wrap=True)
     for case in listed:
         row: list[Text] = [
             Text(case.name),
@@ -161,6 +166,8 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
         row.append(_compact_tools(shown, marks))
         row.append(Text(duration(case_duration(case))))
         row.append(Text("{:,}/{:,}".format(*case_tokens(case))))
+        if priced:
+            row.append(Text(dollars(case_cost(case)) or ""))
         table.add_row(*(printable(cell, console) for cell in row))
     if listed:
         console.print(table)
@@ -211,6 +218,9 @@ def _case_line(case: CaseResult) -> Text:
     if turns > 1:
         details.append(f"{turns} turns")
     details.append("tokens " + tokens(*case_tokens(case)))
+    cost = dollars(case_cost(case))
+    if cost:
+        details.append(f"cost {cost}")
     text.append(f"  ({', '.join(details)})", style="dim")
     return text
 

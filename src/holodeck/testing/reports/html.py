@@ -46,6 +46,8 @@ def render_html(run: TestRun) -> str:
         passed_runs=_format.passed_runs,
         case_duration=_format.case_duration,
         case_tokens=_format.case_tokens,
+        case_cost=_format.case_cost,
+        dollars=_format.dollars,
         shown_run=_format.shown_run,
         spread_lines=_format.spread_lines,
         stop_text=_format.stop_text,

@@ -13,6 +13,7 @@ from holodeck.spec.diagnostics import display_path
 from holodeck.testing.reports._format import (
     as_json,
     case_duration,
+    dollars,
     duration,
     failed_calls_line,
     judgement_note,
@@ -70,6 +71,7 @@ def render_junit(run: TestRun) -> str:
         "flaky": str(s.flaky),
         "input_tokens": str(s.input_tokens),
         "output_tokens": str(s.output_tokens),
+        **({"cost_usd": str(s.cost_usd)} if s.cost_usd is not None else {}),
     }
     note = judgement_note(run)
     if note is not None:
@@ -175,7 +177,10 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     if total > 1:
         lines.append(f"--- attempt {run.attempt}/{total}: {run.status.upper()}")
     used = tokens(run.input_tokens, run.output_tokens)
-    lines.append(f"time {duration(run.duration_ms)}, tokens {used}")
+    cost = dollars(run.cost_usd)
+    lines.append(
+        f"time {duration(run.duration_ms)}, tokens {used}" + (f", cost {cost}" if cost else "")
+    )
     if run.error:
         lines.append(f"error: {run.error}")
     if run.simulation is not None:

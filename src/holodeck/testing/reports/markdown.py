@@ -9,8 +9,10 @@ from holodeck.spec.diagnostics import display_path
 from holodeck.testing.reports._format import (
     NOT_JUDGED,
     as_json,
+    case_cost,
     case_duration,
     case_tokens,
+    dollars,
     duration,
     failed_calls_line,
     judgement_note,
@@ -57,11 +59,12 @@ def render_markdown(run: TestRun) -> str:
         f"| Repeat / concurrency | {run.repeat} / {run.concurrency} |",
         f"| Duration | {duration(s.duration_ms)} |",
         f"| Tokens | {tokens(s.input_tokens, s.output_tokens)} |",
+        f"| Cost | {dollars(s.cost_usd) or 'unknown (no price for the model)'} |",
         "",
         "## Summary",
         "",
-        "| Case | Status | Runs passed | Metrics | Tools | Time | Tokens |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| Case | Status | Runs passed | Metrics | Tools | Time | Tokens | Cost |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for case in run.cases:
         lines.append(_summary_row(case))
@@ -91,6 +94,7 @@ def _summary_row(case: CaseResult) -> str:
         tools,
         duration(case_duration(case)),
         "{:,} / {:,}".format(*case_tokens(case)),
+        dollars(case_cost(case)) or "-",
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -106,6 +110,9 @@ def _case_section(case: CaseResult) -> list[str]:
     if case.flaky:
         facts.append("flaky")
     facts += [duration(case_duration(case)), "tokens " + tokens(*case_tokens(case))]
+    cost = dollars(case_cost(case))
+    if cost:
+        facts.append(f"cost {cost}")
     lines += [" · ".join(facts), "", "**Input**", "", *_code(case.input)]
     if case.ground_truth is not None:
         lines += ["**Ground truth**", "", *_code(case.ground_truth)]
