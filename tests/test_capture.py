@@ -181,6 +181,8 @@ def test_the_request_log_is_sampled_into_cases_the_same_way_for_a_seed(tmp_path:
     assert yaml.safe_load(other.output) != cases
     every = invoke("test", "capture", "--from-log", str(log), "--sample", "99")
     assert len(yaml.safe_load(every.output)) == 30  # the refused request is not a turn
+    one = invoke("test", "capture", "--from-log", str(log), "--sample", "1", "--name", "asked")
+    assert [c["name"] for c in yaml.safe_load(one.output)] == ["asked-1"]
     tomorrow = datetime.now(UTC).date().replace(year=datetime.now(UTC).year + 1).isoformat()
     late = invoke("test", "capture", "--from-log", str(log), "--since", tomorrow)
     assert late.exit_code == 2

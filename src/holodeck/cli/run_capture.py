@@ -51,8 +51,9 @@ def run(request: CaptureRequest) -> int:
     for number, captured in enumerate(conversations, start=1):
         for note in captured.notes:
             click.secho(f"warning: {captured.origin}: {note}", fg="yellow", err=True)
-        name = request.name if request.name and len(conversations) == 1 else None
-        if name is None:
+        if request.name and request.log is None:
+            name = request.name
+        else:  # turns of a log: `--name` is their prefix
             base = f"{request.name}-{number}" if request.name else default_name(captured)
             name = _unique(base, taken)
         taken.add(name)

@@ -140,7 +140,9 @@ def test(
     Subcommands, each with its own --help: `holodeck test merge RUN...` combines
     the runs of a sharded suite (--shard I/N on several machines) into one run and
     report; `holodeck test view [PATH]` serves a local page of the saved runs;
-    `holodeck test optimize PATH` searches what its `optimizer:` block names.
+    `holodeck test optimize PATH` searches what its `optimizer:` block names;
+    `holodeck test capture` makes a test case of a conversation (a chat, a served
+    session, a saved run's case, or turns sampled from a request log).
 
     Exit codes: 0 all passed, 1 a test failed (or `--compare` found a regression),
     2 invalid definition or options, or a model without its API key (refused before

@@ -8,7 +8,8 @@ arguments too when the log level is DEBUG) and the answer. A log written with
 error says how to log content, or which sessions to capture from the session store.
 
 Lines are read oldest file first; the same question asked twice counts once. `sample`
-picks with `random.Random(seed)`, so one seed picks the same turns of the same log."""
+picks with `random.Random(seed)`, so one seed picks the same turns of the same log;
+they come out in the order they were logged."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class RequestLogError(InputError):
 @dataclass(frozen=True)
 class LoggedTurn:
     at: datetime
+    order: int  # where in the log (its files oldest first) the line was
     request_id: str
     session_id: str | None
     captured: Captured
@@ -73,7 +75,7 @@ def sample_log(
             hint="pick an earlier --since, or check that this is the agent's request log",
         )
     chosen = random.Random(seed).sample(turns, min(count, len(turns)))
-    return sorted(chosen, key=lambda turn: (turn.at, turn.request_id))
+    return sorted(chosen, key=lambda turn: turn.order)  # as they were logged
 
 
 def _turns(path: Path, since: datetime | None) -> tuple[list[LoggedTurn], list[str]]:
@@ -100,11 +102,8 @@ def _turns(path: Path, since: datetime | None) -> tuple[list[LoggedTurn], list[s
         turn = CapturedTurn(message, _calls(record.get("tool_calls")), response)
         origin = f"{file.name}:{number} (request {request})"
         session = record.get("session_id")
-        turns.append(
-            LoggedTurn(
-                at, request, session if isinstance(session, str) else None, Captured(origin, [turn])
-            )
-        )
+        owner = session if isinstance(session, str) else None
+        turns.append(LoggedTurn(at, len(turns), request, owner, Captured(origin, [turn])))
     return turns, hidden
 
 
