@@ -83,6 +83,7 @@ def test_omnigent_os_env_and_terminals_load_into_the_workspace(write: Write) -> 
         {
             "config.yaml": IMAGE
             + "os_env:\n  type: caller_process\n  cwd: .\n  sandbox:\n    type: linux_bwrap\n"
+            + "    allow_network: true\n"
             + "terminals:\n  shell: {command: bash}\n"
             + "tools:\n  builtins: [code]\n",
         }
@@ -91,6 +92,7 @@ def test_omnigent_os_env_and_terminals_load_into_the_workspace(write: Write) -> 
     assert spec.workspace is not None
     assert spec.workspace.tools == ("files", "shell", "terminals", "code")
     assert spec.workspace.sandbox.type == "bwrap"
+    assert spec.workspace.sandbox.allow_network is True
     assert spec.workspace.terminals["shell"].command == "bash"
 
 
@@ -102,7 +104,6 @@ def test_omnigent_os_env_and_terminals_load_into_the_workspace(write: Write) -> 
             "sandbox type `windows_jobobject` is not offered",
         ),
         ("os_env:\n  type: remote_vm\n", "os_env type `remote_vm` is not offered"),
-        ("os_env:\n  sandbox: {allow_network: true}\n", "allow_network: true is not offered"),
         ("terminals:\n  shell: {command: bash, rows: 40}\n", "rows"),
         ("timers: true\n", "does not offer these tools"),
         ("spawn: true\n", "does not offer these tools"),

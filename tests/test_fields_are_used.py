@@ -71,8 +71,6 @@ BECOMES: dict[str, tuple[str, ...]] = {
 
 NOT_YET_USED: dict[str, str] = {
     "ImageConfig.spec_version": "a format version: the loader accepts 1 and rejects any other",
-    "SandboxSettings.allow_network": "refused when true (its validator says why): commands "
-    "in the sandbox have no network",
     # read in one place for both uses: validation (a case may expect the tools they turn
     # on) and the harness, which calls it (runtime/harness/_sdk_options.py builtin_tools)
     "ClaudeSettings.file_system": "read by ClaudeSettings.builtin_tools, which the harness calls",

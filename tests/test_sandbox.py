@@ -282,8 +282,6 @@ def test_a_missing_bubblewrap_is_an_error_saying_what_to_install(
 
 def test_settings_spell_the_sandbox_as_omnigent_does() -> None:
     assert SandboxSettings.model_validate({"type": "linux_bwrap"}).type == "bwrap"
-    with pytest.raises(ValidationError, match="allow_network: true is not offered yet"):
-        SandboxSettings.model_validate({"allow_network": True})
     with pytest.raises(ValidationError, match="extra"):
         SandboxSettings.model_validate({"type": "bwrap", "read_paths": ["/"]})
     with pytest.raises(ValidationError):

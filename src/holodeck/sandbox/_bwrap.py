@@ -3,7 +3,8 @@
 What the command sees: the system read-only (`--ro-bind / /`); its own /dev, /proc and
 /tmp; the hidden paths (the user's home, the agent's folder) as empty directories, except
 the workspace and `write_paths`, which are writable; no network, no other processes, no
-capabilities; and the limits of `SandboxLimits`, set by `prlimit` inside the sandbox's own
+capabilities (with `allow_network`, only the socket of HoloDeck's outbound proxy, bound
+in, leads out); and the limits of `SandboxLimits`, set by `prlimit` inside the sandbox's own
 user namespace, where the process count is the sandbox's alone.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from holodeck.sandbox._errors import SandboxUnavailable
 from holodeck.sandbox._limits import SandboxLimits
+from holodeck.sandbox._network import SOCKET_FOLDER
 
 INSTALL_HINT = (
     "install bubblewrap (Debian and Ubuntu: `apt-get install bubblewrap`; Fedora: "
@@ -81,8 +83,10 @@ def bwrap_argv(
     write_paths: Sequence[Path],
     hidden: Sequence[Path],
     limits: SandboxLimits,
+    proxy_folder: Path | None = None,
 ) -> list[str]:
-    """The full command line running `command` (argv) in the sandbox, in `workspace`."""
+    """The full command line running `command` (argv) in the sandbox, in `workspace`;
+    `proxy_folder` (the outbound proxy's socket) is bound read-only at SOCKET_FOLDER."""
     writable = [workspace, *write_paths]
     argv = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # a hidden folder that holds the workspace is emptied first, the workspace bound
@@ -96,10 +100,14 @@ def bwrap_argv(
         argv += ["--bind", str(path), str(path)]
     for path in inner:
         argv += ["--tmpfs", str(path)]
+    if proxy_folder is not None:
+        argv += ["--ro-bind", str(proxy_folder), SOCKET_FOLDER]
     argv += [
         "--chdir",
         str(workspace),
-        "--unshare-all",  # network, processes, IPC, host name, users (where allowed)
+        # network (even with allow_network: the proxy's socket is the way out), processes,
+        # IPC, host name, users (where allowed)
+        "--unshare-all",
         "--cap-drop",
         "ALL",  # when HoloDeck runs as root, bubblewrap would otherwise keep them
         "--die-with-parent",

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic_ai import FunctionToolset
 
 from holodeck.errors import HoloDeckError
+from holodeck.net import OutboundPolicy
 from holodeck.runtime._held import Held
 from holodeck.runtime._hosting import Hosting
 from holodeck.sandbox import Sandbox
@@ -72,11 +73,18 @@ class WorkspaceToolset(Held, FunctionToolset[Any]):
     its terminals and everything started in them."""
 
     def __init__(
-        self, settings: WorkspaceSettings, folder: Path, *, base: Path, hidden: list[Path]
+        self,
+        settings: WorkspaceSettings,
+        folder: Path,
+        *,
+        base: Path,
+        hidden: list[Path],
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         super().__init__()
         self.folder = folder
-        sandbox = Sandbox(folder, settings.sandbox, base=base, hidden=hidden)
+        # with `allow_network`, commands reach only what the agent's outbound policy allows
+        sandbox = Sandbox(folder, settings.sandbox, base=base, hidden=hidden, outbound=outbound)
         self._terminals: dict[tuple[str, ...], Terminals] = {}
         self._sandbox = sandbox
         self._declared = {
@@ -169,4 +177,7 @@ def workspace_toolset(
     folder = workspace_folder(spec, hosting, session_id, given)
     # on a server the agent's folder (its .env, its definition) is not the model's to read
     hidden = [spec.root] if hosting.workspaces is not None or given is not None else []
-    return WorkspaceToolset(spec.workspace, folder, base=spec.root, hidden=hidden)
+    outbound = hosting.for_agent(spec).outbound
+    return WorkspaceToolset(
+        spec.workspace, folder, base=spec.root, hidden=hidden, outbound=outbound
+    )

@@ -3,6 +3,7 @@
     sandbox:
       type: auto            # auto | bwrap | none (Omnigent's `linux_bwrap` means bwrap)
       write_paths: [build]  # writable besides the workspace (relative to the agent's folder)
+      allow_network: true   # HTTP(S) through HoloDeck's proxy, under the outbound policy
       env_passthrough: [PIP_INDEX_URL]  # variables the commands see besides the allow-list
 
 `auto` and `bwrap` run each command in bubblewrap; `none` runs commands as the agent's own
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, StringConstraints, model_validator
+from pydantic import BeforeValidator, Field, StringConstraints
 
 from holodeck.spec.models.base import NonEmpty, Strict
 
@@ -43,7 +44,8 @@ class SandboxSettings(Strict):
     )
     allow_network: bool = Field(
         default=False,
-        description="Network for commands. Not offered yet: `true` is refused.",
+        description="Network for commands, only over HTTP(S) through HoloDeck's proxy, "
+        "which applies the outbound policy (`network:`) as `web_fetch` does.",
     )
     env_passthrough: list[EnvName] = Field(
         default_factory=list,
@@ -55,15 +57,3 @@ class SandboxSettings(Strict):
         description="With `type: none`, lets `holodeck deploy` serve the agent: the model's "
         "commands then run unwalled on the server.",
     )
-
-    @model_validator(mode="after")
-    def _network_not_offered(self) -> SandboxSettings:
-        if self.allow_network:
-            # A network namespace is all or nothing: with it shared, a command would reach
-            # loopback and private addresses that the outbound policy refuses to web_fetch.
-            raise ValueError(
-                "allow_network: true is not offered yet: commands in the sandbox would "
-                "reach loopback and private addresses the outbound policy refuses; remove "
-                "it (commands run without network) and fetch pages with web_fetch"
-            )
-        return self
