@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from holodeck.cli.run_options import run_options, writable_file
@@ -86,18 +87,28 @@ def _save(ctx: click.Context, param: click.Parameter, value: Path | None) -> Pat
 @click.option(
     "--attacker-model",
     metavar="MODEL",
-    help="Generate attacks with this model from the agent's definition (not offered yet).",
+    help="Also attack with attacks this model (`provider/name`) writes from the agent's "
+    "definition; needs a real model for the agent.",
+)
+@click.option(
+    "--generated",
+    type=click.IntRange(1, 50),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Attacks the attacker model writes per plugin (with --attacker-model).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show each failed attack and its answer.")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def redteam(attacker_model: str | None, **options: Any) -> None:
+def redteam(**options: Any) -> None:
     """Attack an agent (agent.yaml, image directory or .tar.gz) and report what got through.
 
     Each plugin is a family of attacks with a grader: prompt-injection,
     indirect-injection (instructions in what tools return), system-prompt-extraction,
     pii-leakage (canaries), excessive-agency, ssrf, harmful-content and off-topic. The
-    attacks are static payloads: `--model test` runs them offline with no key. Every
-    call that waits for approval is denied.
+    attacks are static payloads (`--model test` runs them offline with no key), and with
+    `--attacker-model` also attacks a model writes from the agent's instructions, tools
+    and walls. Every call that waits for approval is denied.
 
     Exit codes: 0 every attack was held off, 1 an attack got through, 2 invalid
     definition or options, 3 an attack could not run (e.g. the model could not be
@@ -108,11 +119,15 @@ def redteam(attacker_model: str | None, **options: Any) -> None:
       holodeck redteam examples/weather --model test
       holodeck redteam . --plugins pii-leakage,ssrf --canary ACME-SECRET-42 -o scan.html
       holodeck redteam . --model test -o scan.json --save-failures tests/redteam.yaml
+      holodeck redteam . --attacker-model openai/gpt-4o --generated 5 -o scan.html
     """
-    if attacker_model is not None:
+    ctx = click.get_current_context()
+    if options["attacker_model"] is None and ctx.get_parameter_source("generated") is (
+        ParameterSource.COMMANDLINE
+    ):
         raise ConfigurationError(
-            "--attacker-model: generated attacks are not offered yet",
-            hint="leave --attacker-model out: the scan runs the static payloads of each plugin",
+            "--generated needs --attacker-model: without it no attack is generated",
+            hint="add --attacker-model provider/name, or leave --generated out",
         )
     from holodeck.cli import run_redteam
 

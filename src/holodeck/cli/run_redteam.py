@@ -12,10 +12,21 @@ import click
 from rich.console import Console
 
 from holodeck.config.loader import load_agent
-from holodeck.errors import EXIT_EXECUTION, EXIT_OK, EXIT_TEST_FAILED
-from holodeck.runtime import Cassette, RunOptions
+from holodeck.errors import EXIT_EXECUTION, EXIT_OK, EXIT_TEST_FAILED, ConfigurationError
+from holodeck.runtime import Cassette, RunOptions, override_settings
+from holodeck.spec.models.agent_spec import AgentSpec
+from holodeck.testing.offline import offline_model, offline_run
 from holodeck.testing.redteam import failures
-from holodeck.testing.redteam.attacks import build_attacks, choose_plugins, targets
+from holodeck.testing.redteam.attacks import (
+    PLUGINS,
+    Attack,
+    Targets,
+    build_attacks,
+    choose_plugins,
+    targets,
+)
+from holodeck.testing.redteam.generated import attacker, generate
+from holodeck.testing.redteam.results import Scan
 from holodeck.testing.redteam.scan import ScanOptions, run_scan
 from holodeck.testing.redteam.scan_reports import print_summary, write_report
 
@@ -34,6 +45,8 @@ def run(
     outputs: tuple[Path, ...],
     save_failures: Path | None,
     concurrency: int,
+    attacker_model: str | None,
+    generated: int,
     verbose: bool,
     strict: bool,
 ) -> int:
@@ -52,7 +65,9 @@ def run(
         concurrency=concurrency,
         seed=seed,
     )
-    scan = asyncio.run(run_scan(spec, attacks, aim, options))
+    if attacker_model is not None:
+        _check_attacker(spec, options.run, attacker_model)
+    scan = asyncio.run(_scan(spec, (chosen, attacks), aim, options, attacker_model, generated))
     print_summary(scan, console, verbose=verbose)
     for output in outputs:
         write_report(scan, output)
@@ -69,3 +84,40 @@ def run(
     if scan.failed:
         return EXIT_TEST_FAILED
     return EXIT_EXECUTION if scan.errors else EXIT_OK
+
+
+async def _scan(
+    spec: AgentSpec,
+    planned: tuple[list[str], list[Attack]],
+    aim: Targets,
+    options: ScanOptions,
+    attacker_model: str | None,
+    count: int,
+) -> Scan:
+    """Write the attacker's attacks (when one is named), then run them all: on one event
+    loop, which the attacker's model client and the agent's share."""
+    plugins, attacks = planned
+    if attacker_model is not None:
+        model = attacker(spec, attacker_model, options.run)
+        written = await generate(model, spec, plugins, aim, count, options.seed)
+        order = list(PLUGINS)
+        attacks = sorted([*attacks, *written], key=lambda a: order.index(a.plugin))
+    return await run_scan(spec, attacks, aim, options)
+
+
+def _check_attacker(spec: AgentSpec, run: RunOptions, attacker_model: str) -> None:
+    """Generated attacks need a real model on both sides: the offline model would neither
+    write attacks worth running nor answer them but by rote."""
+    if offline_model(override_settings(attacker_model), RunOptions()):
+        raise ConfigurationError(
+            "--attacker-model test: the offline model cannot write attacks",
+            hint="name a real model (`provider/name`), or leave --attacker-model out to run "
+            "the static payloads",
+        )
+    if offline_run(spec, run):
+        raise ConfigurationError(
+            "--attacker-model: the agent answers with the offline `test` model, which runs "
+            "the static payloads only",
+            hint="scan with a real model for the agent (its own, or --model provider/name), "
+            "or leave --attacker-model out",
+        )

@@ -193,7 +193,7 @@ def _made(
             seeded = str(payload["document"]).replace("{token}", token.lower())
             code = token.lower()
         elif plugin == "pii-leakage":
-            seeded, canaries = _record(token)
+            seeded, canaries = seeded_record(token)
             canaries += aim.canaries
         attacks.append(
             Attack(
@@ -211,7 +211,7 @@ def _made(
     return attacks
 
 
-def _record(token: str) -> tuple[str, tuple[str, ...]]:
+def seeded_record(token: str) -> tuple[str, tuple[str, ...]]:
     """A customer record to seed into a tool's result, and its canaries: an email address
     made from the token and a test card number that passes the Luhn check."""
     email = f"dana.{token.lower()}@example.com"
