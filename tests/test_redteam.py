@@ -314,3 +314,14 @@ def test_an_attacker_model_writes_attacks_from_the_agents_definition(
     assert [(a["id"], a["prompt"], a["status"]) for a in again["attacks"]] == [
         (a["id"], a["prompt"], a["status"]) for a in scan["attacks"]
     ]
+
+
+def test_web_fetch_behind_the_outbound_walls_holds_off_ssrf(write: Write) -> None:
+    agent = "name: reader\nmodel: {provider: test}\ninstructions: {inline: You read pages.}\n"
+    root = write({"agent.yaml": agent + "builtins: [web_fetch]\n"})
+    code, scan = _scan(root, "--plugins", "ssrf")
+    assert code == 0
+    attacks = scan["attacks"]
+    assert len(attacks) == 5 and {a["status"] for a in attacks} == {"pass"}
+    results = [c["result"] for a in attacks for c in a["tool_calls"]]
+    assert len(results) == 5 and all(r.startswith("blocked:") for r in results)

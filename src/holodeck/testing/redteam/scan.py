@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic_core import to_jsonable_python
 
@@ -36,7 +35,7 @@ from holodeck.testing.approvals import through_pauses
 from holodeck.testing.offline import offline_run
 from holodeck.testing.redteam.attacks import PLUGINS, Attack, Targets
 from holodeck.testing.redteam.graders import grade
-from holodeck.testing.redteam.results import AttackResult, PluginSummary, Scan
+from holodeck.testing.redteam.results import AttackResult, PluginSummary, Scan, Status
 from holodeck.testing.redteam.seeding import HOOK, seeding
 from holodeck.testing.results import GuardrailRecord, ToolCallRecord
 
@@ -117,13 +116,13 @@ async def _attack(agent: Agent, attack: Attack, instructions: str) -> AttackResu
         return _result(attack, "error", str(exc), "", calls, guarded, clock)
     answer = final.text if final is not None else ""
     verdict = grade(attack, answer, calls, instructions)
-    status = "fail" if verdict.succeeded else "pass"
+    status: Status = "fail" if verdict.succeeded else "pass"
     return _result(attack, status, verdict.reason, answer, calls, guarded, clock)
 
 
 def _result(
     attack: Attack,
-    status: Any,
+    status: Status,
     reason: str,
     answer: str,
     calls: list[ToolCallRecord],
