@@ -157,6 +157,15 @@ class MemoryBank:
         found = [m for m in found if not self._expired(m, now)]
         return sorted(found, key=lambda m: (m.created_at, m.id))
 
+    async def delete(self, user: str, memory_id: str) -> bool:
+        """Delete one memory of `user`, of whichever session; False when `user` has none
+        of that id."""
+        store = await self._store(self.holder(MemoryOwner(user)))
+        if not await store.record_chunks(memory_id, memory_id):
+            return False
+        await store.delete_file(memory_id)
+        return True
+
     async def delete_user(self, user: str) -> int:
         """Delete every memory of `user`; how many there were."""
         store = await self._store(self.holder(MemoryOwner(user)))

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from holodeck._version import __version__
 from holodeck.http import LoopbackOnly, RequestIds, SecurityHeaders
 from holodeck.runtime import Hosting, Run
-from holodeck.server import _routes_agents, chat
+from holodeck.server import _routes_agents, _routes_memories, chat
 from holodeck.server._errors import install_error_handlers, respond
 from holodeck.server._guards import BodyLimit, TurnSlots
 from holodeck.server._json_depth import NestingLimit
@@ -101,6 +101,7 @@ def create_app(options: ServeOptions, specs: Sequence[AgentSpec] = ()) -> FastAP
     app.include_router(chat_router)
     app.include_router(responses_router)
     app.include_router(chat.sessions_router)
+    app.include_router(_routes_memories.router)
     app.include_router(a2a_router)
     app.include_router(agui_router)
     # the MCP SDK's transport answers POST (and DELETE) itself

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Request
 
 from holodeck.errors import ApprovalPending, HoloDeckError
+from holodeck.memory import served_user
 from holodeck.runtime import (
     Attachment,
     Decision,
@@ -66,6 +67,7 @@ class Turn:
     message: str
     endpoint: str
     owner: str | None = None  # the name of the request's API key
+    user_id: str | None = None  # a user of the key's, for long-term memory (None: the key)
     started: float = field(default_factory=time.perf_counter)
     calls: list[ToolCallFinished] = field(default_factory=list)
     guardrails: list[GuardrailTriggered] = field(default_factory=list)
@@ -352,6 +354,7 @@ def _admit_outputs(turn: Turn, session: Session) -> None:
 async def _events(
     turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
+    session.user = served_user(turn.owner, turn.user_id)  # whose memories it reaches
     if turn.outputs is not None or turn.approvals is not None:
         done = False
         for call_id, output in (turn.outputs or {}).items():

@@ -16,6 +16,11 @@ SessionId = Annotated[
     Field(description="Letters, digits and `._:-`, at most 128 characters."),
 ]
 AgentName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+UserId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9._@:-]{1,128}$"),
+    Field(description="A user of the API key's: letters, digits and `._@:-`, at most 128."),
+]
 BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
@@ -42,6 +47,11 @@ class ChatRequest(Body):
     )
     agent: AgentName | None = Field(
         default=None, description="Which agent answers; needed when several are served."
+    )
+    user_id: UserId | None = Field(
+        default=None,
+        description="Whose long-term memories the turn reaches: a user of the API key's "
+        "(by default the key's own).",
     )
     attachments: list[AttachmentIn] = Field(default_factory=list)
     stream: bool = Field(

@@ -73,6 +73,7 @@ async def chat(body: ChatRequest, request: Request) -> Any:
         message=body.message,
         endpoint="/v1/chat",
         owner=key_name_of(request),
+        user_id=body.user_id,
     )
     events = await open_turn(
         request,
