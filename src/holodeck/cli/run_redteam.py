@@ -10,6 +10,7 @@ from typing import Literal
 
 import click
 from rich.console import Console
+from rich.progress import Progress
 
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_EXECUTION, EXIT_OK, EXIT_TEST_FAILED, ConfigurationError
@@ -102,7 +103,12 @@ async def _scan(
         written = await generate(model, spec, plugins, aim, count, options.seed)
         order = list(PLUGINS)
         attacks = sorted([*attacks, *written], key=lambda a: order.index(a.plugin))
-    return await run_scan(spec, attacks, aim, options)
+    shown = Console(stderr=True)
+    # a bar on a terminal only: a real model's scan takes minutes, a log needs no bar
+    with Progress(console=shown, transient=True, disable=not shown.is_terminal) as bar:
+        task = bar.add_task("attacks", total=len(attacks))
+        options.on_attack = lambda _: bar.advance(task)
+        return await run_scan(spec, attacks, aim, options)
 
 
 def _check_attacker(spec: AgentSpec, run: RunOptions, attacker_model: str) -> None:
