@@ -4,6 +4,10 @@ the same asyncio subprocess, environment and output capture), and the in-process
 the file tool (paths resolved inside the workspace). Prints medians and the added ms
 (target: under 50 ms).
 
+With `allow_network: true`: what the relay and the proxy add to a call (`true`), and one
+HTTP request to a server on 127.0.0.1 (allowed by the policy) made from Python inside the
+sandbox, through the relay and the proxy, against the same request made directly.
+
 Run: .venv/bin/python bench/sandbox_overhead.py [N]   (default: 100 calls each)
 """
 
@@ -13,13 +17,67 @@ import asyncio
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from holodeck.net import OutboundPolicy
 from holodeck.sandbox import Sandbox
+from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.sandbox_settings import SandboxSettings
 from holodeck.tools.workspace import WorkspaceFiles
+
+# N requests, one connection each, timed one by one: prints the median in ms
+TIMED_REQUESTS = """
+import statistics, sys, time, urllib.request
+url, count = sys.argv[1], int(sys.argv[2])
+opener = urllib.request.build_opener()  # the environment's proxies, if any
+opener.open(url).read()
+times = []
+for _ in range(count):
+    started = time.perf_counter()
+    opener.open(url).read()
+    times.append(time.perf_counter() - started)
+print(statistics.median(times) * 1000)
+"""
+
+
+class _Page(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+async def _network_rows(workspace: Path, count: int) -> list[tuple[str, float, float]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        policy = OutboundPolicy.from_settings(NetworkSettings(allow=[f"127.0.0.1:{port}"]))
+        networked = Sandbox(workspace, SandboxSettings(allow_network=True), outbound=policy)
+        walled = Sandbox(workspace)
+        start_with = await _median_ms(lambda: networked.run(["true"]), count)
+        start_without = await _median_ms(lambda: walled.run(["true"]), count)
+        requests = ["python3", "-c", TIMED_REQUESTS, url, str(count)]
+        through = await networked.run(requests)
+        direct = await Sandbox(workspace, SandboxSettings(type="none")).run(requests)
+        assert urllib.request.urlopen(url).read() == b"ok"
+    finally:
+        server.shutdown()
+        server.server_close()
+    return [
+        ("`true`, network", start_without, start_with),
+        ("HTTP request", float(direct.stdout), float(through.stdout)),
+    ]
 
 
 async def _median_ms(call: Callable[[], Awaitable[object]], count: int) -> float:
@@ -50,12 +108,18 @@ async def main(count: int) -> None:
             return files.read_file("notes.txt")
 
         in_process = await _median_ms(tool_read, count)
+        network = await _network_rows(workspace, count)
 
     print(f"{count} calls each, median ms")
-    print(f"{'call':<16}{'no sandbox':>12}{'bubblewrap':>12}{'added':>10}")
+    print(f"{'call':<18}{'no sandbox':>12}{'bubblewrap':>12}{'added':>10}")
     for what, outside, inside in rows:
-        print(f"{what:<16}{outside:>12.2f}{inside:>12.2f}{inside - outside:>10.2f}")
-    print(f"{'read_file tool':<16}{in_process:>12.3f}  (in HoloDeck's process, no sandbox needed)")
+        print(f"{what:<18}{outside:>12.2f}{inside:>12.2f}{inside - outside:>10.2f}")
+    print(f"{'read_file tool':<18}{in_process:>12.3f}  (in HoloDeck's process, no sandbox needed)")
+    print(f"{'allow_network':<18}{'without':>12}{'with':>12}{'added':>10}")
+    for what, without, with_network in network:
+        print(f"{what:<18}{without:>12.2f}{with_network:>12.2f}{with_network - without:>10.2f}")
+    print("(`true`: both in bubblewrap; HTTP request: direct from a plain process, and from")
+    print(" the sandbox through the relay and the proxy, which checks the address)")
 
 
 if __name__ == "__main__":

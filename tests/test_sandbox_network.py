@@ -6,6 +6,7 @@ through what the policy allows, and stops with the call; nothing reaches past it
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import MINIMAL_AGENT, Write
+from holodeck import Agent, RunOptions, load_agent
 from holodeck.net import OutboundPolicy
 from holodeck.sandbox import Sandbox
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -222,3 +225,28 @@ def test_sandbox_settings_take_allow_network() -> None:
     walled = Sandbox(Path(), NETWORKED, environ=environ)
     assert walled.environment["HTTP_PROXY"] == "http://127.0.0.1:3128"
     assert walled.environment["NO_PROXY"] == ""
+
+
+def test_an_agents_shell_reaches_what_its_network_rules_allow(write: Write, site: Site) -> None:
+    """agent.yaml's `network.allow` is the policy its commands' proxy applies: the allowed
+    port answers, another port of the same address is refused with the reason."""
+    root = write(
+        {
+            "agent.yaml": MINIMAL_AGENT
+            + "builtins: [shell]\nsandbox: {allow_network: true}\n"
+            + f"network: {{allow: ['127.0.0.1:{site.port}']}}\n"
+        }
+    )
+    agent = Agent(load_agent(root / "agent.yaml"), RunOptions(model="test"))
+    command = f"curl -sS http://127.0.0.1:{site.port}/; echo; curl -sS http://127.0.0.1:1/"
+    call = json.dumps({"command": command})
+
+    async def go() -> str:
+        async with agent, agent.session() as session:
+            final = await session.answer(f"/call shell {call}")
+        return str(final.tool_calls[0].result)
+
+    result = asyncio.run(go())
+    assert "reached\n" in result
+    assert "blocked: 127.0.0.1 is a loopback address; allow it under network.allow" in result
+    assert site.hosts == [f"127.0.0.1:{site.port}"]

@@ -28,7 +28,7 @@ def _relay_source() -> str:
 def relay_command(python: str, socket_name: str, command: Sequence[str]) -> list[str]:
     """`command` (argv) started by the relay, which then listens on 127.0.0.1:RELAY_PORT."""
     socket_path = f"{SOCKET_FOLDER}/{socket_name}"
-    return [python, "-I", "-c", _relay_source(), socket_path, str(RELAY_PORT), *command]
+    return [python, "-I", "-S", "-c", _relay_source(), socket_path, str(RELAY_PORT), *command]
 
 
 def proxy_environment(environment: Mapping[str, str]) -> dict[str, str]:
