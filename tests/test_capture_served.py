@@ -65,7 +65,8 @@ def holodeck(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Completed
     return subprocess.run(
         [sys.executable, "-m", "holodeck", *args],
         cwd=cwd,
-        env={**os.environ, **env},
+        # the key is only the one given
+        env={**{k: v for k, v in os.environ.items() if k != "HOLODECK_API_KEY"}, **env},
         capture_output=True,
         text=True,
         timeout=180,
@@ -115,6 +116,18 @@ def test_a_served_session_is_captured_by_its_key_and_replays_offline(
     assert refused.returncode == 2, refused.stderr
     assert f"session {session_id!r} of desk belongs to another API key" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+    for session, env, said in [
+        ("nope", {"HOLODECK_API_KEY": ALICE}, "no session 'nope' of desk in its store"),
+        (session_id, {"HOLODECK_API_KEY": "guess"}, "the API key is not one of desk's keys"),
+        (session_id, {}, "desk is served with API keys"),
+    ]:
+        wrong = holodeck(
+            "test", "capture", str(agent), "--from-session", session, cwd=tmp_path, env=env
+        )
+        assert wrong.returncode == 2, wrong.stderr
+        assert said in wrong.stderr
+        assert "Traceback" not in wrong.stderr
 
     captured = holodeck(
         "test",
