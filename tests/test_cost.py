@@ -157,7 +157,7 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
     cost = float(HOUSE_TURN)
     assert answer["usage"]["cost_usd"] == cost
     assert answer["usage"]["input_tokens"] == IN
-    final = [data for name, data in events if name == "final"][0]
+    final = next(data for name, data in events if name == "final")
     assert final["usage"]["cost_usd"] == cost
     assert completion.usage is not None and completion.usage.model_extra == {"cost_usd": cost}
     assert response.usage is not None and response.usage.model_extra == {"cost_usd": cost}

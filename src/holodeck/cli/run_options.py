@@ -37,6 +37,23 @@ model_option = click.option(
 )
 
 
+def _models(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    for each in value:
+        _model(ctx, param, each)
+    return value
+
+
+models_option = click.option(
+    "--model",
+    "models",
+    multiple=True,
+    callback=_models,
+    help="Use this model for everything (the agent's, its tools' and judges'): "
+    "`test` (offline) or `provider/name`. Repeat it to run every case on each model "
+    "in one run, reported side by side.",
+)
+
+
 harness_option = click.option(
     "--harness",
     type=click.Choice(["none"]),
@@ -94,11 +111,11 @@ def _report_target(ctx: click.Context, param: click.Parameter, value: Any) -> An
     return value
 
 
-def run_options(function: F) -> F:
-    """`--model`, `--harness`, `--record` and `--replay`."""
+def run_options(function: F, *, many_models: bool = False) -> F:
+    """`--model` (repeatable with `many_models`), `--harness`, `--record` and `--replay`."""
     for option in reversed(
         (
-            model_option,
+            models_option if many_models else model_option,
             harness_option,
             click.option(
                 "--record",
@@ -115,6 +132,11 @@ def run_options(function: F) -> F:
     ):
         function = option(function)
     return function
+
+
+def matrix_run_options(function: F) -> F:
+    """`run_options` whose `--model` may be given several times (`models`)."""
+    return run_options(function, many_models=True)
 
 
 def report_options(function: F) -> F:

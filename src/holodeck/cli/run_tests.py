@@ -68,13 +68,15 @@ class TestRequest:
     trace: bool = False
     strict: bool = False
     timings: bool = False
+    # several `--model`s: the suite runs on each, in one run (`cli/run_matrix.py`)
+    models: tuple[str, ...] = ()
 
 
 def command_request(
     record: Path | None,
     replay: Path | None,
     *,
-    model: str | None,
+    models: tuple[str, ...],
     harness: Literal["none"] | None,
     rate_limit: int | None,
     names: tuple[str, ...],
@@ -86,6 +88,7 @@ def command_request(
 ) -> TestRequest:
     """`holodeck test`'s options as click gives them, made the run's typed request (here,
     not in the command's module: `TestOptions` and `RateLimiter` load pydantic-ai)."""
+    model = models[0] if len(models) == 1 else None  # one `--model`: a run as ever
     run = RunOptions(
         model=model, harness=harness, rate_limit=RateLimiter(rate_limit) if rate_limit else None
     )
@@ -97,7 +100,8 @@ def command_request(
         repeat=repeat,
         shard=shard,
     )
-    return TestRequest(options=cases, record=record, replay=replay, **given)
+    matrix = tuple(dict.fromkeys(models)) if len(models) > 1 else ()
+    return TestRequest(options=cases, record=record, replay=replay, models=matrix, **given)
 
 
 def run(request: TestRequest, console: Console, phases: Phases) -> int:
@@ -140,6 +144,19 @@ def run(request: TestRequest, console: Console, phases: Phases) -> int:
             err=True,
         )
     report = RunReport(console, request.output, request.fmt, verbose, phases)
+    if request.models:
+        from holodeck.cli.run_matrix import model_runs, run_matrix
+
+        with phases.phase("load"):
+            runs = model_runs(spec, options, request.models, request.tags)
+            for each in runs:
+                _check_judges(spec, each.agent, [case for _, case in selected])
+        gc.freeze()
+        try:
+            return run_matrix(spec, runs, report, len(selected))
+        finally:
+            if request.timings:
+                click.echo(phases.line(), err=True)
     with phases.phase("load"):  # the model and tools: building the agent
         agent = agent_for_tests(spec, options, _tracing(spec, request.trace, verbose, console))
         # the commit and definition tested, read before any case runs

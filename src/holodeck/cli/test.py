@@ -9,7 +9,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from holodeck.cli.run_options import report_options, run_options
+from holodeck.cli.run_options import matrix_run_options, report_options
 from holodeck.errors import ConfigurationError
 from holodeck.testing.phases import Phases
 from holodeck.testing.shards import Shard
@@ -102,7 +102,7 @@ def check_pairs(
     metavar="TEXT",
     help="Label the saved run (repeatable), e.g. --tag nightly --tag pr-123.",
 )
-@run_options
+@matrix_run_options
 @report_options
 @click.option(
     "--compare",
@@ -154,6 +154,7 @@ def test(
       holodeck test agent.yaml
       holodeck test examples/weather --model test -o report.html
       holodeck test my-image --case refund-policy --repeat 5
+      holodeck test . --model openai/gpt-4o-mini --model anthropic/claude-haiku-4-5
       holodeck test . --record cassettes/ci.yaml      # then, in CI:
       holodeck test . --replay cassettes/ci.yaml -o junit.xml
       holodeck test --compare previous latest

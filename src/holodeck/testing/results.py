@@ -177,6 +177,9 @@ class CaseResult(_Record):
     score_spread: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="metric -> (min, max) over runs"
     )
+    # a run over several models (`--model A --model B`): the model this result is of; its
+    # name is then `<case> [<model>]`
+    model: str | None = None
 
 
 class RunSummary(_Record):
@@ -262,6 +265,8 @@ class TestRun(_Record):
     git: GitState | None = None  # None outside a git repository
     shard: str | None = None  # "I/N" when this run is one slice of a suite (`--shard`)
     merged_from: list[str] = Field(default_factory=list)  # run ids `test merge` combined
+    # the models a matrix run compared, in the order given; each case ran on each
+    matrix: list[str] = Field(default_factory=list)
     cases: list[CaseResult]
     summary: RunSummary
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from holodeck.testing.reports import matrix_view
 from holodeck.testing.reports._format import (
     FAIL_MARK,
     NOT_JUDGED,
@@ -174,6 +175,8 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     hidden = len(run.cases) - len(listed)
     if hidden:
         console.print(Text(f"{hidden:,} passing cases not listed (-v lists every case)", "dim"))
+    if run.matrix:
+        _render_matrix(run, console)
     render_failure_groups(run, console)
     style = "bold green" if run.summary.passed == run.summary.total else "bold red"
     if run.summary.errors and run.summary.passed + run.summary.errors == run.summary.total:
@@ -186,6 +189,27 @@ def render_summary(run: TestRun, console: Console, listed: list[CaseResult] | No
     note = judgement_note(run)
     if note is not None:
         console.print(Text(note, style="yellow"), soft_wrap=True)  # one line, even in logs
+
+
+def _render_matrix(run: TestRun, console: Console) -> None:
+    """The models side by side: a row per model, then each case on each model."""
+    frame = box.SIMPLE_HEAD if _utf(console) else box.ASCII
+    models = Table(title="Models side by side", box=frame, show_edge=False, pad_edge=False)
+    for header in matrix_view.MODEL_HEADERS:
+        models.add_column(header, overflow="fold")
+    for stats in matrix_view.model_stats(run):
+        models.add_row(*(printable(Text(cell), console) for cell in matrix_view.model_cells(stats)))
+    console.print(models)
+    cases = Table(box=frame, show_edge=False, pad_edge=False)
+    for header in matrix_view.case_headers(run):
+        cases.add_column(header, overflow="fold")
+    for row in matrix_view.case_rows(run):
+        cells = [Text(cell) for cell in matrix_view.case_cells(row)]
+        if row.disagree:
+            cells[0].stylize("bold yellow")
+        cases.add_row(*(printable(cell, console) for cell in cells))
+    console.print(cases)
+    console.print(Text(matrix_view.disagreement_line(run), style="bold"))
 
 
 def _utf(console: Console) -> bool:

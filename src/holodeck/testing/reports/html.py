@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from holodeck.spec.diagnostics import display_path
-from holodeck.testing.reports import _format
+from holodeck.testing.reports import _format, matrix_view
 from holodeck.testing.results import CaseResult, MetricResult, TestRun
 
 
@@ -60,6 +60,7 @@ def render_html(run: TestRun) -> str:
         css=Markup(assets.joinpath("report.css").read_text(encoding="utf-8")),
         js=Markup(assets.joinpath("report.js").read_text(encoding="utf-8")),
         pass_percent=_format.pass_percent(run),
+        matrix=_matrix(run) if run.matrix else None,
         note=_format.judgement_note(run),
         prompt_label=_format.prompt_label(run),
         source=display_path(Path(run.source)),
@@ -69,6 +70,17 @@ def render_html(run: TestRun) -> str:
             "flaky": sum(1 for c in run.cases if c.flaky),
         },
     )
+
+
+def _matrix(run: TestRun) -> dict[str, Any]:
+    """The side-by-side tables of a run over several models."""
+    return {
+        "model_headers": matrix_view.MODEL_HEADERS,
+        "models": [matrix_view.model_cells(s) for s in matrix_view.model_stats(run)],
+        "case_headers": matrix_view.case_headers(run),
+        "cases": [(matrix_view.case_cells(r), r.disagree) for r in matrix_view.case_rows(run)],
+        "line": matrix_view.disagreement_line(run),
+    }
 
 
 def _bar(metric: MetricResult) -> dict[str, float] | None:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from holodeck.spec.diagnostics import display_path
+from holodeck.testing.reports import matrix_view
 from holodeck.testing.reports._format import (
     as_json,
     case_duration,
@@ -73,6 +74,11 @@ def render_junit(run: TestRun) -> str:
         "output_tokens": str(s.output_tokens),
         **({"cost_usd": str(s.cost_usd)} if s.cost_usd is not None else {}),
     }
+    for stats in matrix_view.model_stats(run):  # a run over several models: one each
+        cells = dict(zip(matrix_view.MODEL_HEADERS, matrix_view.model_cells(stats), strict=True))
+        facts[f"matrix {stats.model}"] = "; ".join(f"{k}: {v}" for k, v in cells.items())
+    if run.matrix:
+        facts["matrix"] = matrix_view.disagreement_line(run)
     note = judgement_note(run)
     if note is not None:
         facts["not_judged"] = note

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from holodeck.spec.diagnostics import display_path
+from holodeck.testing.reports import matrix_view
 from holodeck.testing.reports._format import (
     NOT_JUDGED,
     as_json,
@@ -68,10 +69,32 @@ def render_markdown(run: TestRun) -> str:
     ]
     for case in run.cases:
         lines.append(_summary_row(case))
+    if run.matrix:
+        lines += _matrix_section(run)
     lines += ["", "## Cases", ""]
     for case in run.cases:
         lines += _case_section(case)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _matrix_section(run: TestRun) -> list[str]:
+    """The models side by side, then each case on each model (disagreements first)."""
+    lines = ["", "## Models side by side", "", _row(list(matrix_view.MODEL_HEADERS))]
+    lines.append("| " + " | ".join(["---"] * len(matrix_view.MODEL_HEADERS)) + " |")
+    lines += [_row(matrix_view.model_cells(s)) for s in matrix_view.model_stats(run)]
+    headers = matrix_view.case_headers(run)
+    lines += ["", _inline(matrix_view.disagreement_line(run)), "", _row(headers)]
+    lines.append("| " + " | ".join(["---"] * len(headers)) + " |")
+    for row in matrix_view.case_rows(run):
+        line = _row(matrix_view.case_cells(row))
+        lines.append(
+            line.replace("| ", "| **", 1).replace(" |", "** |", 1) if row.disagree else line
+        )
+    return lines
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
 def _summary_row(case: CaseResult) -> str:
