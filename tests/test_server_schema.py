@@ -42,6 +42,9 @@ def operations() -> list[str]:
         "POST /awp",
         "POST /awp/{agent}",
         "POST /v1/sessions/{session_id}/approvals/{call_id}",
+        "GET /v1/memories",
+        "DELETE /v1/memories",
+        "DELETE /v1/memories/{memory_id}",
     ]
 
 
@@ -97,6 +100,8 @@ def test_the_schema_describes_every_route(tmp_path: Path) -> None:
         "/awp",
         "/awp/{agent}",
         "/v1/sessions/{session_id}/approvals/{call_id}",
+        "/v1/memories",
+        "/v1/memories/{memory_id}",
     }
     chat = paths["/v1/chat"]["post"]["responses"]
     assert "text/event-stream" in chat["200"]["content"]

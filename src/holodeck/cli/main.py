@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "deploy": ("holodeck.cli.deploy", "deploy", "Serve agents over HTTP."),
     "mcp serve": ("holodeck.cli.mcp_serve", "serve", "Serve agents as MCP tools over stdio."),
     "ingest": ("holodeck.cli.ingest", "ingest", "Read and embed search tools' sources now."),
+    "memory": ("holodeck.cli.memory", "memory", "List, export or delete a user's memories."),
     "pack": ("holodeck.cli.pack", "pack", "Pack an agent image directory into a .tar.gz."),
     "push": ("holodeck.cli.push", "push", "Send an agent image to a running server."),
 }
