@@ -602,7 +602,7 @@ def test_a_taken_prometheus_port_is_a_clear_error(tmp_path: Path) -> None:
         settings = {"enabled": True, "exporters": {"prometheus": {"enabled": True, "port": port}}}
         spec = load_agent(write_agent(tmp_path / "agent", settings))
         with pytest.raises(HoloDeckError) as caught:
-            Agent(spec, RunOptions(model="test"))
+            Agent(spec, RunOptions(model="test")).prepare()
     assert f"cannot listen on 127.0.0.1:{port}" in str(caught.value)
 
 
