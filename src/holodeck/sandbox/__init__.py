@@ -1,6 +1,7 @@
 """The sandbox the file, shell, code and terminal tools run commands in: bubblewrap on
 Linux, with the system read-only, the workspace (and `write_paths`) writable, the user's
-home and the agent's folder hidden, its own /tmp, no network, the child environment
+home and the agent's folder hidden, its own /tmp, no network (with `allow_network`,
+HTTP(S) only, through a proxy that applies the outbound policy), the child environment
 allow-list, and limits on time, memory, processes and file size.
 
     sandbox = Sandbox(Path("work"), SandboxSettings())

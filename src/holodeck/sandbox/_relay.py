@@ -7,13 +7,17 @@ destination is checked. The port is bound before the command starts, so the comm
 first request never finds it closed; the relay ends with the sandbox's process namespace.
 
 Standalone on purpose: it imports nothing of HoloDeck (the sandbox may not see it), and
-only what loads in milliseconds (`selectors`, not asyncio: it starts with every command).
+the command waits only for `os`, `sys` and `_socket` to load: the relay's own modules
+(`selectors`, not asyncio, which takes 100 ms and more) load after the fork.
 """
 
 import os
-import selectors
-import socket
 import sys
+
+TYPE_CHECKING = False  # without importing `typing`, which the command would wait for
+if TYPE_CHECKING:
+    import selectors
+    import socket
 
 CHUNK = 65536
 BACKLOG = 256 * 1024  # bytes waiting for one side before the other is read no more
@@ -23,7 +27,7 @@ class _Side:
     """One socket of a forwarded connection: the bytes waiting to be sent to it, whether
     its end has sent EOF, and whether its writing half is shut."""
 
-    def __init__(self, selector: selectors.BaseSelector, sock: socket.socket) -> None:
+    def __init__(self, selector: "selectors.BaseSelector", sock: "socket.socket") -> None:
         self.selector = selector
         self.sock = sock
         self.pending = bytearray()
@@ -57,7 +61,7 @@ class _Side:
             self.sock.close()
 
 
-def _pair(selector: selectors.BaseSelector, inside: socket.socket, path: str) -> None:
+def _pair(selector: "selectors.BaseSelector", inside: "socket.socket", path: str) -> None:
     outside = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         outside.connect(path)
@@ -100,7 +104,13 @@ def _step(side: _Side, mask: int) -> None:
     peer.watch()
 
 
-def _relay(listener: socket.socket, path: str) -> None:
+def _relay(fd: int, path: str) -> None:
+    # the modules the functions above use, loaded only here (after the fork)
+    global selectors, socket
+    import selectors
+    import socket
+
+    listener = socket.socket(fileno=fd)
     selector = selectors.DefaultSelector()
     listener.setblocking(False)
     selector.register(listener, selectors.EVENT_READ, None)
@@ -117,9 +127,11 @@ def _relay(listener: socket.socket, path: str) -> None:
 
 
 def main() -> None:
+    import _socket
+
     path, port, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(128)
     if os.fork() == 0:
@@ -130,7 +142,7 @@ def main() -> None:
         quiet = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # the command's pipes close when the command is done
             os.dup2(quiet, fd)
-        _relay(listener, path)
+        _relay(listener.detach(), path)
     os.wait()
     listener.close()
     try:
