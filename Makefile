@@ -15,7 +15,7 @@ LOCK := requirements.lock
 COMPILE = $(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
 	--native-tls --quiet --custom-compile-command "make upgrade" -o $(LOCK)
 
-.PHONY: demo dev test lint typecheck bench clean node test-js browser services containers \
+.PHONY: demo dev test test-fast lint typecheck bench clean node test-js browser services containers \
 	sandbox lock upgrade
 
 # the base package: what the demo (and a user) runs. uv installs it: it downloads and
@@ -113,6 +113,11 @@ typecheck: dev
 
 test: lint typecheck node test-js browser services containers sandbox
 	$(BIN)/pytest -n 2 -q
+
+# the tests that need no database server, browser, container tools or wheel build (the
+# markers are applied in tests/conftest.py from the fixtures a test uses): a few minutes
+test-fast: dev node test-js
+	$(BIN)/pytest -n 2 -q -m "not services and not browser and not container and not slow"
 
 bench: dev services sandbox
 	$(BIN)/python bench/cli_startup.py

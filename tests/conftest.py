@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,3 +85,59 @@ instructions:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# --- lanes: `make test-fast` runs what needs none of these (`-m "not services and not ..."`)
+
+# fixtures that start a server: a test using one (directly, through another fixture, or
+# through a parameter naming it) is `services`
+SERVICE_FIXTURES = frozenset(
+    {"redis_url", "postgres_url", "pgvector_url", "redis_stack_url", "chroma_url"}
+)
+# parameters naming a server the test asks for with `request.getfixturevalue`
+SERVICE_PARAMS = frozenset({"redis", "postgres", "pgvector", "chromadb", "redis_stack"})
+CONTAINER_FIXTURES = frozenset({"base_image", "wheels"})
+SLOW_FIXTURES = frozenset({"wheel", "wheel_venv"})  # a wheel built, venvs installed
+BROWSER_CALLS = frozenset({"chromium_page", "playwright_api"})  # tests/browser.py
+
+
+def _calls(function: object, module: types.ModuleType, seen: set[str]) -> set[str]:
+    """The global names `function` uses, and those of the module's functions it calls."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return set()
+    names = set(code.co_names)
+    for const in code.co_consts:  # nested functions and lambdas
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
+    for name in names - seen:
+        seen.add(name)
+        called = getattr(module, name, None)
+        if isinstance(called, types.FunctionType) and called.__module__ == module.__name__:
+            names |= _calls(called, module, seen)
+    return names
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        used = set(item.fixturenames)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None:
+            used |= {v for v in callspec.params.values() if isinstance(v, str)}
+        if used & (SERVICE_FIXTURES | SERVICE_PARAMS):
+            item.add_marker(pytest.mark.services)
+        if used & CONTAINER_FIXTURES:
+            item.add_marker(pytest.mark.container)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+        # the test and the fixtures it uses, by what they call
+        functions = [(item.function, item.module)] + [
+            (definition.func, item.module)
+            for definitions in item._fixtureinfo.name2fixturedefs.values()
+            for definition in definitions
+            if definition.func.__module__ == item.module.__name__
+        ]
+        if any(_calls(f, m, set()) & BROWSER_CALLS for f, m in functions):
+            item.add_marker(pytest.mark.browser)
