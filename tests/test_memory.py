@@ -263,3 +263,48 @@ async def test_memories_older_than_retention_days_are_deleted(
     assert await stored(root, "alice") == ["Alice plays chess"]
     async with open_store(bank.location, name, int(vectors.shape[1])) as store:
         assert list(await store.files()) == [recent]
+
+
+async def test_omnigent_hindsight_retain_and_recall_are_long_term_memory_under_their_names(
+    write: Write,
+    openai_server: OpenAIServer,
+    embeddings_server: EmbeddingsServer,
+    isolated_home: Path,
+) -> None:
+    (isolated_home / "config.yaml").write_text(
+        f"providers:\n  embedder: {{provider: openai, endpoint: '{embeddings_server.url}', "
+        "api_key: sk-embed}\n",
+        encoding="utf-8",
+    )
+    root = write(
+        {
+            "config.yaml": (
+                "spec_version: 1\nname: omni\n"
+                "executor:\n  model: openai/gpt-4o-mini\n"
+                f"  auth: {{type: api_key, base_url: '{openai_server.url}', api_key: sk-test}}\n"
+                "tools:\n  builtins: [hindsight_retain, hindsight_recall]\n"
+                "memory:\n  long_term: {embedding_model: embedder/text-embedding-3-small}\n"
+            ),
+            "AGENTS.md": "Use hindsight_retain to keep facts and hindsight_recall to find them.\n",
+        }
+    )
+    spec = load_agent(root)
+    assert spec.memory.long_term is not None
+    assert spec.memory.long_term.tool_names == {
+        "remember": "hindsight_retain",
+        "recall": "hindsight_recall",
+    }
+    openai_server.script(
+        tool_calls(Call("hindsight_retain", {"fact": "Dana runs the Oslo office"})),
+        text("Noted."),
+        tool_calls(Call("hindsight_recall", {"query": "Oslo office"})),
+        text("Dana."),
+    )
+    async with Agent(spec) as agent:
+        await say(agent, "Dana runs the Oslo office", user="dana", session="s1")
+        await say(agent, "who runs the Oslo office?", user="dana", session="s2")
+    bodies = openai_server.bodies()
+    offered = {t["function"]["name"] for t in bodies[0]["tools"]}
+    assert {"hindsight_retain", "hindsight_recall", "forget"} <= offered
+    assert "remember" not in offered
+    assert "Dana runs the Oslo office" in json.dumps(bodies[3]["messages"][-1])

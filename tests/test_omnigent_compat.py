@@ -435,9 +435,8 @@ def test_omnigent_client_tool_runs_with_the_real_package(
         ("upload_file", "MCP filesystem server"),
         ("list_files", "MCP filesystem server"),
         ("download_file", "MCP filesystem server"),
-        ("{name: hindsight_recall, api_key: k}", "MCP memory server"),
-        ("hindsight_retain", "MCP memory server"),
-        ("hindsight_reflect", "MCP memory server"),
+        ("hindsight_reflect", "memory.long_term.recall.auto"),
+        ("hindsight_forget_all", "hindsight_recall"),
     ],
 )
 def test_server_only_builtins_are_refused_with_what_to_use(

@@ -13,7 +13,7 @@ from holodeck.spec.image.agent_tool_keys import refuse_agent_tool_keys
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
 from holodeck.spec.image.policies import take_policies
-from holodeck.spec.image.server_builtins import server_only
+from holodeck.spec.image.server_builtins import MEMORY_BUILTINS, server_only
 from holodeck.spec.models.workspace_settings import WorkspaceSettings
 from holodeck.spec.yaml.source import YamlDocument
 
@@ -75,9 +75,43 @@ def prepare(
             ),
         )
     if isinstance(block, dict) and isinstance(block.get("builtins"), list):
+        block["builtins"] = _without_memory_builtins(data, block["builtins"], report)
         block["builtins"] = _without_server_builtins(block["builtins"], report)
     data["tools"] = block
     return Prepared(data, executor, inline, workspace)
+
+
+def _without_memory_builtins(data: dict[str, Any], entries: list[Any], report: Report) -> list[Any]:
+    """`entries` without the Hindsight builtins long-term memory does, which turn it on
+    (`memory.long_term`, as config.yaml sets it or by default) under their names."""
+    names: dict[str, str] = {}
+    kept: list[Any] = []
+    for index, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, dict) else entry
+        if isinstance(name, str) and name in MEMORY_BUILTINS:
+            names[MEMORY_BUILTINS[name]] = name
+            extra = sorted(set(entry) - {"name"}) if isinstance(entry, dict) else []
+            if extra:  # a Hindsight server's settings: no such server here
+                report(
+                    ("tools", "builtins", index),
+                    f"`{name}` is HoloDeck's long-term memory here: "
+                    + ", ".join(f"`{k}`" for k in extra)
+                    + " (a Hindsight server's) is not used",
+                    "remove it; memory.long_term in config.yaml says where memories live",
+                    warning=True,
+                )
+        else:
+            kept.append(entry)
+    if names:
+        memory = data.get("memory")
+        memory = dict(memory) if isinstance(memory, dict) else {}
+        long_term = memory.get("long_term")
+        long_term = dict(long_term) if isinstance(long_term, dict) else {}
+        given = long_term.get("tool_names")
+        long_term["tool_names"] = {**names, **(given if isinstance(given, dict) else {})}
+        memory["long_term"] = long_term
+        data["memory"] = memory
+    return kept
 
 
 def _without_server_builtins(entries: list[Any], report: Report) -> list[Any]:

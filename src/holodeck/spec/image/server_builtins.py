@@ -1,6 +1,7 @@
 """Builtins that only an Omnigent server provides, each refused with what it is and what
 to use here instead: they read and write the server's file store or its Hindsight memory
-bank, neither of which exists when HoloDeck runs the agent."""
+bank, neither of which exists when HoloDeck runs the agent. The two Hindsight builtins
+whose meaning long-term memory has (`MEMORY_BUILTINS`) are read into `memory.long_term`."""
 
 from __future__ import annotations
 
@@ -10,18 +11,22 @@ _FILES = (
     "[-y, '@modelcontextprotocol/server-filesystem', ./data]}`)"
 )
 _MEMORY = (
-    "HoloDeck has no long-term memory bank; chat and the server keep the conversation "
-    "(config.yaml `memory:`); for memory across conversations, add an MCP memory server "
-    "such as @modelcontextprotocol/server-memory under tools/mcp/"
+    "HoloDeck's long-term memory stores and searches facts: list `hindsight_retain` and "
+    "`hindsight_recall` (or set `memory: {long_term: {}}` in config.yaml, docs/memory.md); "
+    "to have memories before each turn, set `memory.long_term.recall.auto: true`"
 )
+# Hindsight builtins -> the long-term memory tool that does the same (stores a fact,
+# searches the facts), offered under the builtin's name
+MEMORY_BUILTINS: dict[str, str] = {"hindsight_retain": "remember", "hindsight_recall": "recall"}
 
 SERVER_ONLY: dict[str, tuple[str, str]] = {
     "upload_file": ("stores a file in the Omnigent server's file store", _FILES),
     "list_files": ("lists the Omnigent server's file store", _FILES),
     "download_file": ("reads a file from the Omnigent server's file store", _FILES),
-    "hindsight_retain": ("stores a fact in a Hindsight long-term memory bank", _MEMORY),
-    "hindsight_recall": ("searches a Hindsight long-term memory bank", _MEMORY),
-    "hindsight_reflect": ("answers from a Hindsight long-term memory bank", _MEMORY),
+    "hindsight_reflect": (
+        "answers a question by a model's reasoning over a Hindsight memory bank",
+        _MEMORY,
+    ),
 }
 
 

@@ -7,11 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.base import NonEmpty, Strict, ToolName
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.vector_databases import DatabaseConnection
 
 MemoryScope = Literal["user", "agent", "session"]
+MemoryTool = Literal["remember", "recall", "forget"]
 
 
 class RecallSettings(Strict):
@@ -69,6 +70,12 @@ class LongTermMemory(Strict):
     )
     recall: RecallSettings = Field(default_factory=RecallSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    tool_names: dict[MemoryTool, ToolName] = Field(
+        default_factory=dict,
+        description="Other names the model sees for `remember`, `recall` and `forget` (an "
+        "Omnigent image's `hindsight_retain` and `hindsight_recall` builtins are read into "
+        "it).",
+    )
     retention_days: Annotated[int, Field(ge=1)] | None = Field(
         default=None,
         description="Memories older than this are deleted; null keeps them until a "
