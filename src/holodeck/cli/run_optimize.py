@@ -22,7 +22,7 @@ from holodeck.errors import EXIT_EXECUTION, EXIT_OK, ConfigurationError, HoloDec
 from holodeck.runtime import RunOptions
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import Budget, OptimizerSettings
-from holodeck.testing.optimizer import Search, SearchResult, Written, write_result
+from holodeck.testing.optimizer import Search, SearchOutcome, Written, write_result
 from holodeck.testing.optimizer.progress import Emit, live, ndjson
 from holodeck.testing.runner import TestOptions
 
@@ -98,7 +98,7 @@ def _settings(spec: AgentSpec, given: dict[str, Any]) -> OptimizerSettings:
     return settings.model_copy(update=update)
 
 
-def _summarise(result: SearchResult, written: list[Written], console: Console) -> None:
+def _summarise(result: SearchOutcome, written: list[Written], console: Console) -> None:
     table = Table(title=f"search {result.search_id}", title_justify="left")
     table.add_column("")
     table.add_column(f"train ({len(result.train)})", justify="right")

@@ -68,7 +68,7 @@ from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._output_check import schema_output
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
-from holodeck.runtime._turn import CURRENT_TURN, Turn
+from holodeck.runtime._turn import CURRENT_TURN, RunningTurn
 from holodeck.runtime.harness import check_harnesses, choose_harness, harness_model
 from holodeck.runtime.toolsets import agent_toolsets, builtin_capabilities
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -405,7 +405,7 @@ class Agent:
             requests += OUTPUT_RETRIES  # answers that do not fit go back to the model
         limits = turn_limits(self.spec.limits, requests, used)
         queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = Turn(
+        turn = RunningTurn(
             queue,  # type: ignore[arg-type]
             scope=scope,
             stream_text=stream_text,
@@ -484,7 +484,7 @@ class Agent:
         """Run a turn that stands alone and return only its final message."""
         return await final_message(self.run(prompt, **kwargs))
 
-    async def run_nested(self, prompt: str, turn: Turn, usage: Any) -> FinalMessage:
+    async def run_nested(self, prompt: str, turn: RunningTurn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
         self._in_use()
         guards = self.guardrails
@@ -532,7 +532,7 @@ class Agent:
     async def _drive(
         self,
         content: str | Sequence[UserContent] | None,
-        turn: Turn,
+        turn: RunningTurn,
         history: list[ModelMessage],
         usage: Any = None,
         limits: TurnLimits | None = None,
@@ -554,7 +554,7 @@ class Agent:
     async def _run(
         self,
         content: str | Sequence[UserContent] | None,
-        turn: Turn,
+        turn: RunningTurn,
         history: list[ModelMessage],
         usage: RunUsage,
         limits: UsageLimits,
@@ -609,7 +609,7 @@ class Agent:
         assert result is not None
         return result
 
-    def _final(self, result: AgentRunResult[Any], turn: Turn) -> FinalMessage:
+    def _final(self, result: AgentRunResult[Any], turn: RunningTurn) -> FinalMessage:
         run_usage = result.usage
         usage = Usage(run_usage.input_tokens, run_usage.output_tokens, run_usage.requests)
         output = result.output

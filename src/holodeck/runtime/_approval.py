@@ -29,7 +29,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from holodeck.errors import SessionError
 from holodeck.runtime._events import ApprovalRequired, ToolCallFinished, ToolCallStarted
-from holodeck.runtime._turn import Turn
+from holodeck.runtime._turn import RunningTurn
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import AgentTool, FunctionTool, McpTool, PromptTool
 
@@ -127,7 +127,7 @@ class Pending:
         outputs = {i: d.output for i, d in self.decisions.items() if i in client}
         return DeferredToolResults(calls=outputs, approvals=approvals)
 
-    def report_denied(self, turn: Turn) -> None:
+    def report_denied(self, turn: RunningTurn) -> None:
         """Denied calls in the turn's stream, as calls that ended with `denied: reason`
         (they never run: pydantic-ai answers the model for them)."""
         for call in self.calls:

@@ -13,7 +13,7 @@ from pydantic_ai import FunctionToolset, RunContext, Tool
 from holodeck.runtime._held import Held
 from holodeck.runtime._hosting import Hosting
 from holodeck.runtime._options import RunOptions
-from holodeck.runtime._turn import CURRENT_TURN, Turn
+from holodeck.runtime._turn import CURRENT_TURN, RunningTurn
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.tools import AgentTool
 
@@ -77,7 +77,7 @@ def _tool(
             telemetry = parent.telemetry if parent else None
             built.append(make_agent(sub, options, telemetry=telemetry, hosting=hosting))
             registry.append(built[0])
-        turn = parent.nested(name, ctx.tool_call_id or name) if parent else Turn.detached()
+        turn = parent.nested(name, ctx.tool_call_id or name) if parent else RunningTurn.detached()
         final = await built[0].run_nested(task, turn, ctx.usage)
         return str(final.text)
 

@@ -12,7 +12,7 @@ from holodeck.runtime._events import Event, ToolCallFinished, ToolCallStarted
 
 
 @dataclass
-class Turn:
+class RunningTurn:
     queue: asyncio.Queue[Event]
     agent: str = ""  # "" for the top agent, "helper" or "helper/critic" for sub-agents
     parent_call_id: str | None = None
@@ -39,18 +39,18 @@ class Turn:
         return [self.finished[i] for i in self.started if i in self.finished]
 
     @classmethod
-    def detached(cls) -> Turn:
+    def detached(cls) -> RunningTurn:
         """A turn whose events nobody reads (a sub-agent called outside any turn)."""
         return cls(asyncio.Queue())
 
     def emit(self, event: Event) -> None:
         self.queue.put_nowait(event)
 
-    def nested(self, agent: str, parent_call_id: str) -> Turn:
+    def nested(self, agent: str, parent_call_id: str) -> RunningTurn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""
         path = f"{self.agent}/{agent}" if self.agent else agent
         parent = self.prefix + parent_call_id
-        return Turn(
+        return RunningTurn(
             self.queue,
             path,
             parent,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._scope import SessionScope
     from holodeck.runtime._turn_settings import TurnSettings
 
-CURRENT_TURN: ContextVar[Turn | None] = ContextVar("holodeck_turn", default=None)
+CURRENT_TURN: ContextVar[RunningTurn | None] = ContextVar("holodeck_turn", default=None)
 
 
 class TurnObserver:

@@ -18,6 +18,7 @@ from fastapi import Request
 
 from holodeck.errors import ApprovalPending, HoloDeckError
 from holodeck.memory import served_user
+from holodeck.observability.names import COST_USD
 from holodeck.runtime import (
     Attachment,
     Decision,
@@ -29,7 +30,6 @@ from holodeck.runtime import (
     Usage,
     Used,
 )
-from holodeck.observability.names import COST_USD
 from holodeck.server._daily import KeyHold, hold_key_day, turn_most
 from holodeck.server._errors import ApiError, from_holodeck_error
 from holodeck.server._guards import TurnSlots
@@ -58,7 +58,7 @@ def session_key(served: ServedAgent, owner: str | None, session_id: str) -> str:
 
 
 @dataclass
-class Turn:
+class ServedTurn:
     """A turn being served: what it did, for the answer and the log."""
 
     served: ServedAgent
@@ -175,7 +175,7 @@ async def refuse_anothers_session(request: Request, served: ServedAgent, session
 
 async def open_turn(
     request: Request,
-    turn: Turn,
+    turn: ServedTurn,
     *,
     attachments: Sequence[Attachment] = (),
     session: Session | None = None,
@@ -230,7 +230,7 @@ async def _rest(events: AsyncIterator[Event | Opened]) -> AsyncIterator[Event]:
 
 
 async def _turn_events(
-    turn: Turn,
+    turn: ServedTurn,
     slots: TurnSlots,
     attachments: Sequence[Attachment],
     session: Session | None,
@@ -279,7 +279,7 @@ async def _turn_events(
     turn.log(200)
 
 
-def _admit(turn: Turn, session: Session) -> None:
+def _admit(turn: ServedTurn, session: Session) -> None:
     """Refuse, before anything is streamed, a message to a session paused on calls to
     approve, and a decision on a call that is not pending or was decided already."""
     pending = session.pending
@@ -323,7 +323,7 @@ def _admit(turn: Turn, session: Session) -> None:
         )
 
 
-def _admit_outputs(turn: Turn, session: Session) -> None:
+def _admit_outputs(turn: ServedTurn, session: Session) -> None:
     """Refuse results of calls the session's paused turn does not wait for, and
     decisions on calls that do not wait for approval."""
     pending = session.pending
@@ -352,7 +352,7 @@ def _admit_outputs(turn: Turn, session: Session) -> None:
 
 
 async def _events(
-    turn: Turn, session: Session, attachments: Sequence[Attachment], stream_text: bool
+    turn: ServedTurn, session: Session, attachments: Sequence[Attachment], stream_text: bool
 ) -> AsyncIterator[Event]:
     session.user = served_user(turn.owner, turn.user_id)  # whose memories it reaches
     if turn.outputs is not None or turn.approvals is not None:
@@ -427,7 +427,7 @@ async def _events(
             await asyncio.shield(hold.settle(session.spend.used() - before))
 
 
-def _cannot_pause(turn: Turn, final: FinalMessage) -> ApiError:
+def _cannot_pause(turn: ServedTurn, final: FinalMessage) -> ApiError:
     names = ", ".join(c.name for c in final.pending)
     return ApiError(
         409,

@@ -32,7 +32,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RequestUsage, RunUsage
 
 from holodeck.errors import ModelOutputError
-from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER, Turn
+from holodeck.runtime._turn import CURRENT_TURN, TURN_OBSERVER, RunningTurn
 from holodeck.runtime.harness._bridge import tools_server
 from holodeck.runtime.harness._sdk_options import SERVER_NAME, HarnessPlan
 
@@ -150,8 +150,10 @@ class HarnessStream(StreamedResponse):
     _model_name: str = ""
     _messages: AsyncIterator[Any] | None = None
     _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
-    _calls: dict[str, tuple[str, dict[str, Any], float, Turn | None]] = field(default_factory=dict)
-    _subagents: dict[str, Turn] = field(default_factory=dict)  # Task call id -> its turn
+    _calls: dict[str, tuple[str, dict[str, Any], float, RunningTurn | None]] = field(
+        default_factory=dict
+    )
+    _subagents: dict[str, RunningTurn] = field(default_factory=dict)  # Task call id -> its turn
     _message_id: str = ""
     _streamed: bool = False
 
@@ -211,7 +213,7 @@ class HarnessStream(StreamedResponse):
             output = None if error else result
             _observe(turn, TURN_OBSERVER.finished, block.tool_use_id, name, args, output, error, ms)
 
-    def _turn_of(self, parent: str | None) -> Turn | None:
+    def _turn_of(self, parent: str | None) -> RunningTurn | None:
         if parent is None:
             return CURRENT_TURN.get()
         return self._subagents.get(parent) or CURRENT_TURN.get()
@@ -261,7 +263,7 @@ class HarnessStream(StreamedResponse):
         return self._timestamp
 
 
-def _observe(turn: Turn | None, report: Callable[..., None], *args: Any) -> None:
+def _observe(turn: RunningTurn | None, report: Callable[..., None], *args: Any) -> None:
     """Report into `turn` (a sub-agent's nested turn, or the top one)."""
     if turn is None:
         return

@@ -20,7 +20,7 @@ from holodeck.runtime import Attachment, Decision
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of
-from holodeck.server._turns import Turn, refuse_anothers_session
+from holodeck.server._turns import ServedTurn, refuse_anothers_session
 from holodeck.server.a2a._rpc_errors import a2a_error, no_task, state_name
 from holodeck.server.a2a._task_records import load_task, new_id
 from holodeck.server.a2a._turn_task import A2ATurn
@@ -63,7 +63,7 @@ async def begin(params: Any, context: ServerCallContext) -> A2ATurn:
     user.context_id, user.task_id = context_id, paused.id if paused else new_id()
     if not user.message_id:
         user.message_id = new_id()
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=context_id,
         request_id=request_id_of(request),

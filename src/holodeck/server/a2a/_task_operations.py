@@ -24,7 +24,7 @@ from holodeck.runtime import Decision
 from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import request_id_of
-from holodeck.server._turns import Turn, open_turn
+from holodeck.server._turns import ServedTurn, open_turn
 from holodeck.server.a2a._messages import waiting_calls
 from holodeck.server.a2a._rpc_errors import TERMINAL, a2a_error, no_task, state_name
 from holodeck.server.a2a._task_records import (
@@ -91,7 +91,7 @@ async def _withdraw(request: Request, served: ServedAgent, owner: str | None, ta
     for _ in range(WITHDRAW_ROUNDS):
         final = None
         for call_id in waiting:
-            turn = Turn(
+            turn = ServedTurn(
                 served=served,
                 session_id=task.context_id,
                 request_id=request_id_of(request),

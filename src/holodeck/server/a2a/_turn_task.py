@@ -14,7 +14,7 @@ from a2a.types import Artifact, Message, Part, Task, TaskState, TaskStatus
 from holodeck.runtime import Attachment
 from holodeck.server._registry import ServedAgent
 from holodeck.server._turn_json import call_tree, jsonable, pending_json, usage_json
-from holodeck.server._turns import Turn
+from holodeck.server._turns import ServedTurn
 from holodeck.server.a2a._task_records import agent_message, now, task_key
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class A2ATurn:
     request: Request
     served: ServedAgent
     owner: str | None
-    turn: Turn
+    turn: ServedTurn
     user: Message
     attachments: list[Attachment]
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)

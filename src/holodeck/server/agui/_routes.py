@@ -40,7 +40,7 @@ from fastapi.responses import StreamingResponse
 from holodeck.runtime import Attachment, Event
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
-from holodeck.server._turns import Turn, open_turn, refuse_anothers_session
+from holodeck.server._turns import ServedTurn, open_turn, refuse_anothers_session
 from holodeck.server._wire import AgentName, error_responses, event_stream, json_body
 from holodeck.server.agui._events import AguiRun, state_of_turn
 from holodeck.server.agui._interrupts import approvals_of
@@ -124,7 +124,7 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
     page_state = await thread_state(
         served, key_name_of(request), run_input.thread_id, run_input.state
     )
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=run_input.thread_id,
         request_id=request_id_of(request),
@@ -150,7 +150,7 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
 async def _stream(
     encoder: Any,
     run: AguiRun,
-    turn: Turn,
+    turn: ServedTurn,
     events: AsyncIterator[Event],
     page_state: dict[str, Any],
 ) -> AsyncIterator[str]:

@@ -31,7 +31,7 @@ from holodeck.server._turn_json import (
     pending_json,
 )
 from holodeck.server._turns import (
-    Turn,
+    ServedTurn,
     open_turn,
     refuse_anothers_session,
     run_through,
@@ -66,7 +66,7 @@ async def chat(body: ChatRequest, request: Request) -> Any:
     attachments = attachments_from(body.attachments)
     if body.session_id is not None:
         await refuse_anothers_session(request, served, body.session_id)
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=body.session_id or uuid.uuid4().hex,
         request_id=request_id_of(request),
@@ -92,7 +92,9 @@ async def chat(body: ChatRequest, request: Request) -> Any:
     )
 
 
-async def sse_answer(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
+async def sse_answer(
+    turn: ServedTurn, events: AsyncIterator[Event]
+) -> AsyncIterator[ServerSentEvent]:
     head = {"session_id": turn.session_id, "agent": turn.served.name, "request_id": turn.request_id}
     yield _event("session", head)
     try:

@@ -21,7 +21,7 @@ from holodeck.server._turn_json import (
     usage_json,
 )
 from holodeck.server._turns import (
-    Turn,
+    ServedTurn,
     open_turn,
     run_through,
     session_key,
@@ -110,7 +110,7 @@ async def decide(
         await _refuse_anothers(request, served, session_id)
         raise unknown_session(session_id)
     verb = "approve" if body.approve else "deny"
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=session_id,
         request_id=request_id_of(request),

@@ -31,7 +31,7 @@ from holodeck._version import __version__
 from holodeck.errors import HoloDeckError
 from holodeck.server._errors import ApiError
 from holodeck.server._state import key_name_of, request_id_of, state_of
-from holodeck.server._turns import Turn, open_turn, refuse_anothers_session, run_through
+from holodeck.server._turns import ServedTurn, open_turn, refuse_anothers_session, run_through
 from holodeck.server._wire import ChatResponse
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ async def ask_served(ctx: Any, name: str, question: str, session_id: str | None)
     """A served turn, as /v1/chat runs one, for the tool call of this HTTP request."""
     request: Request = ctx.request
     served = await state_of(request).registry.get(name)
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=session_id or uuid.uuid4().hex,
         request_id=request_id_of(request),

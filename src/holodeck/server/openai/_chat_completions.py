@@ -30,7 +30,7 @@ from holodeck.server._turn_json import (
     call_json,
 )
 from holodeck.server._turns import (
-    Turn,
+    ServedTurn,
     open_turn,
     refuse_anothers_session,
     run_through,
@@ -235,7 +235,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         )
     else:
         await refuse_anothers_session(request, served, extension.session_id)
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=extension.session_id or (session.id if session else ""),
         request_id=request_id_of(request),
@@ -284,7 +284,7 @@ def _client_fields(user: str | None, metadata: dict[str, str] | None) -> dict[st
     return fields
 
 
-def _openai_usage(turn: Turn) -> dict[str, Any]:
+def _openai_usage(turn: ServedTurn) -> dict[str, Any]:
     usage = turn.usage
     return {
         "prompt_tokens": usage.input_tokens,
@@ -295,18 +295,18 @@ def _openai_usage(turn: Turn) -> dict[str, Any]:
     }
 
 
-def _finish(turn: Turn) -> str:
+def _finish(turn: ServedTurn) -> str:
     """OpenAI's reason: `content_filter` when a guardrail blocked (the answer is then
     the guardrail's message), else `stop`."""
     return "content_filter" if turn.blocked else "stop"
 
 
-def _extension(turn: Turn, answer: dict[str, Any]) -> dict[str, Any]:
+def _extension(turn: ServedTurn, answer: dict[str, Any]) -> dict[str, Any]:
     return {"session_id": turn.session_id, "tool_calls": answer["tool_calls"]}
 
 
 async def _chunks(
-    turn: Turn,
+    turn: ServedTurn,
     events: AsyncIterator[Event],
     completion_id: str,
     tool_calls: bool,

@@ -28,7 +28,7 @@ from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turns import (
-    Turn,
+    ServedTurn,
     open_turn,
     refuse_anothers_session,
     run_through,
@@ -165,7 +165,7 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
             unsaved = session
         elif turns or history:
             await served.store.save(session_key(served, owner, session_id), session.to_json())
-    turn = Turn(
+    turn = ServedTurn(
         served=served,
         session_id=session_id,
         request_id=request_id_of(request),
@@ -292,7 +292,7 @@ def _text(item: InputItem, index: int) -> str:
 
 
 def _response(
-    body: ResponseRequest, turn: Turn, response_id: str, status: str, text: str
+    body: ResponseRequest, turn: ServedTurn, response_id: str, status: str, text: str
 ) -> dict[str, Any]:
     usage = turn.usage
     message = {
@@ -337,7 +337,7 @@ def _response(
     }
 
 
-def _finished(body: ResponseRequest, turn: Turn, started: dict[str, Any]) -> dict[str, Any]:
+def _finished(body: ResponseRequest, turn: ServedTurn, started: dict[str, Any]) -> dict[str, Any]:
     # `incomplete` (content_filter) when a guardrail blocked: the text is its message
     status = "incomplete" if turn.blocked else "completed"
     text = turn.final.text if turn.final else ""
@@ -347,7 +347,7 @@ def _finished(body: ResponseRequest, turn: Turn, started: dict[str, Any]) -> dic
 
 
 async def _stream(
-    body: ResponseRequest, turn: Turn, events: AsyncIterator[Event], response: dict[str, Any]
+    body: ResponseRequest, turn: ServedTurn, events: AsyncIterator[Event], response: dict[str, Any]
 ) -> AsyncIterator[ServerSentEvent]:
     sequence = 0
 
@@ -399,7 +399,7 @@ def _record_key(served: ServedAgent, owner: str | None, response_id: str) -> str
     return served.key(f"#response/{owner or ''}/{response_id}")
 
 
-async def _keep(body: ResponseRequest, turn: Turn, response: dict[str, Any]) -> None:
+async def _keep(body: ResponseRequest, turn: ServedTurn, response: dict[str, Any]) -> None:
     if not body.store:  # `store: false`: nothing to read back or continue from
         return
     record = {"session_id": turn.session_id, "response": response}

@@ -8,6 +8,6 @@ beside the original.
 """
 
 from holodeck.testing.optimizer.result_files import Written, write_result
-from holodeck.testing.optimizer.run import Candidate, Search, SearchResult
+from holodeck.testing.optimizer.run import Candidate, Search, SearchOutcome
 
-__all__ = ["Candidate", "Search", "SearchResult", "Written", "write_result"]
+__all__ = ["Candidate", "Search", "SearchOutcome", "Written", "write_result"]

@@ -15,7 +15,7 @@ from holodeck.atomic_write import write_atomically
 from holodeck.errors import ConfigurationError
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.optimizer import parse_setting
-from holodeck.testing.optimizer.run import SearchResult
+from holodeck.testing.optimizer.run import SearchOutcome
 
 FENCE = "---"
 
@@ -26,7 +26,7 @@ class Written:
     diff: str  # unified diff from the original file (or from the original instructions)
 
 
-def write_result(spec: AgentSpec, result: SearchResult) -> list[Written]:
+def write_result(spec: AgentSpec, result: SearchOutcome) -> list[Written]:
     """Write the best candidate's changes; nothing when the original stayed the best."""
     if not result.improved:
         return []

@@ -46,7 +46,7 @@ class Candidate:
 
 
 @dataclass
-class SearchResult:
+class SearchOutcome:
     search_id: str
     train: list[str]
     holdout: list[str]
@@ -101,7 +101,7 @@ class Search:
         self._unanswered: str | None = None  # why its last try gave no proposal
         self._proposer_down = False  # it failed in a way asking again will not mend
 
-    async def run(self) -> SearchResult:
+    async def run(self) -> SearchOutcome:
         self.emit(
             {
                 "event": "start",
@@ -150,7 +150,7 @@ class Search:
         no_proposal = self._unanswered if self._asked and not self._proposals else None
         if no_proposal is not None and stopped in ("converged", "max_cycles"):
             stopped = "no proposal"  # nothing converged: the instructions were never searched
-        result = SearchResult(
+        result = SearchOutcome(
             self.search_id,
             self.train,
             self.holdout,

@@ -36,7 +36,7 @@ SEARCH_URLS = {
 }
 
 
-class SearchResult(TypedDict):
+class WebResult(TypedDict):
     title: str
     url: str
     snippet: str
@@ -102,7 +102,7 @@ def _check_provider(builtin: BuiltinConfig, spec: AgentSpec) -> None:
         )
 
 
-async def offline_web_search(query: str) -> list[SearchResult]:
+async def offline_web_search(query: str) -> list[WebResult]:
     """Search the web. Offline stand-in for the `test` model: it returns no results.
 
     Args:
@@ -111,7 +111,7 @@ async def offline_web_search(query: str) -> list[SearchResult]:
     return []
 
 
-SearchFunction = Callable[[str], Awaitable[list[SearchResult]]]
+SearchFunction = Callable[[str], Awaitable[list[WebResult]]]
 
 
 def provider_search(
@@ -135,7 +135,7 @@ def provider_search(
     adapters = {"google": _google, "perplexity": _perplexity, "nimble": _nimble}
     adapter = adapters[provider]
 
-    async def web_search(query: str) -> list[SearchResult]:
+    async def web_search(query: str) -> list[WebResult]:
         """Search the web. Returns a ranked list of results, each with the page's title,
         its URL and a snippet of its text.
 
@@ -153,7 +153,7 @@ def provider_search(
 
 async def _google(
     reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
-) -> list[SearchResult]:
+) -> list[WebResult]:
     """Custom Search JSON API: GET ?key=&cx=&q=&num= (num at most 10) -> items[]."""
     params = {"key": key, "cx": cfg.engine_id or "", "q": query, "num": str(DEFAULT_RESULTS)}
     body = await _call(reach, "google", "GET", endpoint, timeout, params=params)
@@ -163,7 +163,7 @@ async def _google(
 
 async def _perplexity(
     reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
-) -> list[SearchResult]:
+) -> list[WebResult]:
     """Search API: POST {query, max_results} with a bearer key -> results[]."""
     payload = {"query": query, "max_results": DEFAULT_RESULTS}
     headers = {"Authorization": f"Bearer {key}"}
@@ -176,7 +176,7 @@ async def _perplexity(
 
 async def _nimble(
     reach: OutboundPolicy, endpoint: str, key: str, query: str, cfg: BuiltinConfig, timeout: float
-) -> list[SearchResult]:
+) -> list[WebResult]:
     """Search API: POST {query, max_results, search_depth} with a bearer key -> results[]."""
     depth = cfg.search_depth or "lite"
     payload = {
@@ -245,16 +245,16 @@ def _error_detail(response: httpx2.Response) -> str:
 
 def _results(
     provider: str, items: Any, url: str, snippet: tuple[str, ...], limit: int
-) -> list[SearchResult]:
+) -> list[WebResult]:
     if not isinstance(items, list):
         raise WebSearchError(f"{provider} search: the answer has no list of results")
-    out: list[SearchResult] = []
+    out: list[WebResult] = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get(url), str):
             continue
         text = next((item[k] for k in snippet if isinstance(item.get(k), str) and item[k]), "")
         out.append(
-            SearchResult(
+            WebResult(
                 title=str(item.get("title") or ""),
                 url=item[url],
                 snippet=_clip(text.strip(), limit),
