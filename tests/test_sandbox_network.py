@@ -121,7 +121,12 @@ def _nothing_left(before: set[Path], within: float = 5.0) -> bool:
 def test_a_loopback_service_is_refused_with_the_policys_reason(workspace: Path, site: Site) -> None:
     url = f"http://127.0.0.1:{site.port}/"
     sandbox = Sandbox(workspace, NETWORKED)
-    curl = asyncio.run(sandbox.shell(f"curl -sS {url}; curl -sS https://127.0.0.1:{site.port}/"))
+    curl = asyncio.run(
+        sandbox.shell(
+            f"curl -sS {url}; curl -sS https://127.0.0.1:{site.port}/; "
+            "curl -sS http://169.254.169.254/latest/meta-data/; curl -sS http://10.1.2.3/"
+        )
+    )
     code = (
         "import urllib.request\n"
         f"try: urllib.request.urlopen({url!r}, timeout=5)\n"
@@ -132,6 +137,8 @@ def test_a_loopback_service_is_refused_with_the_policys_reason(workspace: Path, 
     reason = "blocked: 127.0.0.1 is a loopback address; allow it under network.allow"
     assert reason in curl.stdout  # plain HTTP: the 403's body
     assert "CONNECT tunnel failed, response 403" in curl.stderr  # HTTPS
+    assert "169.254.169.254 is a cloud metadata address" in curl.stdout
+    assert "10.1.2.3 is a private address" in curl.stdout
     assert python.stdout == f"HTTP Error 403: {reason}\n"
     assert site.hosts == []  # the server never saw a request
 
