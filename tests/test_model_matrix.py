@@ -174,3 +174,41 @@ def test_one_model_runs_as_before(
     assert [c["name"] for c in run["cases"]] == ["greet", "weather"]
     assert "Models side by side" not in result.output
     assert not one.requests
+
+
+def test_evaluations_matrix_in_agent_yaml_runs_each_case_on_its_models(
+    write: Write, servers: tuple[OpenAIServer, OpenAIServer], tmp_path: Path
+) -> None:
+    one, two = servers
+    root = suite(write, one, two)
+    spec = (root / "agent.yaml").read_text(encoding="utf-8")
+    matrix_block = {
+        "evaluations": {"metrics": [{"metric": "contains"}], "matrix": {"models": [A, B]}}
+    }
+    (root / "agent.yaml").write_text(spec + dump(matrix_block), encoding="utf-8")
+    script(one, calls_the_tool=True)
+    script(two, calls_the_tool=True)
+
+    result = invoke("test", str(root), "--concurrency", "1", "-o", "run.json", cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["matrix"] == [A, B] and len(run["cases"]) == 4
+
+
+def test_a_matrix_entry_that_is_not_a_model_is_refused_at_its_line(
+    write: Write, servers: tuple[OpenAIServer, OpenAIServer]
+) -> None:
+    root = suite(write, *servers)
+    spec = (root / "agent.yaml").read_text(encoding="utf-8")
+    matrix_block = {
+        "evaluations": {"metrics": [{"metric": "contains"}], "matrix": {"models": [A, "gpt-4o"]}}
+    }
+    (root / "agent.yaml").write_text(spec + dump(matrix_block), encoding="utf-8")
+
+    result = invoke("validate", str(root))
+
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "agent.yaml:" in said and "evaluations.matrix.models" in said
+    assert "`gpt-4o` is not `provider/name`" in said and "Traceback" not in said

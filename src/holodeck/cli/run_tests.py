@@ -144,11 +144,12 @@ def run(request: TestRequest, console: Console, phases: Phases) -> int:
             err=True,
         )
     report = RunReport(console, request.output, request.fmt, verbose, phases)
-    if request.models:
+    models = request.models or _matrix_of(spec, options)
+    if models:
         from holodeck.cli.run_matrix import model_runs, run_matrix
 
         with phases.phase("load"):
-            runs = model_runs(spec, options, request.models, request.tags)
+            runs = model_runs(spec, options, models, request.tags)
             for each in runs:
                 _check_judges(spec, each.agent, [case for _, case in selected])
         gc.freeze()
@@ -227,6 +228,14 @@ async def _test(
         if interrupts:
             loop.remove_signal_handler(signal.SIGINT)
     return code
+
+
+def _matrix_of(spec: AgentSpec, options: TestOptions) -> tuple[str, ...]:
+    """`evaluations.matrix.models`, unless one `--model` was given (it overrides them)."""
+    matrix = spec.evaluations.matrix if spec.evaluations is not None else None
+    if matrix is None or options.run.model is not None:
+        return ()
+    return tuple(matrix.models)
 
 
 def _check_names(names: tuple[str, ...], cases: list[str]) -> None:

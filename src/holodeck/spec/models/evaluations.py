@@ -13,11 +13,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from holodeck.spec.diagnostics import did_you_mean
 from holodeck.spec.models.base import NonEmpty, Strict
-from holodeck.spec.models.model_settings import ModelSettings
+from holodeck.spec.models.model_settings import ModelSettings, split_model_string
 
 AI_METRICS = ("groundedness", "relevance", "coherence", "fluency", "similarity")
 NLP_METRICS = (
@@ -345,6 +353,28 @@ Metric = Annotated[
 ]
 
 
+def _a_model(text: str) -> str:
+    if text != "test" and split_model_string(text) is None:
+        raise ValueError(f"`{text}` is not `provider/name` (e.g. openai/gpt-4o-mini)")
+    return text
+
+
+class ModelMatrix(Strict):
+    """Models every case runs on, in one run reported side by side."""
+
+    models: list[Annotated[NonEmpty, AfterValidator(_a_model)]] = Field(
+        min_length=2,
+        description="`provider/name` models (or `test`); `holodeck test` runs each case on "
+        "each. A single `--model` overrides the matrix; several replace it.",
+    )
+
+    @model_validator(mode="after")
+    def _each_once(self) -> ModelMatrix:
+        if len(set(self.models)) != len(self.models):
+            raise ValueError("a model is listed twice: list each model once")
+        return self
+
+
 class EvaluationConfig(Strict):
     model: ModelSettings | None = Field(
         default=None, description="Default judge model; default: the agent's model."
@@ -356,3 +386,6 @@ class EvaluationConfig(Strict):
         "the user from one `--repeat` to the next.",
     )
     metrics: list[Metric] = Field(min_length=1)
+    matrix: ModelMatrix | None = Field(
+        default=None, description="Run every case on each of several models, in one run."
+    )
