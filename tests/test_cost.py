@@ -143,7 +143,7 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
     write: Write, openai_server: OpenAIServer, serve: Serve, isolated_home: Path
 ) -> None:
     root = write(agent(openai_server, cost=HOUSE_COST))
-    answers(openai_server, 4)
+    answers(openai_server, 5)
 
     with serve(root, model=None) as server:
         answer = server.chat("hi").json()
@@ -153,6 +153,14 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
             model="priced", messages=[{"role": "user", "content": "hi"}]
         )
         response = client.responses.create(model="priced", input="hi")
+        chunks = list(
+            client.chat.completions.create(
+                model="priced",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
 
     cost = float(HOUSE_TURN)
     assert answer["usage"]["cost_usd"] == cost
@@ -161,7 +169,9 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
     assert final["usage"]["cost_usd"] == cost
     assert completion.usage is not None and completion.usage.model_extra == {"cost_usd": cost}
     assert response.usage is not None and response.usage.model_extra == {"cost_usd": cost}
-    assert [line.get("cost_usd") for line in log_lines(isolated_home, "priced")] == [cost] * 4
+    streamed = chunks[-1].usage
+    assert streamed is not None and streamed.model_extra == {"cost_usd": cost}
+    assert [line.get("cost_usd") for line in log_lines(isolated_home, "priced")] == [cost] * 5
 
 
 def test_an_unpriced_served_answer_says_null_and_logs_no_cost(
