@@ -21,6 +21,7 @@ from holodeck.memory._placement import collection_of
 from holodeck.runtime import Agent, FinalMessage, RunOptions, tool_context
 from holodeck.search.embeddings._protocol import producer_of
 from holodeck.search.stores import open_store
+from holodeck.spec import SpecError
 from scripted_servers import Call, EmbeddingsServer, OpenAIServer, text, tool_calls
 
 pytestmark = pytest.mark.anyio
@@ -308,3 +309,58 @@ async def test_omnigent_hindsight_retain_and_recall_are_long_term_memory_under_t
     assert {"hindsight_retain", "hindsight_recall", "forget"} <= offered
     assert "remember" not in offered
     assert "Dana runs the Oslo office" in json.dumps(bodies[3]["messages"][-1])
+
+
+def test_a_tool_named_as_a_memory_tool_is_an_error_saying_how_to_rename(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": (
+                "name: helper\nmodel: {provider: test}\ninstructions: {inline: Help.}\n"
+                "tools:\n  - {type: function, name: recall, description: Look up., "
+                "file: tools.py, function: recall}\n"
+                "memory:\n  long_term: {}\n"
+            ),
+            "tools.py": "def recall(query: str) -> str:\n    return query\n",
+        }
+    )
+    with pytest.raises(SpecError) as caught:
+        load_agent(root)
+    said = "\n".join(e.render() for e in caught.value.errors)
+    assert "`recall` is a long-term memory tool's" in said and "tool_names" in said
+    renamed = (root / "agent.yaml").read_text().replace("{}", "{tool_names: {recall: memories}}")
+    (root / "agent.yaml").write_text(renamed)
+    assert load_agent(root).memory.long_term is not None
+
+
+def test_test_cases_may_expect_the_memory_tools(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": (
+                "name: helper\nmodel: {provider: test}\ninstructions: {inline: Help.}\n"
+                "memory:\n  long_term: {}\n"
+                "test_cases:\n  - {input: remember tea, expected_tools: [remember]}\n"
+            )
+        }
+    )
+    assert load_agent(root).test_cases[0].expected_tools == ["remember"]
+
+
+def test_config_yaml_gives_long_term_memory_to_agents_without_their_own(
+    write: Write, isolated_home: Path
+) -> None:
+    (isolated_home / "config.yaml").write_text(
+        "memory:\n  long_term: {scope: agent, retention_days: 9}\n", encoding="utf-8"
+    )
+    plain = write({"agent.yaml": "name: a\nmodel: {provider: test}\ninstructions: {inline: Hi.}\n"})
+    memory = load_agent(plain).memory.long_term
+    assert memory is not None and memory.scope == "agent" and memory.retention_days == 9
+    own = write(
+        {
+            "agent.yaml": (
+                "name: b\nmodel: {provider: test}\ninstructions: {inline: Hi.}\n"
+                "memory:\n  long_term: {scope: session}\n"
+            )
+        }
+    )
+    mine = load_agent(own).memory.long_term
+    assert mine is not None and mine.scope == "session" and mine.retention_days is None

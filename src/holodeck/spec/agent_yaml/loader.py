@@ -32,6 +32,7 @@ from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
+from holodeck.spec.models.long_term_memory import memory_tool_names
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import combine_network
 from holodeck.spec.models.observability_settings import overlay_observability
@@ -257,11 +258,23 @@ class _Checks(References):
             return None
         return schema
 
+    def memory_tools(self, agent: AgentFile) -> list[str]:
+        """The memory tools the agent is offered (`memory.long_term`, its own or config's)."""
+        memory = overlay_memory(self.ctx.settings.memory, agent.memory)
+        return memory_tool_names(memory.long_term if memory is not None else None)
+
     def tools(self, agent: AgentFile) -> dict[str, AgentSpec]:
         first: dict[str, int] = {}
         subagents: dict[str, AgentSpec] = {}
         for index, tool in enumerate(agent.tools):
             where: FieldPath = ("tools", index)
+            if tool.name in self.memory_tools(agent):
+                self.error(
+                    (*where, "name"),
+                    f"tool name `{tool.name}` is a long-term memory tool's",
+                    "rename the tool, or give the memory tool another name with "
+                    "memory.long_term.tool_names",
+                )
             if tool.name in first:
                 pos = self.doc.position(("tools", first[tool.name], "name"))
                 self.error(
@@ -369,6 +382,7 @@ class _Checks(References):
             extra=frozenset(
                 [
                     *(["load_skill"] if skills else []),
+                    *self.memory_tools(agent),
                     *(agent.claude.builtin_tools() if agent.claude else []),
                     *builtin_tool_names(
                         [b if isinstance(b, str) else b.name for b in agent.builtins]

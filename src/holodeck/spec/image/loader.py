@@ -31,6 +31,7 @@ from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, Tool
 from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
+from holodeck.spec.models.long_term_memory import memory_tool_names
 from holodeck.spec.models.settings import (
     ExecutionSettings,
     MemorySettings,
@@ -106,6 +107,9 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     builtins = image_builtins(image, model)
     for name in acting_tool_names(prepared.workspace):
         image.register_tool(name, doc.diagnostic(("tools", "builtins"), ""))
+    memory = overlay_memory(ctx.settings.memory, config.memory)
+    for name in memory_tool_names(memory.long_term if memory is not None else None):
+        image.register_tool(name, doc.diagnostic(("memory", "long_term"), ""))
     image.check_unique_tools()
     known = KnownTools(
         names=frozenset(image.origins),

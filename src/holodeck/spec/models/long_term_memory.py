@@ -81,3 +81,11 @@ class LongTermMemory(Strict):
         description="Memories older than this are deleted; null keeps them until a "
         "user or the agent deletes them.",
     )
+
+
+def memory_tool_names(memory: LongTermMemory | None) -> list[str]:
+    """The names the model sees for the memory tools (none without long-term memory)."""
+    if memory is None:
+        return []
+    tools: tuple[MemoryTool, ...] = ("remember", "recall", "forget")
+    return [memory.tool_names.get(tool, tool) for tool in tools]
