@@ -73,6 +73,10 @@ DEFERRED = {
         "the search pipeline and numpy (about 0.2 s of every run's start): only an agent "
         "with a search tool needs them"
     ),
+    ("runtime/toolsets/_assembly.py", "holodeck.memory"): (
+        "long-term memory's bank loads the search stores and numpy: only an agent with "
+        "memory.long_term needs them"
+    ),
     ("search/embeddings/_build.py", "holodeck.net"): (
         "`checked_client` loads httpx2; search.embeddings is imported by `holodeck validate`"
     ),

@@ -19,11 +19,10 @@ from holodeck.errors import ConfigurationError
 from holodeck.memory._owners import AGENT_SHARED, MemoryOwner
 from holodeck.memory._placement import collection_of
 from holodeck.memory._records import Memory, from_chunk, normalised
-from holodeck.search._types import Scored
 from holodeck.search.embeddings import Embedder
 from holodeck.search.embeddings._protocol import producer_of
 from holodeck.search.fusion import fuse
-from holodeck.search.stores import StoreLocation, VectorStore, open_store
+from holodeck.search.stores import Scored, StoreLocation, VectorStore, open_store
 from holodeck.spec.models.long_term_memory import MemoryScope
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from holodeck.search._types import Chunk, SourceFile
+from holodeck.search.stores import Chunk, SourceFile
 
 
 @dataclass(frozen=True)

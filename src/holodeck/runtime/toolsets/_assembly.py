@@ -15,7 +15,6 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from holodeck.memory import open_bank
 from holodeck.runtime._call_guards import CallGuards
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._instrumented import instrumentation
@@ -114,9 +113,13 @@ def agent_toolsets(
         )
     if spec.subagents:
         sets.append(subagent_toolset(spec, options, hosting, make_agent))
-    bank = open_bank(spec, context)
-    memory = MemoryToolset(bank, spec.memory.long_term) if bank and spec.memory.long_term else None
-    if memory is not None:
+    memory = None
+    if spec.memory.long_term is not None:  # its stores open on first use
+        from holodeck.memory import open_bank  # deferred: the search stores, numpy
+
+        bank = open_bank(spec, context)
+        assert bank is not None  # there is a long_term block
+        memory = MemoryToolset(bank, spec.memory.long_term)
         sets.append(memory)
     if spec.builtins:
         sets.append(builtin_toolset(spec, context))

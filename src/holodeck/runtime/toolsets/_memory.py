@@ -19,7 +19,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserProm
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from holodeck.errors import HoloDeckError
-from holodeck.memory import LOCAL_USER, Memory, MemoryBank, MemoryOwner
+from holodeck.memory import LOCAL_USER, MemoryOwner
 from holodeck.runtime._held import Held
 from holodeck.runtime._structured import StructuredModel
 from holodeck.runtime._turn import CURRENT_TURN
@@ -28,6 +28,7 @@ from holodeck.spec.models.long_term_memory import LongTermMemory, MemoryTool
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
 
+    from holodeck.memory import Memory, MemoryBank
     from holodeck.runtime._guardrails import GuardrailRunner
     from holodeck.runtime._hosting import Hosting
     from holodeck.runtime._options import RunOptions

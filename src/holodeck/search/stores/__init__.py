@@ -4,7 +4,17 @@ async with open_store(StoreLocation("embedded", Path(".holodeck/vectors")), "doc
     await s.replace_file(file, chunks, vectors)
 """
 
+from holodeck.search._types import Chunk, Scored, SourceFile
 from holodeck.search.stores._factory import open_store
 from holodeck.search.stores._protocol import StoreLocation, StoreProvider, VectorStore
 
-__all__ = ["StoreLocation", "StoreProvider", "VectorStore", "open_store"]
+# what a store keeps and returns, for callers outside search/ (long-term memory)
+__all__ = [
+    "Chunk",
+    "Scored",
+    "SourceFile",
+    "StoreLocation",
+    "StoreProvider",
+    "VectorStore",
+    "open_store",
+]
