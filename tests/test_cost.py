@@ -147,6 +147,7 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
 
     with serve(root, model=None) as server:
         answer = server.chat("hi").json()
+        session = server.client.get(f"/v1/sessions/{answer['session_id']}").json()
         events = server.events("again")
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="none")
         completion = client.chat.completions.create(
@@ -165,6 +166,7 @@ def test_served_answers_the_openai_routes_and_the_request_log_carry_the_cost(
     cost = float(HOUSE_TURN)
     assert answer["usage"]["cost_usd"] == cost
     assert answer["usage"]["input_tokens"] == IN
+    assert session["usage"]["cost_usd"] == cost  # the conversation so far
     final = next(data for name, data in events if name == "final")
     assert final["usage"]["cost_usd"] == cost
     assert completion.usage is not None and completion.usage.model_extra == {"cost_usd": cost}

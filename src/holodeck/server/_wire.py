@@ -92,8 +92,9 @@ class UsageOut(BaseModel):
     requests: int
     cost_usd: float | None = Field(
         default=None,
-        description="What the turn cost in US dollars (the model's `cost:` block or the "
-        "bundled price list); null when the model has no price.",
+        description="What the turn (a session's: the conversation so far) cost in US "
+        "dollars, by the model's `cost:` block or the bundled price list; null when the "
+        "model has no price.",
     )
 
 

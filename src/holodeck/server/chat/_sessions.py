@@ -18,7 +18,7 @@ from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turn_json import (
     jsonable,
     pending_json,
-    usage_json,
+    priced_usage_json,
 )
 from holodeck.server._turns import (
     ServedTurn,
@@ -158,6 +158,6 @@ def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "messages": messages,
-        "usage": usage_json(session.spend.usage),
+        "usage": priced_usage_json(session.spend.usage, session.spend.cost),
         "pending": [pending_json(c) for c in session.pending.undecided] if session.pending else [],
     }
