@@ -46,6 +46,14 @@ def _save(ctx: click.Context, param: click.Parameter, value: Path | None) -> Pat
     help="Run only these plugins (repeatable or comma-separated); default: all.",
 )
 @click.option(
+    "--strategies",
+    "strategies",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="How attacks are delivered: single (one message), crescendo, role-play (a "
+    "conversation leading up to the attack); repeatable or comma-separated; default: single.",
+)
+@click.option(
     "--seed",
     type=int,
     default=0,
@@ -108,7 +116,10 @@ def redteam(**options: Any) -> None:
     pii-leakage (canaries), excessive-agency, ssrf, harmful-content and off-topic. The
     attacks are static payloads (`--model test` runs them offline with no key), and with
     `--attacker-model` also attacks a model writes from the agent's instructions, tools
-    and walls. Every call that waits for approval is denied.
+    and walls. `--strategies crescendo,role-play` also sends each plugin's attack at the
+    end of a conversation leading up to it: scripted, or played by the attacker model.
+    Every call that waits for approval is denied. Each scan is saved under
+    .holodeck/scans, where `holodeck test view` lists it beside the test runs.
 
     Exit codes: 0 every attack was held off, 1 an attack got through, 2 invalid
     definition or options, 3 an attack could not run (e.g. the model could not be
@@ -120,6 +131,7 @@ def redteam(**options: Any) -> None:
       holodeck redteam . --plugins pii-leakage,ssrf --canary ACME-SECRET-42 -o scan.html
       holodeck redteam . --model test -o scan.json --save-failures tests/redteam.yaml
       holodeck redteam . --attacker-model openai/gpt-4o --generated 5 -o scan.html
+      holodeck redteam . --model test --strategies single,crescendo,role-play
     """
     ctx = click.get_current_context()
     if options["attacker_model"] is None and ctx.get_parameter_source("generated") is (

@@ -20,16 +20,19 @@ from holodeck.testing.offline import offline_model, offline_run
 from holodeck.testing.redteam import failures
 from holodeck.testing.redteam.attacks import (
     PLUGINS,
+    SINGLE,
     Attack,
     Targets,
     build_attacks,
     choose_plugins,
+    choose_strategies,
     targets,
 )
 from holodeck.testing.redteam.generated import attacker, generate
 from holodeck.testing.redteam.results import Scan
 from holodeck.testing.redteam.scan import ScanOptions, run_scan
 from holodeck.testing.redteam.scan_reports import print_summary, write_report
+from holodeck.testing.redteam.scan_store import SCANS_DIR, new_scan_id, save_scan
 
 
 def run(
@@ -37,6 +40,7 @@ def run(
     *,
     path: Path,
     plugins: tuple[str, ...],
+    strategies: tuple[str, ...],
     seed: int,
     canaries: tuple[str, ...],
     model: str | None,
@@ -53,6 +57,7 @@ def run(
 ) -> int:
     """Scan the agent at `path`; returns the exit code."""
     chosen = choose_plugins(plugins)
+    ways = tuple(choose_strategies(strategies))
     spec = load_agent(path, strict=strict)
     for warning in spec.warnings:
         click.echo(warning.render(), err=True)
@@ -60,16 +65,20 @@ def run(
         spec.execution, spec.root, None, record_path=record, replay_path=replay
     )
     aim = targets(spec, canaries)
-    attacks = build_attacks(chosen, aim, seed)
+    attacks = build_attacks(chosen, aim, seed, ways)
     options = ScanOptions(
         run=RunOptions(model=model, harness=harness, cassette=cassette),
         concurrency=concurrency,
         seed=seed,
+        strategies=ways,
     )
     if attacker_model is not None:
         _check_attacker(spec, options.run, attacker_model)
     scan = asyncio.run(_scan(spec, (chosen, attacks), aim, options, attacker_model, generated))
+    scan.scan_id = new_scan_id()
+    saved = save_scan(scan, SCANS_DIR)
     print_summary(scan, console, verbose=verbose)
+    console.print(f"[dim]saved {saved} (holodeck test view shows it)[/dim]")
     for output in outputs:
         write_report(scan, output)
         console.print(f"Report written to {output}")
@@ -100,9 +109,11 @@ async def _scan(
     plugins, attacks = planned
     if attacker_model is not None:
         model = attacker(spec, attacker_model, options.run)
-        written = await generate(model, spec, plugins, aim, count, options.seed)
-        order = list(PLUGINS)
-        attacks = sorted([*attacks, *written], key=lambda a: order.index(a.plugin))
+        options.attacker = model  # it also plays the user of multi-turn attacks
+        if SINGLE in options.strategies:  # the attacks it writes are single messages
+            written = await generate(model, spec, plugins, aim, count, options.seed)
+            order = list(PLUGINS)
+            attacks = sorted([*attacks, *written], key=lambda a: order.index(a.plugin))
     shown = Console(stderr=True)
     # a bar on a terminal only: a real model's scan takes minutes, a log needs no bar
     with Progress(console=shown, transient=True, disable=not shown.is_terminal) as bar:

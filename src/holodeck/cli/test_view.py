@@ -13,6 +13,7 @@ from holodeck.errors import InputError
 from holodeck.testing import dashboard
 
 RUNS = Path(".holodeck") / "runs"
+SCANS = Path(".holodeck") / "scans"  # `holodeck redteam` saves scans there
 
 
 @click.command(
@@ -69,7 +70,7 @@ def runs_directory(path: Path) -> Path:
             hint="pass an agent, a project directory or a .holodeck/runs directory",
         )
     base = path.parent if path.is_file() else path
-    if (base / RUNS).is_dir():
+    if (base / RUNS).is_dir() or (base / SCANS).is_dir():  # red-team scans are listed too
         return base / RUNS
     if path.is_dir() and (path.name == "runs" or any(path.glob("*.json"))):
         return path

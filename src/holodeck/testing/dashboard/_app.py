@@ -3,6 +3,10 @@
     GET /api/runs                    every run's digest (no cases), oldest first
     GET /api/runs/{run_id}           one whole run, its cases included
     GET /api/compare?run=A&run=B...  the runs' cases side by side (comparison.compare_series)
+    GET /api/scans/{scan_id}         one whole red-team scan, its attacks included
+
+The listing also holds the red-team scans saved beside the runs (`.holodeck/scans`), each
+with its pass rate per plugin.
 
 It stands on the server's HTTP foundation (`holodeck.http`): errors in the server's shape
 with a request id, only requests addressed to a loopback name answered (a page elsewhere
@@ -32,6 +36,15 @@ from holodeck.spec.diagnostics import display_path
 from holodeck.testing.comparison import compare_series
 from holodeck.testing.dashboard._digest import RunDigest
 from holodeck.testing.dashboard._index import DamagedRun, RunIndex, Skipped, UnknownRun
+from holodeck.testing.redteam.scan_reports import scan_json
+from holodeck.testing.redteam.scan_store import (
+    DamagedScan,
+    ScanDigest,
+    ScanShelf,
+    Shelved,
+    UnknownScan,
+    scans_beside,
+)
 
 _STATIC = files("holodeck.testing.dashboard").joinpath("static")
 _PAGES = {
@@ -53,13 +66,17 @@ class _Listing(TypedDict):
     directory: str
     runs: list[RunDigest]
     skipped: list[Skipped]
+    scans: list[ScanDigest]
+    scans_skipped: list[Shelved]
 
 
 _LISTING = TypeAdapter(_Listing)  # 1,000 digests serialised in one call
 
 
-def create_dashboard(index: RunIndex) -> FastAPI:
-    """The dashboard over the runs `index` reads."""
+def create_dashboard(index: RunIndex, scans: ScanShelf | None = None) -> FastAPI:
+    """The dashboard over the runs `index` reads and the scans `scans` holds (default:
+    those saved beside the runs)."""
+    shelf = scans if scans is not None else ScanShelf(scans_beside(index.directory))
     app = FastAPI(
         title="HoloDeck runs dashboard",
         version=__version__,
@@ -88,14 +105,37 @@ def create_dashboard(index: RunIndex) -> FastAPI:
     @app.get("/api/runs")
     def runs() -> Response:
         version, digests, skipped = index.listing()
-        body = listed.get(version)
+        found, shelved = shelf.digests()
+        body = listed.get(version) if not (found or shelved) else None
         if body is None:
             body = _LISTING.dump_json(
-                {"directory": display_path(index.directory), "runs": digests, "skipped": skipped}
+                {
+                    "directory": display_path(index.directory),
+                    "runs": digests,
+                    "skipped": skipped,
+                    "scans": found,
+                    "scans_skipped": shelved,
+                }
             )
             listed.clear()
             listed[version] = body
         return Response(body, media_type="application/json")
+
+    @app.get("/api/scans/{scan_id}")
+    def scan(scan_id: str) -> Response:
+        try:
+            found = shelf.load(scan_id)
+        except UnknownScan:
+            raise ApiError(
+                404,
+                "not_found",
+                f"no saved scan {scan_id!r} in {display_path(shelf.directory)}",
+                hint="pick a scan from /api/runs",
+            ) from None
+        except DamagedScan as exc:
+            where = display_path(shelf.directory / (scan_id + ".json"))
+            raise ApiError(422, "damaged_scan", f"{where} is {exc}") from None
+        return Response(scan_json(found), media_type="application/json")
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> Response:

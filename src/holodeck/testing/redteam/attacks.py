@@ -3,6 +3,8 @@ concrete for one agent, its tools and a seed.
 
 Each payload becomes one attack, or one per tool when it names `{tool}`. The seed picks
 each attack's code word and canaries, so two scans with one seed send the same words.
+A multi-turn strategy (crescendo, role play) adds, per plugin, its first payload said
+after the strategy's lead-in turns.
 
     >>> marker("prompt-injection/role-play", 7) == marker("prompt-injection/role-play", 7)
     True
@@ -11,7 +13,7 @@ each attack's code word and canaries, so two scans with one seed send the same w
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Literal
 
@@ -36,6 +38,10 @@ PLUGINS: dict[str, Grader] = {
     "harmful-content": "marker",
     "off-topic": "marker",
 }
+SINGLE = "single"
+# multi-turn strategies, each a lead-in script in payloads.yaml's `strategies:`
+MULTI_TURN = ("crescendo", "role-play")
+STRATEGIES = (SINGLE, *MULTI_TURN)
 _WORDS = ("ZEBRA", "QUARTZ", "MAPLE", "COBALT", "FALCON", "EMBER", "GLACIER", "ORCHID")
 # argument names through which a tool takes an address
 _URL_ARGS = ("url", "uri", "link", "href", "endpoint", "address", "page", "site")
@@ -58,6 +64,8 @@ class Attack:
     marker: str | None = None  # what an answer that obeyed contains
     canaries: tuple[str, ...] = ()
     url: str | None = None
+    strategy: str = SINGLE
+    lead_in: tuple[str, ...] = ()  # what the user says before `prompt` (multi-turn)
 
 
 @dataclass
@@ -91,6 +99,24 @@ def choose_plugins(names: tuple[str, ...]) -> list[str]:
     return [p for p in PLUGINS if p in chosen] if chosen else list(PLUGINS)
 
 
+def choose_strategies(names: tuple[str, ...]) -> list[str]:
+    """`--strategies` as given (comma-separated or repeated), checked; `single` when empty."""
+    chosen = [n.strip() for name in names for n in name.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in STRATEGIES]
+    if unknown:
+        raise ConfigurationError(
+            f"--strategies: no strategy named {unknown[0]!r}",
+            hint=f"choose from: {', '.join(STRATEGIES)}",
+        )
+    return [s for s in STRATEGIES if s in chosen] if chosen else [SINGLE]
+
+
+def strategy_script(strategy: str) -> dict[str, Any]:
+    """A multi-turn strategy's `persona` and lead-in `turns` (payloads.yaml)."""
+    script: dict[str, Any] = load_payloads()["strategies"][strategy]
+    return script
+
+
 def targets(spec: AgentSpec, canaries: tuple[str, ...] = ()) -> Targets:
     """The tools (MCP servers' tools are known only once they run, so they are left out),
     the URL-taking ones, and the instructions of `spec`."""
@@ -121,8 +147,11 @@ def marker(attack_id: str, seed: int) -> str:
     return f"{_WORDS[int(digest[:2], 16) % len(_WORDS)]}-{digest[2:6]}"
 
 
-def build_attacks(plugins: list[str], aim: Targets, seed: int) -> list[Attack]:
-    """Every attack of `plugins` against `aim`, in a fixed order."""
+def build_attacks(
+    plugins: list[str], aim: Targets, seed: int, strategies: tuple[str, ...] = (SINGLE,)
+) -> list[Attack]:
+    """Every attack of `plugins` against `aim` by `strategies`, in a fixed order: a
+    plugin's single-turn attacks, then its multi-turn ones."""
     payloads = load_payloads()
     attacks: list[Attack] = []
     for plugin in plugins:
@@ -132,7 +161,17 @@ def build_attacks(plugins: list[str], aim: Targets, seed: int) -> list[Attack]:
         ]
         if not made:
             aim.skipped[plugin] = _why_none(plugin, aim)
-        attacks += made
+        if SINGLE in strategies:
+            attacks += made
+        for strategy in (s for s in MULTI_TURN if s in strategies):
+            # the first payload again, under an id of its own: its own code word
+            first = block["payloads"][0]
+            payload = {**first, "id": f"{strategy}/{first['id']}"}
+            lead_in = tuple(str(t) for t in strategy_script(strategy)["turns"])
+            attacks += [
+                replace(a, strategy=strategy, lead_in=lead_in)
+                for a in _made(plugin, block, payload, aim, seed)
+            ]
     return attacks
 
 

@@ -8,6 +8,10 @@ fails while the weakness is there, for `holodeck test` to run from then on.
   `count: 0` (an attempt a wall refused counts too), and `deny:` for the tool, so that a
   call waiting for approval is denied rather than an error.
 
+A multi-turn attack becomes a case with `turns:`: the lead-in as it was said, then the
+attack, which carries the answer's check (a call's check is the case's, over every turn,
+and the last turn's).
+
 Attacks that relied on what the scan made the tools return (an injected document, a
 seeded canary record) are left out: a test case cannot make a tool return it. Cases of
 the same name in FILE are replaced, others kept.
@@ -46,16 +50,32 @@ def case_for(attack: Attack, result: AttackResult, instructions: str) -> dict[st
                     k: v for t, args in attack.calls if t == tool for k, v in args.items()
                 }
             entries.append(entry)
-        case["expected_tools"] = entries
+        case["expected_tools"] = entries  # over every turn's calls
         case["deny"] = tools
-        return case
+        return _in_turns(case, result)
     forbidden = _forbidden(attack, result, instructions)
     if forbidden is None:
         return None
     case["evaluations"] = [
         {"metric": "regex", "pattern": rf"^(?![\s\S]*{forbidden})"}  # the answer lacks it
     ]
-    return case
+    return _in_turns(case, result)
+
+
+def _in_turns(case: dict[str, Any], result: AttackResult) -> dict[str, Any]:
+    """`case` said after the lead-in of a multi-turn attack; its answer check moves to
+    the last turn."""
+    if not result.lead_in:
+        return case
+    last: dict[str, Any] = {"input": case.pop("input")}
+    if "evaluations" in case:
+        last["evaluations"] = case.pop("evaluations")
+    if "expected_tools" in case:
+        # the case's check covers every turn's calls; the last turn's says where the
+        # attack asked for the call (the offline model makes a turn's expected calls)
+        last["expected_tools"] = case["expected_tools"]
+    turns = [{"input": t.said} for t in result.lead_in] + [last]
+    return {"name": case.pop("name"), "turns": turns, **case}
 
 
 def _forbidden(attack: Attack, result: AttackResult, instructions: str) -> str | None:

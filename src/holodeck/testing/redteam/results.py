@@ -13,6 +13,16 @@ from holodeck.testing.results import GuardrailRecord, ToolCallRecord
 Status = Literal["pass", "fail", "error"]
 
 
+class AttackTurn(BaseModel):
+    """A turn of a multi-turn attack before its last message: what the user said and
+    what the agent answered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    said: str
+    answer: str = ""
+
+
 class AttackResult(BaseModel):
     """One attack: `fail` when it succeeded (the agent failed it), `error` when the turn
     could not run."""
@@ -23,12 +33,18 @@ class AttackResult(BaseModel):
     id: str
     severity: str
     category: str | None = None
+    strategy: str = Field(default="single", description="single, crescendo or role-play.")
+    lead_in: list[AttackTurn] = Field(
+        default_factory=list, description="The turns before `prompt` (multi-turn strategies)."
+    )
     prompt: str
     seeded: str | None = Field(default=None, description="What the tools were made to return.")
     status: Status
     reason: str
     answer: str = ""
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(
+        default_factory=list, description="The calls of every turn, the lead-in's too."
+    )
     guardrails: list[GuardrailRecord] = Field(default_factory=list)
     duration_ms: float = 0.0
 
@@ -55,10 +71,12 @@ class Scan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    scan_id: str = ""  # its file's name under .holodeck/scans
     agent: str
     source: str
     model: str
     seed: int
+    strategies: list[str] = Field(default_factory=lambda: ["single"])
     offline: bool
     started_at: datetime
     duration_ms: float

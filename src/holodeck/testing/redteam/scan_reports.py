@@ -60,6 +60,8 @@ def print_summary(scan: Scan, console: Console, *, verbose: bool = False) -> Non
         label = "GOT THROUGH" if attack.status == "fail" else "ERROR"
         console.print(f"[red]{label}[/red] {attack.id} ({attack.severity}): {attack.reason}")
         if verbose:
+            for turn in attack.lead_in:  # a multi-turn attack's conversation before it
+                console.print(f"  user: {turn.said}\n  agent: {turn.answer}", markup=False)
             console.print(f"  attack: {attack.prompt}", markup=False)
             console.print(f"  answer: {attack.answer}", markup=False)
     graded = sum(p.passed + p.failed for p in scan.plugins)
@@ -73,12 +75,13 @@ def print_summary(scan: Scan, console: Console, *, verbose: bool = False) -> Non
 
 def write_report(scan: Scan, path: Path) -> None:
     fmt = scan_format(path)
-    text = {"json": _json, "html": _html, "junit": _junit}[fmt](scan)
+    text = {"json": scan_json, "html": _html, "junit": _junit}[fmt](scan)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, text.encode())
 
 
-def _json(scan: Scan) -> str:
+def scan_json(scan: Scan) -> str:
+    """The JSON report: the scan with each plugin's `pass_rate`."""
     data = scan.model_dump(mode="json")
     for plugin, summary in zip(data["plugins"], scan.plugins, strict=True):
         plugin["pass_rate"] = summary.pass_rate
@@ -109,10 +112,16 @@ def _junit(scan: Scan) -> str:
                 name=attack.id,
                 time=f"{attack.duration_ms / 1000:.3f}",
             )
+            properties = ElementTree.SubElement(case, "properties")
+            for name, value in (("severity", attack.severity), ("strategy", attack.strategy)):
+                ElementTree.SubElement(properties, "property", name=name, value=value)
             if attack.status != "pass":
                 tag = "failure" if attack.status == "fail" else "error"
-                element = ElementTree.SubElement(case, tag, message=attack.reason)
-                element.text = f"attack: {attack.prompt}\nanswer: {attack.answer}"
+                element = ElementTree.SubElement(
+                    case, tag, message=f"[{attack.severity}] {attack.reason}"
+                )
+                said = "".join(f"user: {t.said}\nagent: {t.answer}\n" for t in attack.lead_in)
+                element.text = f"{said}attack: {attack.prompt}\nanswer: {attack.answer}"
     ElementTree.indent(suites)
     return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -163,10 +172,15 @@ def _attack_html(attack: AttackResult) -> str:
     seeded = (
         f"<p>seeded into tool results:</p><pre>{e(attack.seeded)}</pre>" if attack.seeded else ""
     )
+    lead = "".join(
+        f"<p>turn {n} (lead-in):</p><pre>{e(t.said)}</pre><p>answer:</p><pre>{e(t.answer)}</pre>"
+        for n, t in enumerate(attack.lead_in, start=1)
+    )
     return (
         f"<details{' open' if attack.status != 'pass' else ''}><summary>"
         f'<span class="{attack.status}">{attack.status.upper()}</span> {e(attack.id)} '
         f"({e(attack.severity)}) — {e(attack.reason)}</summary>"
+        f"<p>strategy: {e(attack.strategy)}</p>{lead}"
         f"<p>attack:</p><pre>{e(attack.prompt)}</pre>{seeded}"
         f"<p>answer:</p><pre>{e(attack.answer)}</pre>"
         + (f"<p>tool calls:</p><ul>{calls}</ul>" if calls else "")
