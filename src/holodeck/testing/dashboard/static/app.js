@@ -1,10 +1,10 @@
-// The runs dashboard. Everything taken from run files reaches the page as text nodes
+// The runs dashboard (and the red-team scans saved beside the runs). Everything taken from run files reaches the page as text nodes
 // (never as HTML), so a case's input such as <img onerror=...> is shown, not run.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
 const COLORS = ["#2f5bd3", "#c2185b", "#00897b", "#ef6c00", "#6a1b9a", "#558b2f", "#5d4037"];
-const state = { runs: null, skipped: [], selected: new Set(), filters: {}, expanded: new Set(),
+const state = { runs: null, skipped: [], scans: [], scansSkipped: [], selected: new Set(), filters: {}, expanded: new Set(),
   searches: new Set() };
 const ROWS_SHOWN = 50;  // newest runs listed per agent until "show all" (a table of 1,000 is slow)
 const POINTS_MARKED = 60;  // beyond this many runs a trend is drawn as lines only
@@ -241,7 +241,7 @@ function renderSummary() {
       el("summary", {}, `${state.skipped.length} damaged run file(s) skipped`),
       el("ul", {}, state.skipped.map((s) => el("li", {}, `${s.file}: ${s.reason}`)))));
   }
-  if (!runs.length) {
+  if (!runs.length && (state.runs.length || !state.scans.length)) {
     parts.push(el("p", { class: "muted", "data-testid": "no-runs" },
       state.runs.length ? "No run matches these filters." : "No saved runs yet: run `holodeck test`."));
   }
@@ -258,7 +258,90 @@ function renderSummary() {
         latest ? `latest: ${pct(passRate(latest))} passed` : null),
       tested.length ? trendChart(tested, metricNames(tested)) : null, runsTable(agent, own, metrics)));
   }
+  parts.push(scansSection());
   show(...parts);
+}
+
+// --- red-team scans -------------------------------------------------------------------------
+
+const STRATEGY_NAMES = { single: "single message", crescendo: "crescendo", "role-play": "role play" };
+
+// each plugin's pass rate (attacks held off of those graded) with its severity
+function pluginRates(scan) {
+  return el("div", { class: "rates" }, scan.plugins.map((p) => el("span", {
+    class: p.failed || p.errors ? "rate failing" : "rate", "data-plugin": p.plugin,
+    title: p.skipped ? `skipped: ${p.skipped}` : `${p.passed}/${p.passed + p.failed} held off, severity ${p.severity}`,
+  }, `${p.plugin} `, el("strong", {}, p.skipped ? "skipped" : pct(p.pass_rate)),
+  p.skipped ? null : el("span", { class: "muted" }, ` ${p.severity}`))));
+}
+
+function scansSection() {
+  if (!state.scans.length && !state.scansSkipped.length) return null;
+  const rows = [...state.scans].reverse().map((scan) => el("tr", { "data-scan": scan.scan_id },
+    el("td", {}, when(scan.started_at)),
+    el("td", {}, el("a", { href: `#/scan/${encodeURIComponent(scan.scan_id)}` }, scan.scan_id),
+      scan.offline ? el("span", { class: "muted" }, " offline") : null),
+    el("td", {}, scan.agent), el("td", {}, scan.model),
+    el("td", {}, scan.strategies.map((s) => STRATEGY_NAMES[s] || s).join(", ")),
+    el("td", {}, `${scan.passed}/${scan.passed + scan.failed} held off`,
+      scan.failed ? el("span", { class: "error-text" }, ` · ${scan.failed} got through`) : null,
+      scan.errors ? ` · ${scan.errors} errors` : ""),
+    el("td", {}, pluginRates(scan))));
+  return el("section", { class: "panel", "data-testid": "scans" },
+    el("h2", {}, "Red-team scans"),
+    state.scansSkipped.length ? el("details", { class: "notice" },
+      el("summary", {}, `${state.scansSkipped.length} file(s) in the scans directory skipped`),
+      el("ul", {}, state.scansSkipped.map((s) => el("li", {}, `${s.file}: ${s.reason}`)))) : null,
+    el("table", { class: "runs" },
+      el("thead", {}, el("tr", {}, ["Started", "Scan", "Agent", "Model", "Strategies", "Attacks", "Pass rate per plugin"]
+        .map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows)));
+}
+
+function guardrail(record) {
+  return el("div", { class: "muted" }, `guardrail ${record.guardrail} (${record.side}) ${record.action}: ${record.reason}`);
+}
+
+function attackDetail(attack) {
+  const label = { pass: "held off", fail: "got through", error: "error" }[attack.status] || attack.status;
+  return el("details", { class: "attack", open: attack.status !== "pass", "data-testid": "attack", "data-attack": attack.id },
+    el("summary", {}, el("span", { class: `status ${attack.status}` }, label), ` ${attack.id} `,
+      el("span", { class: `severity ${attack.severity}` }, attack.severity),
+      attack.strategy !== "single" ? el("span", { class: "muted" }, ` ${STRATEGY_NAMES[attack.strategy] || attack.strategy}`) : null),
+    el("div", { "data-testid": "attack-reason" }, el("strong", {}, "Grader: "), attack.reason),
+    attack.lead_in.map((turn, index) => el("div", { class: "turn", "data-testid": "lead-in" },
+      el("div", { class: "muted" }, `Turn ${index + 1}: user (lead-in)`), el("pre", {}, turn.said),
+      el("div", { class: "muted" }, "answer"), el("pre", {}, turn.answer))),
+    el("div", { class: "turn" },
+      el("div", { class: "muted" }, attack.lead_in.length ? `Turn ${attack.lead_in.length + 1}: the attack` : "The attack"),
+      el("pre", { "data-testid": "attack-prompt" }, attack.prompt),
+      attack.seeded ? [el("div", { class: "muted" }, "seeded into what the tools returned"), el("pre", {}, attack.seeded)] : null,
+      attack.tool_calls.map(toolCall),
+      attack.guardrails.map(guardrail),
+      el("div", { class: "muted" }, "answer"), el("pre", { "data-testid": "attack-answer" }, attack.answer)));
+}
+
+async function renderScan(scanId) {
+  const scan = await api(`/api/scans/${encodeURIComponent(scanId)}`);
+  const rows = scan.plugins.map((p) => el("tr", { "data-plugin": p.plugin },
+    el("td", {}, p.plugin, p.skipped ? el("span", { class: "muted" }, ` skipped: ${p.skipped}`) : null),
+    el("td", {}, el("span", { class: `severity ${p.severity}` }, p.severity)),
+    el("td", {}, String(p.attacks)), el("td", {}, String(p.passed)), el("td", {}, String(p.failed)),
+    el("td", {}, String(p.errors)), el("td", {}, p.skipped ? "–" : pct(p.pass_rate))));
+  const failed = scan.attacks.filter((a) => a.status !== "pass");
+  const held = scan.attacks.filter((a) => a.status === "pass");
+  show(el("section", { class: "panel", "data-testid": "scan" },
+    el("h2", {}, `Red-team scan ${scan.scan_id}`),
+    meta(`agent ${scan.agent}`, `model ${scan.model}`, `seed ${scan.seed}`, `started ${when(scan.started_at)}`,
+      `strategies: ${scan.strategies.map((s) => STRATEGY_NAMES[s] || s).join(", ")}`,
+      `${scan.attacks.length - failed.length}/${scan.attacks.length} held off`,
+      scan.offline ? "offline (the static payloads on the test model)" : null),
+    el("table", { class: "plugins" },
+      el("thead", {}, el("tr", {}, ["Plugin", "Severity", "Attacks", "Held off", "Got through", "Errors", "Pass rate"]
+        .map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows)),
+    el("h3", {}, `Attacks that got through or failed (${failed.length})`), failed.map(attackDetail),
+    el("h3", {}, `Attacks held off (${held.length})`), held.map(attackDetail)));
 }
 
 // --- one run's cases ------------------------------------------------------------------------
@@ -403,9 +486,12 @@ async function route() {
       const data = await api("/api/runs");
       state.runs = data.runs;
       state.skipped = data.skipped;
+      state.scans = data.scans || [];
+      state.scansSkipped = data.scans_skipped || [];
       document.getElementById("where").textContent = data.directory;
     }
     if (parts[0] === "run" && parts[1]) await renderRun(parts[1], parts[2]);
+    else if (parts[0] === "scan" && parts[1]) await renderScan(parts[1]);
     else if (parts[0] === "compare" && parts[1]) await renderCompare(parts[1].split(","));
     else {
       renderSummary();
