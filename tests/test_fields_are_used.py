@@ -67,6 +67,7 @@ BECOMES: dict[str, tuple[str, ...]] = {
     "Instructions.file": ("instructions", "instructions_file"),
     "AgentTool.path": ("subagents",),
     "AgentFile.test_cases_file": ("test_cases",),
+    "CodeBuiltin.session": ("code_session",),
 }
 
 NOT_YET_USED: dict[str, str] = {

@@ -1,5 +1,6 @@
 """The tools that act in a workspace, as the model sees them: files, shell, code and
-terminals (`spec.workspace.tools`), one set per conversation, its terminals closed with it.
+terminals (`spec.workspace.tools`), one set per conversation, its terminals and kept Python
+interpreter (`code_session: kept`) closed with it.
 
 Where the workspace is:
 - a conversation given one (`Session(..., workspace=PATH)`: a test case's fresh copy);
@@ -34,7 +35,7 @@ from holodeck.runtime._hosting import Hosting
 from holodeck.sandbox import Sandbox
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.workspace_settings import WorkspaceSettings
-from holodeck.tools.workspace import CommandTools, Terminals, WorkspaceFiles
+from holodeck.tools.workspace import CommandTools, PythonSession, Terminals, WorkspaceFiles
 
 DEFAULT_RETENTION = 7 * 24 * 3600  # a server's session workspaces, in seconds
 
@@ -70,7 +71,7 @@ def _remove_old(root: Path, retention: float) -> None:
 
 class WorkspaceToolset(Held, FunctionToolset[Any]):
     """One conversation's acting tools in `folder`; `aclose()` (the session's end) closes
-    its terminals and everything started in them."""
+    its terminals and its kept Python interpreter, and everything started in them."""
 
     def __init__(
         self,
@@ -104,7 +105,11 @@ class WorkspaceToolset(Held, FunctionToolset[Any]):
         commands = CommandTools(sandbox)
         if "shell" in settings.tools:
             self.add_function(_refusing(commands.shell), name="shell", takes_ctx=False)
-        if "code" in settings.tools:
+        self._python: PythonSession | None = None
+        if "code" in settings.tools and settings.code_session == "kept":
+            self._python = PythonSession(sandbox)
+            self.add_function(_refusing(self._python.run), name="run_python", takes_ctx=False)
+        elif "code" in settings.tools:
             self.add_function(_refusing(commands.run_python), name="run_python", takes_ctx=False)
         if "terminals" in settings.tools:
             self._add_terminal_tools()
@@ -139,10 +144,12 @@ class WorkspaceToolset(Held, FunctionToolset[Any]):
             self.add_function(_refusing(tool), takes_ctx=False)
 
     async def aclose(self) -> None:
-        """Close every terminal (the conversation ends)."""
+        """Close every terminal and the kept Python interpreter (the conversation ends)."""
         terminals, self._terminals = self._terminals, {}
         for group in terminals.values():
             await group.aclose()
+        if self._python is not None:
+            await self._python.aclose()
 
 
 class _Refused(HoloDeckError):

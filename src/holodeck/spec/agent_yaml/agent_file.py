@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from holodeck.spec.compat.model import translate_backend_blocks
 from holodeck.spec.models.base import NonEmpty, Strict
@@ -27,7 +27,7 @@ from holodeck.spec.models.settings import (
     MemorySettings,
 )
 from holodeck.spec.models.tools import ToolDefinition
-from holodeck.spec.models.workspace_settings import ActingTool
+from holodeck.spec.models.workspace_settings import ActingTool, CodeBuiltin
 
 
 class Instructions(Strict):
@@ -43,6 +43,22 @@ class Instructions(Strict):
         return self
 
 
+def _builtin_kind(value: Any) -> str:
+    # a mapping is told by its name, so an error speaks of the builtin it names
+    if isinstance(value, str):
+        return "named"
+    name = value.get("name") if isinstance(value, dict) else getattr(value, "name", None)
+    return "code" if name == "code" else "configured"
+
+
+BuiltinEntry = Annotated[
+    Annotated[Literal["web_search", "web_fetch", ActingTool], Tag("named")]
+    | Annotated[BuiltinConfig, Tag("configured")]
+    | Annotated[CodeBuiltin, Tag("code")],
+    Discriminator(_builtin_kind),
+]
+
+
 class AgentFile(Strict):
     """Root of agent.yaml."""
 
@@ -56,10 +72,11 @@ class AgentFile(Strict):
         description="JSON Schema of the final answer: inline, or a .json/.yaml file.",
     )
     tools: Annotated[list[ToolDefinition], Field(max_length=128)] = Field(default_factory=list)
-    builtins: list[Literal["web_search", "web_fetch"] | ActingTool | BuiltinConfig] = Field(
+    builtins: list[BuiltinEntry] = Field(
         default_factory=list,
         description="Built-in tools: web_search, web_fetch, and the tools that act in the "
-        "workspace: files, shell, code, terminals (docs/tools.md).",
+        "workspace: files, shell, code (or {name: code, session: kept}), terminals "
+        "(docs/tools.md).",
     )
     sandbox: SandboxSettings | None = Field(
         default=None, description="How the shell, code and terminal tools are walled in."

@@ -1,7 +1,7 @@
 """agent.yaml's `builtins:`, `sandbox:` and `workspace:`: the web tools kept as
 `BuiltinConfig`s, the tools that act in a workspace gathered into one `WorkspaceSettings`.
 
-    builtins: [web_fetch, files, shell]
+    builtins: [web_fetch, files, shell, {name: code, session: kept}]
     sandbox: {write_paths: [build]}
 """
 
@@ -13,7 +13,13 @@ from holodeck.spec.diagnostics import FieldPath
 from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.sandbox_settings import SandboxSettings
-from holodeck.spec.models.workspace_settings import ACTING_TOOLS, ActingTool, WorkspaceSettings
+from holodeck.spec.models.workspace_settings import (
+    ACTING_TOOLS,
+    ActingTool,
+    CodeBuiltin,
+    CodeSession,
+    WorkspaceSettings,
+)
 from holodeck.spec.references import References
 
 if TYPE_CHECKING:
@@ -26,6 +32,7 @@ def read_builtins(
     """The web builtins and the workspace settings `agent` asks for; problems reported."""
     web: list[BuiltinConfig] = []
     acting: list[ActingTool] = []
+    code_session: CodeSession = "fresh"
     seen: set[str] = set()
     taken = {tool.name for tool in agent.tools}
     for index, entry in enumerate(agent.builtins):
@@ -44,6 +51,10 @@ def read_builtins(
             continue
         if name in ACTING_TOOLS:
             acting.append(name)
+            if isinstance(entry, CodeBuiltin):
+                code_session = entry.session
+            continue
+        if isinstance(entry, CodeBuiltin):  # its name is `code`, taken above
             continue
         builtin = BuiltinConfig(name=entry) if isinstance(entry, str) else entry
         if _search_needs_provider(builtin, agent.model):
@@ -68,7 +79,10 @@ def read_builtins(
     if agent.workspace is not None:
         checks.path(("workspace",), agent.workspace, "workspace folder", kind="directory")
     settings = WorkspaceSettings(
-        tools=tuple(acting), sandbox=agent.sandbox or SandboxSettings(), path=agent.workspace
+        tools=tuple(acting),
+        sandbox=agent.sandbox or SandboxSettings(),
+        path=agent.workspace,
+        code_session=code_session,
     )
     return tuple(web), settings
 

@@ -7,6 +7,8 @@ and `terminals` in `tools.builtins`, and Omnigent's forms:
       sandbox: {type: linux_bwrap, write_paths: [build]}
     terminals:                   # named terminals, each running its command
       shell: {command: bash}
+    tools:
+      builtins: [{name: code, session: kept}]   # run_python, one interpreter per session
 
 All of them load into one `WorkspaceSettings`; a form asking for what HoloDeck cannot do
 (another `os_env.type`, a sandbox type other than linux_bwrap or none) is an error saying
@@ -24,6 +26,8 @@ from holodeck.spec.models.sandbox_settings import SandboxSettings
 from holodeck.spec.models.workspace_settings import (
     ACTING_TOOLS,
     ActingTool,
+    CodeBuiltin,
+    CodeSession,
     TerminalSettings,
     WorkspaceSettings,
 )
@@ -56,11 +60,18 @@ def take_acting_tools(data: dict[str, Any], report: Report) -> WorkspaceSettings
     terminals = _read_terminals(data.pop("terminals", None), report)
     if terminals is not None:
         tools.append("terminals")
-    tools.extend(_take_from_builtins(data, report))
+    listed, code_session = _take_from_builtins(data, report)
+    tools.extend(listed)
     if not tools:
         return None
     unique = tuple(dict.fromkeys(tools))
-    return WorkspaceSettings(tools=unique, sandbox=sandbox, path=cwd, terminals=terminals or {})
+    return WorkspaceSettings(
+        tools=unique,
+        sandbox=sandbox,
+        path=cwd,
+        terminals=terminals or {},
+        code_session=code_session,
+    )
 
 
 def _read_os_env(os_env: dict[str, Any], report: Report) -> tuple[str | None, SandboxSettings]:
@@ -115,20 +126,31 @@ def _read_terminals(value: Any, report: Report) -> dict[str, TerminalSettings] |
     return terminals
 
 
-def _take_from_builtins(data: dict[str, Any], report: Report) -> list[ActingTool]:
+def _take_from_builtins(
+    data: dict[str, Any], report: Report
+) -> tuple[list[ActingTool], CodeSession]:
     block = data.get("tools")
     if not isinstance(block, dict) or not isinstance(block.get("builtins"), list):
-        return []
+        return [], "fresh"
     found: list[ActingTool] = []
     kept: list[Any] = []
-    for entry in block["builtins"]:
+    code_session: CodeSession = "fresh"
+    for index, entry in enumerate(block["builtins"]):
         name = entry.get("name") if isinstance(entry, dict) else entry
-        if name in ACTING_TOOLS:
-            found.append(name)
-        else:
+        if name not in ACTING_TOOLS:
             kept.append(entry)
+            continue
+        found.append(name)
+        if not isinstance(entry, dict) or set(entry) == {"name"}:
+            continue
+        where: FieldPath = ("tools", "builtins", index)
+        if name == "code":
+            code = _model(CodeBuiltin, entry, where, report)
+            code_session = code.session if code is not None else code_session
+        else:
+            report(where, f"builtin `{name}` takes no settings", f"write `- {name}`")
     data["tools"] = {**block, "builtins": kept}
-    return found
+    return found, code_session
 
 
 def _model(kind: type[M], value: Any, where: FieldPath, report: Report) -> M | None:

@@ -3,7 +3,7 @@
 
 agent.yaml lists them among its builtins, beside `web_search` and `web_fetch`:
 
-    builtins: [files, shell, code, terminals]
+    builtins: [files, shell, {name: code, session: kept}, terminals]
     sandbox: {type: auto, write_paths: [build]}
     workspace: project          # chat and test; default the agent's folder
 
@@ -21,6 +21,7 @@ from holodeck.spec.models.base import NonEmpty, Strict
 from holodeck.spec.models.sandbox_settings import SandboxSettings
 
 ActingTool = Literal["files", "shell", "code", "terminals"]
+CodeSession = Literal["fresh", "kept"]
 ACTING_TOOLS: tuple[ActingTool, ...] = ("files", "shell", "code", "terminals")
 WEB_BUILTINS = ("web_search", "web_fetch")
 
@@ -29,6 +30,17 @@ class TerminalSettings(Strict):
     """One named terminal an Omnigent image declares (`terminals: {shell: {command: bash}}`)."""
 
     command: NonEmpty = Field(default="sh", description="The shell the terminal runs.")
+
+
+class CodeBuiltin(Strict):
+    """The `code` builtin with its setting: `{name: code, session: kept}`."""
+
+    name: Literal["code"]
+    session: CodeSession = Field(
+        default="fresh",
+        description="`fresh`: each run_python call runs in a new interpreter; `kept`: one "
+        "interpreter per conversation keeps the names each call defines.",
+    )
 
 
 class WorkspaceSettings(Strict):
@@ -40,6 +52,11 @@ class WorkspaceSettings(Strict):
         default=None,
         description="The workspace in chat and test, relative to the agent's folder (default: "
         "the agent's folder). A server gives each session a folder of its own instead.",
+    )
+    code_session: CodeSession = Field(
+        default="fresh",
+        description="How run_python runs: a fresh interpreter per call, or one kept per "
+        "conversation.",
     )
     terminals: dict[str, TerminalSettings] = Field(
         default_factory=dict,
