@@ -104,6 +104,20 @@ class GuardrailTriggered:
     text: str | None = None  # after a redaction: the text now (what a log should keep)
 
 
+@dataclass(frozen=True)
+class HistoryCompacted:
+    """Before the turn, the conversation's older turns were replaced by a summary a model
+    wrote (`memory.compaction`): the history neared the model's context window. Token
+    counts are estimates (four characters of the request a token); `usage` is the summary
+    call's, which the session's spend includes."""
+
+    summarised: int  # messages the summary replaced
+    kept: int  # messages kept word for word after it
+    tokens_before: int
+    tokens_after: int
+    usage: Usage = field(default_factory=Usage)
+
+
 Event = (
     TextDelta
     | ToolCallStarted
@@ -112,6 +126,7 @@ Event = (
     | Usage
     | FinalMessage
     | GuardrailTriggered
+    | HistoryCompacted
 )
 
 

@@ -158,6 +158,11 @@ class ModelSettings(Strict):
         description="Prices this model (per million tokens) for reports, usage and cost caps, "
         "instead of the price list bundled with pydantic-ai.",
     )
+    context_window: Annotated[int, Field(gt=0)] | None = Field(
+        default=None,
+        description="Tokens the model reads at most (prompt and history); `memory.compaction` "
+        "sizes the history by it. Default: the bundled price list's figure for known models.",
+    )
     fallbacks: list[NonEmpty] = Field(
         default_factory=list,
         description="`provider/name` models that take over, in order, when this one fails "

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from holodeck.spec.models.base import NonEmpty, Strict
+from holodeck.spec.models.compaction import CompactionSettings
 from holodeck.spec.models.container_settings import CloudTarget, ImageRegistry
 from holodeck.spec.models.controls import Limits
 from holodeck.spec.models.guardrails import Guardrails
@@ -47,7 +48,9 @@ class MemorySettings(Strict):
     """Conversation memory for chat and the HTTP service."""
 
     max_messages: Annotated[int, Field(ge=1)] = Field(
-        default=20, description="Messages kept; the oldest are dropped first."
+        default=20,
+        description="Messages kept; the oldest are dropped first (not with `compaction`, "
+        "which summarises them instead).",
     )
     store: Literal["memory", "sqlite", "redis", "postgres"] = Field(
         default="memory", description="Where sessions live when the agent is served."
@@ -66,6 +69,22 @@ class MemorySettings(Strict):
         default=None,
         description="Facts kept across sessions, per user, agent or session (docs/memory.md).",
     )
+    compaction: CompactionSettings | None = Field(
+        default=None,
+        description="Summarise a conversation's older turns by a model call when the history "
+        "nears the model's context window, instead of dropping them (docs/memory.md).",
+    )
+
+    @model_validator(mode="after")
+    def _one_way_to_forget(self) -> MemorySettings:
+        # both would decide what an old turn becomes: dropped, or summarised
+        compacts = self.compaction is not None and self.compaction.enabled
+        if compacts and "max_messages" in self.model_fields_set:
+            raise ValueError(
+                "`max_messages` drops old messages and `compaction` summarises them: keep one "
+                "(with compaction, the history is bounded by the model's context window)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _url_for_servers(self) -> MemorySettings:
