@@ -6,6 +6,7 @@ provider does."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import Write
+from holodeck.cli.chat.view import ChatView
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
 from holodeck.runtime import Agent, FinalMessage, HistoryCompacted, RunOptions
@@ -22,6 +24,7 @@ from holodeck.runtime._compaction import SUMMARY_PREFIX, is_summary
 from holodeck.runtime._session import Session
 from holodeck.spec import SpecError
 from scripted_servers import Call, Fail, OpenAIServer, Step, text, tool_calls
+from server_harness import Serve
 
 pytestmark = pytest.mark.anyio
 
@@ -245,3 +248,26 @@ async def test_the_summary_is_written_by_the_configured_model(
     ]
     assert talk.compactions and set(summaries) == {"summariser-mini"}
     assert models.count("gpt-4o-mini") == len(models) - len(summaries)
+
+
+def test_a_served_stream_shows_the_compaction_and_its_cost(
+    write: Write, server: ConversingServer, serve: Serve
+) -> None:
+    root = write(compacting_agent(server, "{keep_recent: 1}", window=300))
+    with serve(root) as served:
+        session = served.chat(FACT).json()["session_id"]
+        streamed = [served.events(f"Turn {n}.{PADDING}", session_id=session) for n in range(6)]
+    compacted = [data for events in streamed for name, data in events if name == "compacted"]
+    assert compacted and compacted[0]["usage"]["requests"] == 1
+    assert compacted[0]["tokens_after"] < compacted[0]["tokens_before"]
+    turn = next(events for events in streamed if any(name == "compacted" for name, _ in events))
+    assert [name for name, _ in turn][:2] == ["session", "compacted"]
+
+
+def test_chat_says_when_earlier_turns_were_summarised() -> None:
+    out, info = io.StringIO(), io.StringIO()
+    view = ChatView(out, info, markdown=False, verbose=False)
+    view.turn_started()
+    view.event(HistoryCompacted(40, 6, 2400, 310))
+    assert "earlier turns summarised: 40 messages into one, 6 kept" in info.getvalue()
+    assert out.getvalue() == ""  # the answer alone goes to stdout

@@ -26,6 +26,7 @@ from holodeck.runtime import (
     Event,
     FinalMessage,
     GuardrailTriggered,
+    HistoryCompacted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -103,6 +104,8 @@ class ChatView:
         elif isinstance(event, GuardrailTriggered):
             self._end_answer()
             self._say(f"{_indent(event.agent)}[yellow]⚠[/yellow] {escape(guardrail_line(event))}")
+        elif isinstance(event, HistoryCompacted):
+            self._say(f"[dim]{escape(compaction_line(event))}[/dim]")
         elif isinstance(event, ApprovalRequired):
             self._end_answer()
             call = escape(self._call(event.name, event.args))
@@ -217,6 +220,14 @@ def guardrail_line(event: GuardrailTriggered) -> str:
     did = "blocked" if event.action == "block" else "redacted"
     line = f"guardrail {event.guardrail} ({event.kind}) {did} the {what}"
     return f"{line}: {event.reason}" if event.reason else line
+
+
+def compaction_line(event: HistoryCompacted) -> str:
+    """'earlier turns summarised: 40 messages into one (~2400 -> ~300 tokens)'."""
+    return (
+        f"earlier turns summarised: {event.summarised} messages into one, "
+        f"{event.kept} kept (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
+    )
 
 
 # --- answers ---------------------------------------------------------------------------

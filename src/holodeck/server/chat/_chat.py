@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -17,6 +18,7 @@ from holodeck.runtime import (
     ApprovalRequired,
     Event,
     GuardrailTriggered,
+    HistoryCompacted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -127,6 +129,8 @@ def sse_of(event: Event) -> ServerSentEvent | None:
         return _event("guardrail", guardrail_json(event))
     if isinstance(event, ApprovalRequired):  # the turn pauses; `final` lists these too
         return _event("approval_required", pending_json(event))
+    if isinstance(event, HistoryCompacted):  # before the turn: older turns summarised
+        return _event("compacted", asdict(event))
     return None
 
 
