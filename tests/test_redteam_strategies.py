@@ -34,7 +34,7 @@ def test_multi_turn_attacks_run_offline_and_their_failures_replay(write: Write) 
         "--plugins", "prompt-injection,excessive-agency",
         "--strategies", "crescendo,role-play",
         "--save-failures", str(saved),
-        "-o", "scan.xml",
+        "-o", "scan.xml", "-o", "scan.html",
     )  # fmt: skip
     assert code == 1
     assert scan["strategies"] == ["crescendo", "role-play"]
@@ -68,6 +68,9 @@ def test_multi_turn_attacks_run_offline_and_their_failures_replay(write: Write) 
     assert props == {"severity": "high", "strategy": "role-play"}
     failure = case.find("failure")
     assert failure is not None and failure.get("message", "").startswith("[high] ")
+
+    page = (root / "scan.html").read_text()
+    assert "strategy: role-play" in page and "turn 3 (lead-in)" in page
 
     # a multi-turn failure is kept as a case with the lead-in as its first turns
     cases = {c["name"]: c for c in yaml.safe_load(saved.read_text())["test_cases"]}
