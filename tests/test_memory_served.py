@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import openai
 import pytest
 
 from server_harness import Serve, agent_dir, deploy_process, log_lines, serve
@@ -118,3 +119,34 @@ def test_two_deploy_processes_share_memories_and_keep_users_apart(
         ] == ["The user keeps bees in Lyon"]
         assert first.delete("/v1/memories", headers=ALICE).json() == {"deleted": 1}
         assert "bees in Lyon" not in chat(second, RECALL, ALICE)
+
+
+def test_openais_user_field_is_the_memory_user_under_the_key(tmp_path: Path, serve: Serve) -> None:
+    root = memory_agent(tmp_path / "keeper", {})
+    with serve(root, named_keys=NAMED_KEYS) as server:
+        alice = openai.OpenAI(base_url=server.url + "/v1", api_key="key-alice-0001", max_retries=0)
+        alice.chat.completions.create(
+            model="keeper",
+            messages=[{"role": "user", "content": '/call remember {"fact": "u9 sails"}'}],
+            user="u9",
+        )
+        alice.responses.create(
+            model="keeper", input='/call remember {"fact": "u8 rows"}', user="u8"
+        )
+        listed = server.client.get("/v1/memories", params={"user_id": "u9"}, headers=ALICE)
+        assert [m["text"] for m in listed.json()["memories"]] == ["u9 sails"]
+        listed = server.client.get("/v1/memories", params={"user_id": "u8"}, headers=ALICE)
+        assert [m["text"] for m in listed.json()["memories"]] == ["u8 rows"]
+        assert "sails" in chat(
+            server.client, '/call recall {"query": "sails"}', ALICE, user_id="u9"
+        )
+        assert "sails" not in chat(
+            server.client, '/call recall {"query": "sails"}', BOB, user_id="u9"
+        )
+        try:
+            alice.chat.completions.create(
+                model="keeper", messages=[{"role": "user", "content": "hi"}], user="not a user"
+            )
+            raise AssertionError("a user with spaces was taken")
+        except openai.BadRequestError as error:
+            assert "user_id" in str(error) or "user id" in str(error)

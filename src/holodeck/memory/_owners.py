@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from holodeck.errors import ConfigurationError
+from holodeck.errors import RequestError
 
 LOCAL_USER = "local"  # the person at the terminal (chat, test, a program)
 ANONYMOUS = "anonymous"  # a server without keys, to a client that sends no user_id
@@ -29,7 +29,7 @@ def served_user(key_name: str | None, user_id: str | None) -> str:
     """The memory user of a request made with key `key_name` (None: a server without
     keys) naming `user_id` (None: the key itself is the user)."""
     if user_id is not None and not USER_ID.fullmatch(user_id):
-        raise ConfigurationError(
+        raise RequestError(
             f"user_id {user_id!r} is not a user id",
             hint="use 1 to 128 letters, digits and . _ @ : -",
         )

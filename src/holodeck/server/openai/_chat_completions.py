@@ -78,7 +78,11 @@ class CompletionRequest(BaseModel):
         default=None, description="`auto`, or `none` (no tools this turn); a forced call is 400."
     )
     response_format: dict[str, Any] | None = None
-    user: str | None = Field(default=None, description="Recorded in the request log.")
+    user: str | None = Field(
+        default=None,
+        description="Recorded in the request log; for an agent with long-term memory, the "
+        "user whose memories the turn reaches (as /v1/chat's `user_id`).",
+    )
     metadata: dict[str, str] | None = Field(
         default=None, description="Recorded in the request log."
     )
@@ -246,6 +250,8 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
         settings=settings,
         client_fields=_client_fields(body.user, body.metadata),
         continues=sent.prompt is None,
+        # OpenAI's end-user id: whose long-term memories, under the key, as /v1/chat's user_id
+        user_id=body.user if served.spec.memory.long_term is not None else None,
     )
     events = await open_turn(
         request,

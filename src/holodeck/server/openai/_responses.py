@@ -175,6 +175,8 @@ async def create_response(body: ResponseRequest, request: Request) -> Any:
         can_pause=False,  # no way to ask: a turn that pauses is a 409 naming /v1/chat
         settings=settings,
         client_fields=_client_fields(body),
+        # OpenAI's end-user id: whose long-term memories, under the key, as /v1/chat's user_id
+        user_id=body.user if served.spec.memory.long_term is not None else None,
     )
     events = await open_turn(request, turn, session=unsaved, stream_text=body.stream)
     response = _response(body, turn, f"resp_{uuid.uuid4().hex}", "in_progress", "")
