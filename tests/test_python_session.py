@@ -188,3 +188,23 @@ def test_a_call_printing_a_lot_is_capped_head_and_tail(write: Write) -> None:
     assert "bytes cut: 500009 in all" in stdout
     assert "bytes cut: 90001 in all" in big.split("\nstderr:\n", 1)[1]
     assert small == "completed\nstdout:\nnext\n"  # nothing of the big call spills over
+
+
+@needs_bwrap
+def test_a_snippet_ending_the_interpreter_is_said_and_the_next_call_restarts(
+    write: Write,
+) -> None:
+    root = write({"agent.yaml": KEPT})
+    agent = Agent(load_agent(root / "agent.yaml"), RunOptions(model="test"))
+
+    async def go() -> tuple[str, str]:
+        async with agent, agent.session() as session:
+            await run_python(session, "name = 'gone'")
+            ended = await run_python(session, "import sys\nsys.exit(3)")
+            after = await run_python(session, "print('again')")
+        return ended, after
+
+    ended, after = asyncio.run(go())
+    assert ended.startswith("the interpreter exited with code 3 during this call")
+    assert after.startswith("note: the previous interpreter exited with code 3")
+    assert after.endswith("completed\nstdout:\nagain\n")

@@ -118,12 +118,6 @@ class PythonSession:
         self._ended: str | None = None  # why the last interpreter is gone, told once
         self._lock = asyncio.Lock()  # calls the model makes at once run one after another
 
-    @property
-    def pid(self) -> int | None:
-        """The process id of the running interpreter (its sandbox), if one runs."""
-        process = self._process
-        return process.pid if process is not None and process.returncode is None else None
-
     async def _ensure(self) -> str | None:
         """A running interpreter; the note to give when it replaces one that ended."""
         process = self._process
@@ -181,10 +175,10 @@ class PythonSession:
                 raise
             else:
                 if status is None:
-                    code_ = await process.wait()
-                    await self._drop(f"exited with code {code_}")
+                    exit_code = await process.wait()
+                    await self._drop(f"exited with code {exit_code}")
                     verdict = (
-                        f"the interpreter exited with code {code_} during this call; the "
+                        f"the interpreter exited with code {exit_code} during this call; the "
                         "next call starts a fresh one"
                     )
                 elif status == b"1":
