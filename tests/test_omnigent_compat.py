@@ -147,23 +147,24 @@ def test_executor_settings_without_meaning_here_are_refused(
 
 
 @pytest.mark.parametrize(
-    "executor",
+    ("executor", "window"),
     [
-        "{model: openai/gpt-4o, context_window: 200000}",
-        "{model: anthropic/claude-sonnet-4-5, config: {harness: claude-sdk, context_window: 1000000}}",
+        ("{model: openai/gpt-4o, context_window: 200000}", 200000),
+        (
+            "{model: anthropic/claude-sonnet-4-5, config: {harness: claude-sdk, "
+            "context_window: 1000000}}",
+            1000000,
+        ),
     ],
 )
-def test_a_context_window_only_tunes_compaction_so_it_is_a_warning_and_strict_refuses_it(
-    write: Write, executor: str
+def test_a_context_window_becomes_the_models_which_compaction_sizes_the_history_by(
+    write: Write, executor: str, window: int
 ) -> None:
     root = write({"config.yaml": HEAD + f"executor: {executor}\n"})
-    spec = load_agent(root)  # loads: HoloDeck keeps its own history
-    (warning,) = [w for w in spec.warnings if "context_window" in w.message]
-    assert "compaction" in warning.message and warning.line == 3
-    assert "memory.max_messages" in (warning.hint or "")
-    with pytest.raises(SpecError) as refused:
-        load_agent(root, strict=True)
-    assert "context_window" in refused.value.render()
+    spec = load_agent(root, strict=True)  # honoured: no warning
+    assert spec.model is not None and spec.model.context_window == window
+    bad = write({"config.yaml": HEAD + "executor: {model: openai/gpt-4o, context_window: -1}\n"})
+    assert "`context_window` must be a positive number of tokens" in messages_of(errors_of(bad))
 
 
 def test_executor_and_llm_models_must_agree(write: Write) -> None:

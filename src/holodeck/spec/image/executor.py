@@ -2,7 +2,8 @@
 
 Omnigent images name their model in `executor.model` (the older `llm.model` is lifted
 into it there) and choose a harness that runs the agent loop. HoloDeck runs the loop
-itself, so what carries over is the model, its settings and its credentials. A harness
+itself, so what carries over is the model, its settings (`context_window` becomes the
+model's, which `memory.compaction` sizes the history by) and its credentials. A harness
 that is an agent product of its own is recorded: `claude-sdk` / `claude-native` run in
 the Claude Agent SDK harness; the others (Codex, Cursor, ...) run only in HoloDeck's own
 loop when the run says so (`--harness none`), which the runtime checks.
@@ -29,11 +30,6 @@ class Report(Protocol):
 # Keys that only tune something HoloDeck does its own way: a warning, by the
 # compatibility rule (an error with --strict).
 _TUNING = {
-    "context_window": (
-        "sizes Omnigent's history compaction; HoloDeck keeps `memory.max_messages` messages "
-        "(and the Claude harness compacts its own context)",
-        "remove it, or set `memory.max_messages` in HoloDeck's terms",
-    ),
     "smart_routing_harness": (
         "hands the choice of harness and model for each turn to Omnigent's Smart Routing; "
         "HoloDeck runs the model the image names (`executor.model` or `llm.model`) for "
@@ -71,6 +67,7 @@ class ExecutorModel:
     endpoint: str | None = None
     harness: str | None = None  # an agent product's loop (claude-sdk, codex...); None: ours
     permission_mode: str | None = None
+    context_window: int | None = None  # tokens; the model's `context_window`
 
 
 def harness_settings(executor: ExecutorModel | None) -> ClaudeSettings | None:
@@ -130,6 +127,13 @@ def _iterations(value: Any, where: FieldPath, found: dict[str, Any], report: Rep
         )
     else:
         found["max_iterations"] = value
+
+
+def _window(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        report(where, "`context_window` must be a positive number of tokens", None)
+    else:
+        found["context_window"] = value
 
 
 def _type(value: Any, where: FieldPath, found: dict[str, Any], report: Report) -> None:
@@ -222,17 +226,24 @@ def _refusal(key: str) -> tuple[str, str | None]:
     }
     reason = reasons.get(key, "is not an executor setting HoloDeck knows")
     return f"`executor.{key}` {reason}", hints.get(
-        key, "executor takes model, reasoning_effort, max_iterations, connection and auth"
+        key,
+        "executor takes model, reasoning_effort, max_iterations, context_window, connection "
+        "and auth",
     )
 
 
 _Reader = Callable[[Any, FieldPath, dict[str, Any], Report], None]
-_CONFIG_READERS: dict[str, _Reader] = {"harness": _harness, "permission_mode": _permission_mode}
+_CONFIG_READERS: dict[str, _Reader] = {
+    "harness": _harness,
+    "permission_mode": _permission_mode,
+    "context_window": _window,
+}
 _READERS: dict[str, _Reader] = {
     "harness": _harness,
     "model": _model,
     "reasoning_effort": _effort,
     "max_iterations": _iterations,
+    "context_window": _window,
     "type": _type,
     "config": _config,
     "connection": _connection,

@@ -80,6 +80,8 @@ def model_settings(
         settings["api_key"] = executor.api_key
     if executor.endpoint is not None:
         settings["endpoint"] = executor.endpoint
+    if executor.context_window is not None:
+        settings["context_window"] = executor.context_window
     return ModelSettings(provider=provider, name=name, **settings)
 
 
