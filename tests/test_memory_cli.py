@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 from cli_invoke import invoke
@@ -74,3 +75,22 @@ def test_an_agent_without_long_term_memory_says_how_to_add_it(write: Write) -> N
     assert result.exit_code != 0
     assert "keeps no long-term memories" in result.output and "memory.long_term" in result.output
     assert "Traceback" not in result.output
+
+
+def test_validate_lists_the_memory_tools_among_those_offered(write: Write) -> None:
+    root = write({"agent.yaml": AGENT})
+    result = invoke("validate", str(root))
+    assert result.exit_code == 0, result.output
+    assert "tools offered: forget, recall, remember" in result.output
+
+
+def test_the_memory_assistant_example_runs_offline_and_keeps_what_it_was_told(
+    tmp_path: Path,
+) -> None:
+    example = tmp_path / "memory-assistant"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "memory-assistant", example)
+    ran = invoke("test", str(example), "--model", "test", cwd=tmp_path)
+    assert ran.exit_code == 0, ran.output
+    assert "2 passed" in ran.output
+    listed = invoke("memory", "list", str(example), "--model", "test")
+    assert "The user drinks oolong tea and never coffee." in listed.output

@@ -12,6 +12,7 @@ from holodeck.spec.diagnostics import Collector, FieldPath, Severity
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.long_term_memory import memory_tool_names
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
 from holodeck.spec.models.tools import McpTool
@@ -153,6 +154,7 @@ def effective_tools(spec: AgentSpec) -> tuple[list[str], list[str], list[str]]:
     names |= set(spec.subagents) | {b.name for b in spec.builtins}
     if spec.skills:
         names.add("load_skill")
+    names |= set(memory_tool_names(spec.memory.long_term))
     policy = spec.tools_policy
     offered = sorted(n for n in names if policy is None or policy.allows(n))
     denied = sorted(names - set(offered))
