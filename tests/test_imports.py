@@ -27,6 +27,10 @@ DEFERRED = {
     ("llm/providers.py", "holodeck.llm.openai_requests"): (
         "it subclasses the openai SDK's client; loaded only for OpenAI-style providers"
     ),
+    ("llm/run_model.py", "holodeck.llm.model_cost"): (
+        "the priced model subclasses pydantic_ai's; loaded only for a model with a `cost:` "
+        "block, and run_model is reached from `holodeck validate`"
+    ),
     ("llm/hosted.py", "holodeck.llm.openai_requests"): (
         "it subclasses the openai SDK's client; loaded only when a hosted model is built"
     ),

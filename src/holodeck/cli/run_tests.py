@@ -19,6 +19,7 @@ from rich.console import Console
 import holodeck.testing.metrics
 import holodeck.testing.progress  # noqa: F401
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
+from holodeck.cli.run_matrix import model_runs, run_matrix
 from holodeck.cli.run_report import RunReport
 from holodeck.config.loader import load_agent
 from holodeck.errors import EXIT_CONFIG, EXIT_INTERRUPTED, ConfigurationError
@@ -146,8 +147,6 @@ def run(request: TestRequest, console: Console, phases: Phases) -> int:
     report = RunReport(console, request.output, request.fmt, verbose, phases)
     models = request.models or _matrix_of(spec, options)
     if models:
-        from holodeck.cli.run_matrix import model_runs, run_matrix
-
         with phases.phase("load"):
             runs = model_runs(spec, options, models, request.tags)
             for each in runs:
