@@ -16,4 +16,4 @@ METRIC_INPUT = "holodeck.metric.input"
 METRIC_OUTPUT = "holodeck.metric.output"
 METRIC_EXPECTED = "holodeck.metric.ground_truth"
 OPERATION = "gen_ai.operation.name"
-COST_USD = "holodeck.cost_usd"  # what a served turn's model requests cost, when priced
+COST_USD = "holodeck.cost_usd"  # what a served turn's or a test case's model requests cost

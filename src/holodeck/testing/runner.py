@@ -153,9 +153,9 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
                         run = _run_case(
                             session, spec, (name, case), judges, files, attempt, offline
                         )
-                        done = await traced_case(agent.telemetry, name, attempt, run)
-                        spent = session.spend
-                        done.cost_usd = spent.cost if spent.usage.requests else Decimal(0)
+                        done = await traced_case(
+                            agent.telemetry, name, attempt, _priced(run, session)
+                        )
                     # checked once the session (its terminals) has closed
                     if folder is not None and case.expected_files is not None:
                         done = _with_files(done, check_files(folder, case.expected_files))
@@ -193,6 +193,15 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
         cases=ordered,
         summary=RunSummary.of(ordered, (time.perf_counter() - clock) * 1000),
     )
+
+
+async def _priced(run: Awaitable[CaseRun], session: Session) -> CaseRun:
+    """`run`, with what its session spent as its cost, set before the case's span ends so
+    that the span carries it too."""
+    done = await run
+    spent = session.spend
+    done.cost_usd = spent.cost if spent.usage.requests else Decimal(0)
+    return done
 
 
 async def _run_case(

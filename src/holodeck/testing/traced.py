@@ -1,4 +1,5 @@
-"""Spans of `holodeck test`: one per run of a case (`test_case <name>`, its turns nested),
+"""Spans of `holodeck test`: one per run of a case (`test_case <name>`, its turns nested,
+with what its model requests cost when the model is priced),
 one per metric (`evaluate <metric>`, the judge's model calls nested). Only when the
 agent's observability is on; otherwise these call straight through."""
 
@@ -28,6 +29,8 @@ async def traced_case(
     with telemetry.span(f"{names.TEST_CASE_SPAN} {name}", attributes) as span:
         result = await run
         span.set_attribute(names.CASE_STATUS, result.status)
+        if result.cost_usd is not None:  # an unpriced model's case has no cost, not 0
+            span.set_attribute(names.COST_USD, float(result.cost_usd))
         if result.status == "error":
             from opentelemetry.trace import Status, StatusCode
 
