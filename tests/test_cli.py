@@ -90,7 +90,7 @@ def test_validate_json_output(write: Write) -> None:
 def test_validate_strict_and_no_env(write: Write) -> None:
     image = write(
         {
-            "config.yaml": "spec_version: 1\ncompaction: {recent_window: 5}\n",
+            "config.yaml": "spec_version: 1\nautosave: {every: 5}\n",
             "tools/mcp/m.yaml": "name: m\ntransport: http\nurl: ${MCP_URL_NOT_SET}\n",
         }
     )
@@ -98,9 +98,9 @@ def test_validate_strict_and_no_env(write: Write) -> None:
     assert code == 2 and "`MCP_URL_NOT_SET` is not set" in err
     code, out, _ = run("validate", "--no-env", str(image))
     assert code == 0
-    assert "warning: compaction: ignored: `compaction` is not part of spec_version 1" in out
+    assert "warning: autosave: ignored: `autosave` is not part of spec_version 1" in out
     code, _, err = run("validate", "--no-env", "--strict", str(image))
-    assert code == 2 and "error: compaction: `compaction` is not part of spec_version 1" in err
+    assert code == 2 and "error: autosave: `autosave` is not part of spec_version 1" in err
 
 
 def test_unexpected_errors_print_one_line_not_a_traceback(

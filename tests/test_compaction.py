@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import Write
 from holodeck.cli.chat.view import ChatView
+from holodeck.cli.main import cli
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
 from holodeck.runtime import Agent, FinalMessage, HistoryCompacted, RunOptions
@@ -271,3 +273,58 @@ def test_chat_says_when_earlier_turns_were_summarised() -> None:
     view.event(HistoryCompacted(40, 6, 2400, 310))
     assert "earlier turns summarised: 40 messages into one, 6 kept" in info.getvalue()
     assert out.getvalue() == ""  # the answer alone goes to stdout
+
+
+def test_chat_refuses_max_messages_for_an_agent_that_compacts(
+    write: Write, server: ConversingServer
+) -> None:
+    root = write(compacting_agent(server, "{}"))
+    result = CliRunner().invoke(cli, ["chat", str(root), "--max-messages", "6"], input="hi\n")
+    assert result.exit_code == 2
+    assert "--max-messages drops old messages, and keeper summarises them instead" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+async def test_a_trace_shows_the_summary_call(write: Write, server: ConversingServer) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from holodeck.observability import Telemetry
+    from holodeck.spec.models.observability_settings import ObservabilitySettings
+
+    telemetry = Telemetry(ObservabilitySettings(enabled=True), "svc", env={})
+    spans = InMemorySpanExporter()
+    telemetry.tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    root = write(compacting_agent(server, "{keep_recent: 1}", window=300))
+    async with Agent(load_agent(root), telemetry=telemetry) as agent, agent.session() as session:
+        talk = await converse(session, 5)
+    names = [span.name for span in spans.get_finished_spans()]
+    assert names.count("invoke_agent history-summariser") == len(talk.compactions) >= 1
+
+
+IMAGE = "spec_version: 1\nname: omni\nexecutor: {model: openai/gpt-4o, context_window: 64000}\n"
+
+
+def test_omnigents_compaction_block_is_read_where_it_means_the_same(write: Write) -> None:
+    root = write(
+        {
+            "config.yaml": IMAGE
+            + "compaction: {trigger_threshold: 0.7, recent_window: 5, headroom_enabled: true}\n"
+        }
+    )
+    spec = load_agent(root)
+    compaction = spec.memory.compaction
+    assert compaction is not None and compaction.at == 0.7
+    assert compaction.keep_recent == 3  # whole turns holding at least the last 5 messages
+    assert spec.model is not None and spec.model.context_window == 64000
+    (warning,) = spec.warnings
+    assert "Headroom" in warning.message and warning.line == 4
+
+
+def test_an_omnigent_compaction_key_with_no_meaning_here_is_an_error(write: Write) -> None:
+    root = write({"config.yaml": IMAGE + "compaction: {summarise_every: 3}\n"})
+    with pytest.raises(SpecError) as raised:
+        load_agent(root)
+    text = raised.value.render()
+    assert "`compaction.summarise_every` is not a compaction setting HoloDeck reads" in text
+    assert "memory: {compaction: {at, keep_recent, model}}" in text

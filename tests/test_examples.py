@@ -366,7 +366,7 @@ def test_agent_image_doc_strict_output_is_real(
     at = next(i for i, line in enumerate(lines) if line.startswith("  reasoning_effort:"))
     lines.insert(at + 1, "  fallback_models: []\n")
     at = next(i for i, line in enumerate(lines) if line.startswith("spec_version:"))
-    lines.insert(at + 1, "compaction: {recent_window: 5}\n")
+    lines.insert(at + 1, "autosave: {every: 5}\n")
     config.write_text("".join(lines), encoding="utf-8")
     (block,) = [b for b in fenced("agent-image.md", "text") if "--strict scout" in b]
     runs: list[tuple[list[str], list[str]]] = []
@@ -437,11 +437,11 @@ def test_configuration_doc_project_agent_uses_named_entries(
 def test_unknown_image_keys_warn_unless_strict(tmp_path: Path) -> None:
     root = write(
         tmp_path / "image",
-        {"config.yaml": "spec_version: 1\ncompaction: {}\nllm:\n  model: openai/gpt-4o\n"},
+        {"config.yaml": "spec_version: 1\nautosave: {}\nllm:\n  model: openai/gpt-4o\n"},
     )
     spec = load_agent(root)
     (warning,) = spec.warnings
-    assert warning.message == "ignored: `compaction` is not part of spec_version 1"
+    assert warning.message == "ignored: `autosave` is not part of spec_version 1"
     assert warning.line == 2
     (error,) = diagnostics_of(root, strict=True)
     assert error.severity == "error" and error.line == 2

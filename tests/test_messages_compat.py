@@ -224,7 +224,7 @@ def _packed(write: Write, files: dict[str, str], tmp_path: Path) -> Path:
 
 IMAGE_WITH_PROBLEMS = {
     "config.yaml": "spec_version: 1\nllm:\n  model: nope\ntools:\n  agents: [helper]\n",
-    "agents/helper/config.yaml": "spec_version: 1\ncompaction: x\n",
+    "agents/helper/config.yaml": "spec_version: 1\nautosave: x\n",
     "tools/python/bad.py": "def f(:\n",
 }
 
@@ -296,7 +296,7 @@ def test_an_image_sub_agents_warnings_show_on_its_parent(write: Write) -> None:
     spec = load_agent(root)
     (warning,) = spec.warnings
     assert warning.file == (root / "agents/helper/config.yaml").resolve()
-    assert warning.severity is Severity.WARNING and "compaction" in warning.message
+    assert warning.severity is Severity.WARNING and "autosave" in warning.message
     with pytest.raises(SpecError) as caught:
         load_agent(root, strict=True)
     assert [d.file for d in caught.value.errors] == [warning.file]
@@ -311,7 +311,7 @@ def test_an_agent_tools_warnings_show_once_on_its_parent(write: Write) -> None:
                 f"  - type: agent\n    name: {name}\n    description: d\n    path: helper\n"
                 for name in ("one", "two")
             ),
-            "helper/config.yaml": "spec_version: 1\ncompaction: x\n",
+            "helper/config.yaml": "spec_version: 1\nautosave: x\n",
         }
     )
     spec = load_agent(root)
@@ -329,13 +329,13 @@ def test_validate_prints_a_sub_agents_warning(
         {
             "agent.yaml": MINIMAL_AGENT
             + "tools:\n  - type: agent\n    name: one\n    description: d\n    path: helper\n",
-            "helper/config.yaml": "spec_version: 1\ncompaction: x\n",
+            "helper/config.yaml": "spec_version: 1\nautosave: x\n",
         }
     )
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, ["validate", "."])
     assert result.exit_code == 0, result.output
-    assert "helper/config.yaml:2:1: warning: compaction: ignored" in result.output
+    assert "helper/config.yaml:2:1: warning: autosave: ignored" in result.output
     strict = CliRunner().invoke(cli, ["validate", ".", "--strict"])
     assert strict.exit_code == 2
-    assert "helper/config.yaml:2:1: error: compaction" in strict.output
+    assert "helper/config.yaml:2:1: error: autosave" in strict.output

@@ -117,6 +117,9 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
         memory = "off (interaction.conversational is false): each question stands alone"
     else:
         memory = f"last {conversation.session.max_messages} messages"
+        compaction = spec.memory.compaction
+        if compaction is not None and compaction.enabled:  # older turns summarised instead
+            memory = f"all, older turns summarised near the context window ({compaction.at:.0%})"
         if conversation.session_file is None:
             memory += ", not saved (--session FILE keeps them)"
         elif resumed:

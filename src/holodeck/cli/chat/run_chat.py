@@ -116,6 +116,13 @@ def _conversation(
         telemetry = traced_in_terminal(spec, options.env)
         telemetry.watch_traces(tree_printer(lambda text: print(text, file=sys.stderr)))
     agent = Agent(spec, replace(options, cassette=cassette), telemetry=telemetry, hosting=hosting)
+    compaction = spec.memory.compaction
+    if max_messages is not None and compaction is not None and compaction.enabled:
+        raise ConfigurationError(
+            f"--max-messages drops old messages, and {spec.name} summarises them instead "
+            "(memory.compaction)",
+            hint="leave out --max-messages, or set `memory.compaction: {enabled: false}`",
+        )
     limit = max_messages or spec.memory.max_messages
     return Conversation(
         agent,

@@ -1,5 +1,6 @@
 """Before config.yaml is validated, take out the Omnigent forms the schema does not hold:
-the `executor:` block, inline tools, and builtins only an Omnigent server provides.
+the `executor:` block, inline tools, `compaction:`, and builtins only an Omnigent server
+provides.
 Each is either read into something that works here or reported with what to write."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from holodeck.spec.image.acting_tools import take_acting_tools
 from holodeck.spec.image.agent_tool_keys import refuse_agent_tool_keys
 from holodeck.spec.image.executor import ExecutorModel, Report, read_executor
 from holodeck.spec.image.inline_tools import InlineTool, split_tools
+from holodeck.spec.image.omnigent_compaction import take_compaction
 from holodeck.spec.image.policies import take_policies
 from holodeck.spec.image.server_builtins import MEMORY_BUILTINS, server_only
 from holodeck.spec.models.workspace_settings import WorkspaceSettings
@@ -51,6 +53,7 @@ def prepare(
     take_policies(data, report)
     refuse_agent_tool_keys(data, report)
     workspace = take_acting_tools(data, report)
+    take_compaction(data, report)
     if data.get("prompt") is not None and data.get("instructions") is not None:
         report(
             ("prompt",),
