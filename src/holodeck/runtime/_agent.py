@@ -1,79 +1,52 @@
 """`Agent`: an AgentSpec made runnable, shared by all its conversations.
 
-The loop itself is pydantic-ai's; this class adapts it: it builds the model and
-tools from the spec, owns what they keep running (MCP servers, Node.js), routes tool and
-sub-agent activity into one event stream, and turns provider failures into messages a
-user can act on. A conversation (history, usage) is a `Session` made from an Agent.
-
-It is long because one turn's order lives here in one place: input guardrails, the model
-run (or the resumed, approved run), pending approvals, output guardrails, the cassette and
-the final events. Each of those is its own module (`_guardrails`, `_approval`, `_limits`,
-`harness/`); what stays here is the sequence, which split across files would be harder to
-follow than to read whole.
+The loop itself is pydantic-ai's; this class builds it from the spec (the model, the
+tools, guardrails, approval) and owns what the tools keep running (MCP servers, Node.js,
+tool threads) from its opening to its closing. A conversation (history, usage) is a
+`Session` made from an Agent; the session's `TurnRunner` runs its turns
+(`_turn_runner.py`) through the model loop (`_agent_loop.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import AgentRetries, UsageLimits
-from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import (
-    BinaryContent,
-    ModelMessage,
-    ModelResponse,
-    PartDeltaEvent,
-    PartStartEvent,
-    TextPart,
-    TextPartDelta,
-    UserContent,
-)
-from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.tools import DeferredToolRequests
 from pydantic_ai.toolsets import AbstractToolset
-from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import (
-    DefinitionError,
-    InputRefused,
-    LimitReached,
-    ModelOutputError,
-    ToolError,
-)
+from holodeck.errors import DefinitionError
 from holodeck.llm.cassette import Cassette
-from holodeck.llm.errors import ProviderError, explain
 from holodeck.llm.first_request import SignallingModel
 from holodeck.llm.model_modalities import PRODUCED_OUTPUT
 from holodeck.net import check_named_endpoints
 from holodeck.observability import telemetry_for
-from holodeck.runtime._approval import Pending, needs_approval, with_approval
+from holodeck.runtime._agent_loop import OUTPUT_RETRIES, run_nested
+from holodeck.runtime._approval import needs_approval, with_approval
 from holodeck.runtime._attachments import Attachment
-from holodeck.runtime._client_tools import ClientTool, client_toolset
-from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage, final_message
-from holodeck.runtime._guardrails import GuardrailRunner, released, rewrite_answer
+from holodeck.runtime._events import Event, FinalMessage, final_message
+from holodeck.runtime._guardrails import GuardrailRunner
 from holodeck.runtime._hosting import Hosting, tool_context
-from holodeck.runtime._input_guard import InputBlocked, InputGuard
+from holodeck.runtime._input_guard import InputGuard
 from holodeck.runtime._instrumented import instrumentation
 from holodeck.runtime._lifecycle import Lifecycle
-from holodeck.runtime._limits import TurnLimits, Used, turn_limits
 from holodeck.runtime._models import choose_model
 from holodeck.runtime._options import DEFAULT_MAX_TOOL_ITERATIONS, RunOptions
 from holodeck.runtime._output_check import schema_output
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._session import Session
-from holodeck.runtime._turn import CURRENT_TURN, RunningTurn
+from holodeck.runtime._turn import RunningTurn
+from holodeck.runtime._turn_runner import TurnRunner
 from holodeck.runtime.harness import check_harnesses, choose_harness, harness_model
 from holodeck.runtime.toolsets import agent_toolsets, builtin_capabilities
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.tools.python_modules import claim
-from holodeck.tools.threads import TOOL_THREADS, ToolThreads
+from holodeck.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,13 +54,8 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
     from holodeck.observability import Telemetry
-    from holodeck.runtime._events import ToolCallStarted
-    from holodeck.runtime._session import Session
-    from holodeck.runtime._turn_settings import TurnSettings
 
 log = logging.getLogger("holodeck.runtime")
-
-OUTPUT_RETRIES = 2
 
 
 class Agent:
@@ -358,127 +326,13 @@ class Agent:
         """Stream the events of one turn that stands alone (nothing remembers it); the
         last is a `FinalMessage`. A conversation is a `Session`: `agent.session()`."""
         scope = SessionScope()
-        turn = self.stream_turn(prompt, attachments=attachments, scope=scope)
+        turn = TurnRunner(self, scope).turn(prompt, attachments=attachments)
         try:
             async with contextlib.aclosing(turn) as events:  # closing ends the turn now
                 async for event in events:
                     yield event
         finally:
             await scope.aclose()
-
-    async def stream_turn(
-        self,
-        prompt: str | None,
-        *,
-        history: Sequence[ModelMessage] = (),
-        attachments: Sequence[Attachment] = (),
-        scope: SessionScope,
-        on_result: Callable[[AgentRunResult[Any], FinalMessage], None] | None = None,
-        stream_text: bool = True,
-        running: dict[str, ToolCallStarted] | None = None,
-        used: Mapping[str, Used] | None = None,
-        resume: Pending | None = None,
-        client_tools: Sequence[ClientTool] = (),
-        settings: TurnSettings | None = None,
-    ) -> AsyncGenerator[Event, None]:
-        """Stream one turn after `history`, or (`resume`, with `prompt` None) the rest of
-        a paused turn once its calls are decided; `on_result` sees the outcome before the
-        final events are yielded (the turn's messages are `result.all_messages()`).
-        `stream_text=False` asks the model for whole responses (no `TextDelta` events,
-        less work per request): for callers that only read the final message.
-        `running` is kept up to date with the calls started and not finished yet (its
-        reader may not have taken their `ToolCallStarted` when the turn is cancelled).
-        `used` is what the session ("session") and the API key's day ("key_daily") have
-        used so far: their caps bind the turn too (`LimitReached` before it starts when
-        one is reached already). `settings` are the turn's own model settings and answer
-        shape (`InputRefused` when the model cannot take one).
-
-        Closing the iterator early cancels the turn: the model call and pending tools
-        stop, and `on_result` is not called.
-        """
-        self._in_use()
-        if settings is not None:
-            settings.check(self)
-        content = None if prompt is None else self._content(prompt, attachments)
-        requests = self._iteration_requests
-        if settings is not None and settings.schema is not None and not self.spec.response_format:
-            requests += OUTPUT_RETRIES  # answers that do not fit go back to the model
-        limits = turn_limits(self.spec.limits, requests, used)
-        queue: asyncio.Queue[Event | _End] = asyncio.Queue()
-        turn = RunningTurn(
-            queue,  # type: ignore[arg-type]
-            scope=scope,
-            stream_text=stream_text,
-            telemetry=self.telemetry,
-            running=running if running is not None else {},
-            client_tools=tuple(client_tools),
-            settings=settings,
-        )
-
-        guards = self.guardrails
-        withholds = guards.has("output")  # the answer is shown once its checks pass
-
-        async def produce() -> None:
-            CURRENT_TURN.set(turn)
-            TOOL_THREADS.set(self.threads)
-            try:
-                await self._enter_tools()  # first use: its servers stay up until it closes
-                before, deferred = list(history), None
-                if resume is not None:
-                    resume.report_denied(turn)
-                    before, deferred = list(resume.messages), resume.results()
-                try:
-                    result = await self._drive(
-                        content, turn, before, limits=limits, deferred=deferred
-                    )
-                except InputBlocked as blocked:  # no model request; the session keeps nothing
-                    if stream_text:
-                        queue.put_nowait(TextDelta(blocked.message))
-                    refused = FinalMessage(blocked.message)
-                    queue.put_nowait(refused.usage)
-                    queue.put_nowait(refused)
-                    queue.put_nowait(_End(None))
-                    return
-                final = self._final(result, turn)
-                for call in final.pending:  # the turn pauses on them
-                    queue.put_nowait(call)
-                if withholds and not final.pending:
-                    checked = await guards.check("output", final.text, queue.put_nowait)
-                    if checked.text != final.text:
-                        rewrite_answer(result, checked.text)
-                        final = replace(final, text=checked.text, output=None)
-                if on_result is not None:
-                    on_result(result, final)
-                if self.options.cassette is not None:  # an interrupted run keeps its turns
-                    await self.options.cassette.asave()
-                queue.put_nowait(final.usage)
-                queue.put_nowait(final)
-                queue.put_nowait(_End(None))
-            except BaseException as exc:  # handed to the consumer, raised there
-                queue.put_nowait(_End(exc))
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-
-        task = asyncio.create_task(produce())
-        withheld: list[TextDelta] = []
-        try:
-            while True:
-                item = await queue.get()
-                if isinstance(item, _End):
-                    if item.error is not None:
-                        raise self._user_error(item.error) from None
-                    return
-                if withholds and isinstance(item, TextDelta) and not item.agent:
-                    withheld.append(item)
-                    continue
-                if withholds and isinstance(item, FinalMessage):
-                    for delta in released(withheld, item.text, stream_text):
-                        yield delta
-                yield item
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
         """Run a turn that stands alone and return only its final message."""
@@ -487,31 +341,7 @@ class Agent:
     async def run_nested(self, prompt: str, turn: RunningTurn, usage: Any) -> FinalMessage:
         """Run as a sub-agent inside a parent's tool call: events go to the parent's stream."""
         self._in_use()
-        guards = self.guardrails
-        if guards.has("output"):  # its text is not streamed before its checks pass
-            turn = replace(turn, stream_text=False)
-        await self._enter_tools()
-        token = CURRENT_TURN.set(turn)
-        try:
-            try:  # a sub-agent's own guardrails hold when it is a tool
-                result = await self._drive(prompt, turn, [], usage=usage)
-            except InputBlocked as blocked:
-                return FinalMessage(blocked.message)
-            if isinstance(result.output, DeferredToolRequests):
-                raise ToolError(
-                    f"{self.spec.name}: a sub-agent's tool asked for approval, which only the "
-                    "top agent's tools can; require approval of the sub-agent itself"
-                )
-            final = self._final(result, turn)
-            if guards.has("output"):
-                checked = await guards.check("output", final.text, turn.emit, agent=turn.agent)
-                if checked.text != final.text:
-                    final = replace(final, text=checked.text, output=None)
-        except Exception as exc:
-            raise self._user_error(exc) from None
-        finally:
-            CURRENT_TURN.reset(token)
-        return final
+        return await run_nested(self, prompt, turn, usage)
 
     @property
     def loop_model(self) -> Any:
@@ -528,132 +358,6 @@ class Agent:
         # each tool iteration is one model request; then one for the answer (plus its retries)
         retries = OUTPUT_RETRIES if self.spec.response_format is not None else 0
         return self.max_tool_iterations + 1 + retries
-
-    async def _drive(
-        self,
-        content: str | Sequence[UserContent] | None,
-        turn: RunningTurn,
-        history: list[ModelMessage],
-        usage: Any = None,
-        limits: TurnLimits | None = None,
-        deferred: DeferredToolResults | None = None,
-    ) -> AgentRunResult[Any]:
-        """Run the turn under `limits` (default: the agent's own caps); a cap that stops
-        it is raised as `LimitReached`, carrying what the turn used (`spent`)."""
-        limits = limits or turn_limits(self.spec.limits, self._iteration_requests)
-        counted = usage if usage is not None else RunUsage()
-        try:
-            return await self._run(content, turn, history, counted, limits.usage_limits, deferred)
-        except UsageLimitExceeded as exc:
-            reached = limits.reached(exc)
-            if reached is None:
-                raise
-            reached.spent = counted
-            raise reached from None
-
-    async def _run(
-        self,
-        content: str | Sequence[UserContent] | None,
-        turn: RunningTurn,
-        history: list[ModelMessage],
-        usage: RunUsage,
-        limits: UsageLimits,
-        deferred: DeferredToolResults | None = None,
-    ) -> AgentRunResult[Any]:
-        result: AgentRunResult[Any] | None = None
-        own = await turn.scope.toolsets_for(self) if turn.scope is not None else []
-        asked = turn.settings if not turn.agent else None  # sub-agents keep their own
-        output_type: Any = asked.output_type() if asked is not None else None  # None: the agent's
-        pauses = self._needs_approval is not None
-        if turn.client_tools and not turn.agent:  # a call to one ends the run, deferred
-            own = [*own, client_toolset(turn.client_tools)]
-            pauses = True
-        if pauses and (output_type is not None or turn.client_tools):
-            output_type = [output_type or self._output_type, DeferredToolRequests]
-        run_settings = asked.model_settings() if asked is not None else None
-        retries: AgentRetries | None = None
-        if asked is not None and asked.schema is not None:
-            retries = {"output": OUTPUT_RETRIES}
-        if not turn.stream_text:  # nobody shows the answer as it comes: one response each
-            return await self._agent.run(
-                content,
-                message_history=history,
-                usage_limits=limits,
-                usage=usage,
-                toolsets=own or None,
-                deferred_tool_results=deferred,
-                output_type=output_type,
-                model_settings=run_settings,
-                retries=retries,
-            )
-        async with self._agent.run_stream_events(
-            content,
-            message_history=history,
-            usage_limits=limits,
-            usage=usage,
-            toolsets=own or None,
-            deferred_tool_results=deferred,
-            output_type=output_type,
-            model_settings=run_settings,
-            retries=retries,
-        ) as stream:
-            async for event in stream:
-                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    if event.part.content:
-                        turn.emit(TextDelta(event.part.content, turn.agent))
-                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    if event.delta.content_delta:
-                        turn.emit(TextDelta(event.delta.content_delta, turn.agent))
-                elif isinstance(event, AgentRunResultEvent):
-                    result = event.result
-        assert result is not None
-        return result
-
-    def _final(self, result: AgentRunResult[Any], turn: RunningTurn) -> FinalMessage:
-        run_usage = result.usage
-        usage = Usage(run_usage.input_tokens, run_usage.output_tokens, run_usage.requests)
-        output = result.output
-        if isinstance(output, DeferredToolRequests):  # paused: no answer yet
-            pending = Pending.of(result.all_messages(), output).calls
-            return FinalMessage("", None, usage, tuple(turn.calls), "", pending)
-        responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-        answered = (responses[-1].model_name or "") if responses else ""  # a fallback's, too
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        structured = None if isinstance(output, str) else output
-        return FinalMessage(text, structured, usage, tuple(turn.calls), answered)
-
-    def _content(self, prompt: str, attachments: Sequence[Attachment]) -> str | list[UserContent]:
-        if not attachments:
-            return prompt
-        allowed = set(self.spec.interaction.input_modalities)
-        for attachment in attachments:
-            if attachment.modality not in allowed:
-                raise InputRefused(
-                    f"{self.spec.name} does not accept {attachment.modality} input "
-                    f"({attachment.name or attachment.media_type}); it declares "
-                    f"{', '.join(sorted(allowed))}. Add `{attachment.modality}` to "
-                    "interaction.modalities.input to allow it"
-                )
-        parts: list[UserContent] = [prompt]
-        parts.extend(BinaryContent(a.data, media_type=a.media_type) for a in attachments)
-        return parts
-
-    def _user_error(self, exc: BaseException) -> BaseException:
-        if isinstance(
-            exc, ProviderError | ModelOutputError | LimitReached | asyncio.CancelledError
-        ):
-            return exc
-        explained = explain(exc, self.model.provider, self.model.name)
-        if explained is not None:
-            return explained
-        if isinstance(exc, UsageLimitExceeded):
-            return ModelOutputError(
-                f"{self.spec.name}: stopped after {self.max_tool_iterations} tool iterations "
-                "without an answer; raise execution.max_tool_iterations if the task needs more"
-            )
-        if isinstance(exc, UnexpectedModelBehavior):
-            return ModelOutputError(f"{self.spec.name}: the model's output was unusable: {exc}")
-        return exc
 
 
 def with_cassette(options: RunOptions, spec: AgentSpec) -> RunOptions:
@@ -697,8 +401,3 @@ _PREPARED = frozenset(
         "_flushes",
     }
 )
-
-
-@dataclass(frozen=True)
-class _End:
-    error: BaseException | None

@@ -12,10 +12,12 @@
     '4 messages, 2 requests'
 
 A session owns the conversation (its messages, trimmed to `memory.max_messages` without
-ever parting a tool call from its result; the tokens and cost so far) and what the agent
-starts for this conversation alone (MCP servers with `scope: session`), which it stops on
-`aclose()`. The agent's shared servers are not the session's: thousands of sessions of one
-agent use one connection. A session is cheap: opening one allocates a few small objects.
+ever parting a tool call from its result, or with `memory.compaction` summarised before a
+turn that would near the model's context window; the tokens and cost so far) and what
+the agent starts for this conversation alone (MCP servers with `scope: session`), which
+it stops on `aclose()`. The agent's shared servers are not the session's: thousands of
+sessions of one agent use one connection. A session is cheap: opening one allocates a few
+small objects. Its turns run one at a time through the `TurnRunner` it owns.
 
 A turn that calls a tool needing approval (`approval:`) ends paused: its final message
 lists the calls (`pending`), the session keeps them (`pending`, saved with it), and
@@ -29,30 +31,26 @@ conversation as it was before the turn. Turns of one session object run one at a
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
-from pydantic_ai.usage import RunUsage
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from holodeck.errors import ApprovalPending, LimitReached, SessionError
+from holodeck.errors import SessionError
 from holodeck.runtime._approval import Decision, Pending
-from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, Usage, final_message
-from holodeck.runtime._history import trim_history
+from holodeck.runtime._compaction import bounded_history
+from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, final_message
 from holodeck.runtime._limits import Used
 from holodeck.runtime._saved_session import FORMAT, VERSION, parse_saved
 from holodeck.runtime._scope import SessionScope
 from holodeck.runtime._spend import Spend
+from holodeck.runtime._turn_runner import TurnRunner
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from pydantic_ai.run import AgentRunResult
 
     from holodeck.runtime._agent import Agent
     from holodeck.runtime._attachments import Attachment
@@ -62,7 +60,7 @@ if TYPE_CHECKING:
 
 class Session:
     __slots__ = (
-        "_lock",
+        "_runner",
         "_scope",
         "agent",
         "created_at",
@@ -92,11 +90,11 @@ class Session:
         self.agent = agent
         self.id = session_id or uuid.uuid4().hex
         self.max_messages = max_messages or agent.spec.memory.max_messages
-        self.messages: list[ModelMessage] = trim_history(messages, self.max_messages)
+        self.messages = bounded_history(agent.spec, messages, self.max_messages)
         self.spend = spend or Spend()
         self.created_at = self.updated_at = created_at or time.time()
         self._scope = SessionScope(self.id, workspace)
-        self._lock: asyncio.Lock | None = None
+        self._runner = TurnRunner(agent, self._scope, self)  # its turns, one at a time
         # the tool calls the last turn had started when it was cancelled, in the order made
         self.interrupted_calls: tuple[ToolCallStarted, ...] = ()
         self.pending: Pending | None = None  # a turn paused on calls to approve
@@ -128,7 +126,7 @@ class Session:
 
     # -- turns
 
-    async def run(
+    def run(
         self,
         prompt: str | None,
         *,
@@ -154,16 +152,14 @@ class Session:
         (an `ApprovalRequired` with `client`), and `decide()` takes its result.
         `settings` are this turn's own model settings and answer shape. A `prompt` of
         None continues from the conversation's last request (a client's tool results)."""
-        if self.pending is not None:
-            names = ", ".join(c.name for c in self.pending.calls)
-            raise ApprovalPending(
-                f"the last turn waits for approval of {names}",
-                hint="approve or deny each call first (decide(), then resume())",
-            )
-        turn = self._turn(prompt, attachments, stream_text, key_used, None, client_tools, settings)
-        async with contextlib.aclosing(turn) as events:  # closing this closes the turn now
-            async for event in events:
-                yield event
+        return self._runner.turn(
+            prompt,
+            attachments=attachments,
+            stream_text=stream_text,
+            key_used=key_used,
+            client_tools=client_tools,
+            settings=settings,
+        )
 
     def decide(
         self, call_id: str, approve: bool, reason: str | None = None, *, output: Any = None
@@ -181,7 +177,7 @@ class Session:
         self.updated_at = time.time()
         return not pending.undecided
 
-    async def resume(
+    def resume(
         self,
         *,
         stream_text: bool = True,
@@ -190,83 +186,13 @@ class Session:
     ) -> AsyncGenerator[Event, None]:
         """Stream the rest of the paused turn, once `decide()` has every call's decision:
         approved calls run, denied ones tell the model why. It may pause again."""
-        pending = self.pending
-        if pending is None or pending.undecided:
-            raise SessionError("no paused turn with every call decided to resume")
-        turn = self._turn(None, (), stream_text, key_used, pending, client_tools)
-        async with contextlib.aclosing(turn) as events:
-            async for event in events:
-                yield event
-
-    async def _turn(
-        self,
-        prompt: str | None,
-        attachments: Sequence[Attachment],
-        stream_text: bool,
-        key_used: Used | None,
-        resume: Pending | None,
-        client_tools: Sequence[ClientTool] = (),
-        settings: TurnSettings | None = None,
-    ) -> AsyncGenerator[Event, None]:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            finished = False
-            running: dict[str, ToolCallStarted] = {}
-            self.interrupted_calls = ()
-
-            def finish(result: AgentRunResult[Any], final: FinalMessage) -> None:
-                nonlocal finished
-                finished = True
-                responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-                self.spend.add(final.usage, responses, result.usage.tool_calls)
-                self.pending = None
-                if final.pending:  # kept whole, whatever the memory: the turn goes on
-                    self.pending = Pending(result.all_messages(), final.pending)
-                elif self.agent.spec.interaction.conversational:
-                    self.messages = trim_history(result.all_messages(), self.max_messages)
-                self.updated_at = time.time()
-
-            turn = self.agent.stream_turn(
-                prompt,
-                history=self.messages,
-                resume=resume,
-                attachments=attachments,
-                scope=self._scope,
-                on_result=finish,
-                stream_text=stream_text,
-                running=running,
-                used=self._used(key_used),
-                client_tools=client_tools,
-                settings=settings,
-            )
-            try:
-                async with contextlib.aclosing(turn) as events:  # closing ends the turn now
-                    async for event in events:
-                        yield event
-            except LimitReached as exc:
-                spent = exc.spent
-                if isinstance(spent, RunUsage):
-                    usage = Usage(spent.input_tokens, spent.output_tokens, spent.requests)
-                    self.spend.add_stopped(usage, spent.cost, spent.tool_calls)
-                raise
-            except (asyncio.CancelledError, GeneratorExit):
-                if not finished:
-                    self.spend.cancelled += 1
-                    self.interrupted_calls = tuple(running.values())
-                raise
-            finally:
-                if resume is not None and not finished:  # it waits for decisions again
-                    resume.decisions.clear()
-
-    def _used(self, key_used: Used | None) -> dict[str, Used] | None:
-        limits = self.agent.spec.limits
-        if limits is None or (limits.session is None and limits.key_daily is None):
-            return None  # pricing the session is not free: only when a cap needs it
-        used = {"session": self.spend.used()}
-        if key_used is not None:
-            used["key_daily"] = key_used
-        return used
+        return self._runner.turn(
+            None,
+            stream_text=stream_text,
+            key_used=key_used,
+            client_tools=client_tools,
+            resuming=True,
+        )
 
     async def answer(self, prompt: str, **kwargs: Any) -> FinalMessage:
         """Run a turn and return only its final message."""
