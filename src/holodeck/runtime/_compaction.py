@@ -22,6 +22,7 @@ price list (genai-prices) gives for the model.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import weakref
@@ -133,6 +134,7 @@ def context_window(agent: Agent) -> int:
 _PRICE_LIST_PROVIDERS = {"azure_openai": "azure", "openai-compatible": None, "test": None}
 
 
+@functools.lru_cache(maxsize=64)  # asked before every turn of a compacting session
 def listed_window(provider: str, name: str | None) -> int | None:
     """The context window genai-prices lists for `provider/name`, else None."""
     wanted = _PRICE_LIST_PROVIDERS.get(provider, provider)
@@ -176,7 +178,8 @@ async def compact_history(session: Session, prompt: str | None) -> HistoryCompac
     history = session.messages
     instructions = agent.spec.instructions or ""
     before = estimate_tokens(history, instructions, prompt or "")
-    if before <= settings.at * context_window(agent):
+    threshold = settings.at * context_window(agent)
+    if before <= threshold:
         return None
     starts = [i for i, m in enumerate(history) if starts_turn(m)]
     if len(starts) < settings.keep_recent:
@@ -201,6 +204,15 @@ async def compact_history(session: Session, prompt: str | None) -> HistoryCompac
     note = ModelRequest(parts=[SystemPromptPart(SUMMARY_PREFIX + summary.text.strip())])
     session.messages = [note, *kept]
     after = estimate_tokens(session.messages, instructions, prompt or "")
+    if after > threshold:  # the kept turns alone are too long: the provider may refuse
+        log.warning(
+            "%s: the latest %d turns alone are about %d tokens, more than `at` x the context "
+            "window (%d); lower memory.compaction.keep_recent",
+            agent.spec.name,
+            settings.keep_recent,
+            after,
+            int(threshold),
+        )
     used = session.spend.usage
     usage = Usage(
         used.input_tokens - spent.input_tokens,
