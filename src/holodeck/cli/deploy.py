@@ -6,7 +6,7 @@ import asyncio
 import os
 import socket
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import click
 
@@ -76,20 +76,11 @@ from holodeck.spec.sandbox_check import unwalled
 )
 def deploy(
     paths: tuple[Path, ...],
-    host: str | None,
-    port: int | None,
-    workers: int | None,
+    build: bool,
+    emit: str | None,
     model: str | None,
     harness: Literal["none"] | None,
-    allow_uploads: bool | None,
-    build: bool,
-    tag: str | None,
-    base_image: str | None,
-    registry: str | None,
-    wheels: Path | None,
-    emit: str | None,
-    output: Path | None,
-    replicas: int | None,
+    **given: Any,
 ) -> None:
     """Serve agents over HTTP: agent.yaml files, image directories or image .tar.gz.
 
@@ -112,33 +103,42 @@ def deploy(
       holodeck deploy examples/weather --build --tag weather:1.0
       holodeck deploy examples/weather --emit kubernetes -o k8s/
     """
+    # how this machine serves (ServeOptions' fields); the rest of `given` ships the agent
+    serving = {name: given.pop(name) for name in ("host", "port", "workers", "allow_uploads")}
     if build or emit:
-        serving: dict[str, object] = {"--host": host, "--port": port, "--workers": workers}
-        serving["--allow-uploads"] = allow_uploads
-        given = [flag for flag, value in serving.items() if value is not None]
-        if given:
-            raise ConfigurationError(
-                f"{', '.join(given)}: how this machine serves, not the image's server",
-                hint="set them in the agent's `deployment:` block (port, workers, "
-                "allow_uploads), which the image's `holodeck deploy` reads; it listens on "
-                "all of the container's addresses",
-            )
-        _ship(
-            paths,
-            build=build,
-            emit=emit,
-            output=output,
-            tag=tag,
-            base_image=base_image,
-            registry=registry,
-            wheels=wheels,
-            replicas=replicas,
-            model=model,
+        _refuse_serving_flags(serving)
+        from holodeck.cli import deploy_ship  # the image and manifest code, only when asked
+
+        shipment = deploy_ship.Shipment.from_command(
+            paths, build=build, emit=emit, model=model, **given
         )
+        deploy_ship.ship(shipment)
         return
 
     targets = paths or (Path(),)
-    specs = [load_agent(path) for path in targets]  # every problem before anything starts
+    specs = _agents_to_serve(targets, runtime.RunOptions(model=model, harness=harness))
+    options = server.ServeOptions.from_settings(
+        tuple(str(p) for p in targets), specs[0].deployment, model=model, harness=harness, **serving
+    )
+    _serve(options, specs)
+
+
+def _refuse_serving_flags(serving: dict[str, object]) -> None:
+    """--build and --emit ship the agent: the image's own server reads the block."""
+    given = [f"--{name.replace('_', '-')}" for name, value in serving.items() if value is not None]
+    if given:
+        raise ConfigurationError(
+            f"{', '.join(given)}: how this machine serves, not the image's server",
+            hint="set them in the agent's `deployment:` block (port, workers, "
+            "allow_uploads), which the image's `holodeck deploy` reads; it listens on "
+            "all of the container's addresses",
+        )
+
+
+def _agents_to_serve(targets: tuple[Path, ...], options: runtime.RunOptions) -> list[AgentSpec]:
+    """The agents at `targets`, each loaded and built once as the server will: every
+    problem is found before anything starts."""
+    specs = [load_agent(path) for path in targets]
     names = [spec.name for spec in specs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -149,7 +149,7 @@ def deploy(
     for spec in specs:
         _refuse_cloud_target(spec)
         _refuse_unwalled(spec)
-    _check_agents(specs, runtime.RunOptions(model=model, harness=harness))
+    _check_agents(specs, options)
     deployment = specs[0].deployment
     for spec in specs[1:]:
         if spec.deployment != deployment:
@@ -157,16 +157,11 @@ def deploy(
                 f"{spec.name} and {specs[0].name} have different `deployment:` blocks",
                 hint="serve them with one `deployment:` block (a config.yaml beside them)",
             )
-    options = server.ServeOptions.from_settings(
-        tuple(str(p) for p in targets),
-        deployment,
-        host=host,
-        port=port,
-        workers=workers,
-        model=model,
-        harness=harness,
-        allow_uploads=allow_uploads,
-    )
+    return specs
+
+
+def _serve(options: server.ServeOptions, specs: list[AgentSpec]) -> None:
+    """Serve `specs` as `options` say, until stopped."""
     single = [spec.name for spec in specs if spec.memory.store == "memory"]
     if options.workers > 1 and single:
         raise ConfigurationError(
@@ -177,7 +172,8 @@ def deploy(
         )
     _check_address(options.host, options.port)
     url = f"http://{options.host}:{options.port}"
-    click.echo(f"holodeck: serving {', '.join(names)} at {url} (chat page {url}/, API {url}/docs)")
+    names = ", ".join(spec.name for spec in specs)
+    click.echo(f"holodeck: serving {names} at {url} (chat page {url}/, API {url}/docs)")
     server.serve(options, specs)
 
 
@@ -234,56 +230,3 @@ def _check_address(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                 hint="pass another --port (or deployment.port), or stop the program using it",
             ) from None
-
-
-def _ship(
-    paths: tuple[Path, ...],
-    *,
-    build: bool,
-    emit: str | None,
-    output: Path | None,
-    tag: str | None,
-    base_image: str | None,
-    registry: str | None,
-    wheels: Path | None,
-    replicas: int | None,
-    model: str | None,
-) -> None:
-    from holodeck.cli import deploy_ship  # the image and manifest code, only when asked
-
-    if build and emit:
-        raise ConfigurationError(
-            "give --build or --emit, not both",
-            hint="build the image first, then write manifests naming it with --tag",
-        )
-    target = deploy_ship.one_target(paths, "--build" if build else f"--emit {emit}")
-    # as written: a `${VAR}` stays a reference for the container's environment
-    spec = load_agent(target, expand_env=False)
-    if build:
-        deploy_ship.build_image(
-            spec,
-            target,
-            tag=tag,
-            base_image=base_image,
-            registry=registry,
-            wheels=wheels,
-            output=output,
-            model=model,
-        )
-        return
-    if emit == "dockerfile":
-        deploy_ship.emit_build_context(
-            spec,
-            target,
-            output,
-            tag=tag,
-            base_image=base_image,
-            registry=registry,
-            wheels=wheels,
-            model=model,
-        )
-        return
-    assert emit is not None
-    deploy_ship.emit_manifests(
-        spec, target, emit, output, tag=tag, replicas=replicas, registry=registry, model=model
-    )

@@ -1,16 +1,22 @@
 """`holodeck deploy --build` and `--emit`: the agent as an image, and the manifests that
 run it. Both read the definition as written (no `${VAR}` resolved), so no secret reaches
-the image or a manifest."""
+the image or a manifest. The command's options arrive as one `Shipment`:
+
+    ship(Shipment(target=Path("examples/weather"), emit="compose", output=Path("out")))
+"""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal, cast
 
 import click
 
+from holodeck.config.loader import load_agent
 from holodeck.deploy_targets import manifests
 from holodeck.deploy_targets.build_context import DEFAULT_BASE_IMAGE, write_context
 from holodeck.deploy_targets.container_tool import (
@@ -24,11 +30,67 @@ from holodeck.errors import ConfigurationError
 from holodeck.spec.archives.pack import image_files
 from holodeck.spec.models.agent_spec import AgentSpec
 
+Emitted = Literal["kubernetes", "compose", "dockerfile"]
 
-def image_reference(spec: AgentSpec, tag: str | None, registry: str | None) -> str:
+
+@dataclass(frozen=True)
+class Shipment:
+    """What `holodeck deploy --build` or `--emit` was asked: the agent at `target`, shipped
+    as an image (`emit` None) or as the files `emit` names, written to `output`; the
+    image's name (`tag`, in `registry` when pushed there), what it is built from
+    (`base_image`, `wheels`), and how it runs (`model`, the `replicas` of kubernetes)."""
+
+    target: Path
+    emit: Emitted | None = None
+    output: Path | None = None
+    tag: str | None = None
+    base_image: str | None = None
+    registry: str | None = None
+    wheels: Path | None = None
+    replicas: int | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_command(
+        cls, paths: tuple[Path, ...], *, build: bool, emit: str | None, **given: Any
+    ) -> Shipment:
+        """`holodeck deploy`'s shipping options as click gives them (`given`: the fields
+        above but `target`), refused when they ask for two things at once."""
+        if build and emit:
+            raise ConfigurationError(
+                "give --build or --emit, not both",
+                hint="build the image first, then write manifests naming it with --tag",
+            )
+        target = _one_target(paths, "--build" if build else f"--emit {emit}")
+        return cls(target=target, emit=cast("Emitted | None", emit), **given)
+
+
+def _one_target(paths: tuple[Path, ...], flag: str) -> Path:
+    if len(paths) > 1:
+        raise ConfigurationError(
+            f"{flag} ships one agent, and {len(paths)} paths were given",
+            hint=f"run `holodeck deploy PATH {flag}` once per agent",
+        )
+    return paths[0] if paths else Path()
+
+
+def ship(shipment: Shipment) -> None:
+    """Build the image, or write the files `shipment.emit` names."""
+    # as written: a `${VAR}` stays a reference for the container's environment
+    spec = load_agent(shipment.target, expand_env=False)
+    if shipment.emit is None:
+        build_image(spec, shipment)
+    elif shipment.emit == "dockerfile":
+        emit_build_context(spec, shipment)
+    else:
+        emit_manifests(spec, shipment)
+
+
+def image_reference(spec: AgentSpec, shipment: Shipment) -> str:
     """The image's name: --tag as given, else the `deployment.registry` block's, else
     `<agent name>:latest`; --push REGISTRY puts it in that registry (instead of the one
     it names, if any)."""
+    tag, registry = shipment.tag, shipment.registry
     reference = tag or _configured_reference(spec) or f"{_image_name(spec.name)}:latest"
     if registry:
         host, _, path = reference.partition("/")
@@ -73,24 +135,15 @@ def _image_name(name: str) -> str:
     return cleaned or "agent"
 
 
-def build_image(
-    spec: AgentSpec,
-    target: Path,
-    *,
-    tag: str | None,
-    base_image: str | None,
-    registry: str | None,
-    wheels: Path | None,
-    output: Path | None,
-    model: str | None,
-) -> str:
-    """Write the context (in `output`, or a temporary directory), build, push if asked;
-    return the image's reference."""
+def build_image(spec: AgentSpec, shipment: Shipment) -> str:
+    """Write the context (in `shipment.output`, or a temporary directory), build, push if
+    asked; return the image's reference."""
     tool = find_tool()  # before anything is written: no tool, no half-done work
-    reference = image_reference(spec, tag, registry)
+    reference = image_reference(spec, shipment)
     with tempfile.TemporaryDirectory(prefix="holodeck-build-") as scratch:
+        output = shipment.output
         directory = output if output is not None else Path(scratch) / "context"
-        build_args = _write_context(spec, target, directory, base_image, wheels, model)
+        build_args = _write_context(spec, shipment, directory)
         click.echo(f"holodeck: building {reference} with {tool} from {directory}")
         platform = _platform(spec)
         command = build_command(
@@ -98,27 +151,17 @@ def build_image(
         )
         run_tool(command, "the build")
     click.echo(f"holodeck: built {reference}")
-    if registry:
+    if shipment.registry:
         run_tool(push_command(tool, reference), "the push")
         click.echo(f"holodeck: pushed {reference}")
     return reference
 
 
-def emit_build_context(
-    spec: AgentSpec,
-    target: Path,
-    output: Path | None,
-    *,
-    tag: str | None,
-    base_image: str | None,
-    registry: str | None,
-    wheels: Path | None,
-    model: str | None,
-) -> None:
+def emit_build_context(spec: AgentSpec, shipment: Shipment) -> None:
     """`--emit dockerfile`: the context `--build` would build, for another builder."""
-    output = _needs_output(output, "dockerfile", target)
-    args = _write_context(spec, target, output, base_image, wheels, model)
-    reference = image_reference(spec, tag, registry)
+    output = _needs_output(shipment, "dockerfile")
+    args = _write_context(spec, shipment, output)
+    reference = image_reference(spec, shipment)
     command = build_command("podman", output, reference, platform=_platform(spec), build_args=args)
     click.echo(f"holodeck: wrote the build context to {output}; build it with")
     click.echo(f"  {' '.join(command)}")
@@ -129,49 +172,33 @@ def _platform(spec: AgentSpec) -> str | None:
     return spec.deployment.platform if spec.deployment is not None else None
 
 
-def _needs_output(output: Path | None, kind: str, target: Path) -> Path:
-    if output is None:
+def _needs_output(shipment: Shipment, kind: str) -> Path:
+    if shipment.output is None:
         raise ConfigurationError(
             f"--emit {kind} writes files: give the directory with -o DIR",
-            hint=f"holodeck deploy {target} --emit {kind} -o {kind}/",
+            hint=f"holodeck deploy {shipment.target} --emit {kind} -o {kind}/",
         )
-    return output
+    return shipment.output
 
 
-def one_target(paths: tuple[Path, ...], flag: str) -> Path:
-    if len(paths) > 1:
-        raise ConfigurationError(
-            f"{flag} ships one agent, and {len(paths)} paths were given",
-            hint=f"run `holodeck deploy PATH {flag}` once per agent",
-        )
-    return paths[0] if paths else Path()
-
-
-def emit_manifests(
-    spec: AgentSpec,
-    target: Path,
-    kind: str,
-    output: Path | None,
-    *,
-    tag: str | None,
-    replicas: int | None,
-    registry: str | None,
-    model: str | None,
-) -> None:
-    """Write `kind`'s manifests (kubernetes, compose) into `output`."""
-    output = _needs_output(output, kind, target)
+def emit_manifests(spec: AgentSpec, shipment: Shipment) -> None:
+    """Write the manifests `shipment.emit` names (kubernetes, compose) into its output."""
+    kind = shipment.emit
+    assert kind is not None
+    output = _needs_output(shipment, kind)
+    model = shipment.model
 
     files = [path for _, path in image_files(spec.root)]
     port = spec.deployment.port if spec.deployment is not None else 8000
     shape = manifests.sized(
         spec,
         manifests.Shape(
-            image=image_reference(spec, tag, registry),
+            image=image_reference(spec, shipment),
             port=port,
             variables=agent_variables(spec, files),
             args=["--model", model] if model else [],
         ),
-        replicas,
+        shipment.replicas,
     )
     if kind == "kubernetes":
         objects = manifests.kubernetes(spec, shape)  # refused before anything is written
@@ -196,23 +223,17 @@ def emit_manifests(
         click.echo(f"holodeck: wrote {written}; run it with `docker compose -f {written} up`")
 
 
-def _write_context(
-    spec: AgentSpec,
-    target: Path,
-    directory: Path,
-    base_image: str | None,
-    wheels: Path | None,
-    model: str | None,
-) -> list[str]:
+def _write_context(spec: AgentSpec, shipment: Shipment, directory: Path) -> list[str]:
     """Write the build context to `directory`; the build arguments it needs (an offline
     context installs only from its own wheels)."""
+    base_image = shipment.base_image
     context = write_context(
         spec,
-        target,
+        shipment.target,
         directory,
         base_image=base_image or DEFAULT_BASE_IMAGE,
-        wheels=wheels,
-        model=model,
+        wheels=shipment.wheels,
+        model=shipment.model,
     )
     args = [f"BASE_IMAGE={base_image}"] if base_image else []
     if context.offline:
