@@ -37,7 +37,8 @@ class CompactionSettings(Strict):
         "(default: the agent's own).",
     )
 
-    @field_validator("model", mode="before")
+    # `provider/name` text is written as often as a block: the JSON schema says both
+    @field_validator("model", mode="before", json_schema_input_type=str | ModelSettings | None)
     @classmethod
     def _model_string(cls, value: Any) -> Any:
         if not isinstance(value, str):
