@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_invoke import invoke
 from holodeck.cli.deploy_ship import Shipment, ship
 from holodeck.errors import ConfigurationError
 from server_harness import REPO, agent_dir
@@ -81,3 +82,31 @@ def test_the_deploy_code_passes_typed_objects_not_loose_parameters() -> None:
                 if len(named) > 5:
                     crowded.append(f"{name}:{node.lineno} {node.name} takes {len(named)}")
     assert not crowded, crowded
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (("--tag", "solo:1", "--replicas", "2"), "--tag, --replicas"),
+        (("--push", "registry.invalid", "-o", "out"), "--push, -o"),
+        (("--base-image", "python:3.12-slim", "--wheels", "."), "--base-image, --wheels"),
+    ],
+)
+def test_serving_refuses_flags_that_only_shape_an_image(
+    tmp_path: Path, flags: tuple[str, ...], named: str
+) -> None:
+    agent = agent_dir(tmp_path / "agent", "solo")
+    done = invoke("deploy", str(agent), "--model", "test", *flags, cwd=tmp_path)
+    assert done.exit_code == 2
+    assert f"{named}: only with --build or --emit" in done.output
+    assert "Traceback" not in done.output
+
+
+def test_shipping_refuses_harness_none_and_says_where_it_goes(tmp_path: Path) -> None:
+    agent = agent_dir(tmp_path / "agent", "solo")
+    done = invoke(
+        "deploy", str(agent), "--emit", "compose", "-o", "out", "--harness", "none", cwd=tmp_path
+    )
+    assert done.exit_code == 2
+    assert "--harness" in done.output and "HOLODECK_HARNESS=none" in done.output
+    assert not (tmp_path / "out").exists()

@@ -107,6 +107,12 @@ def deploy(
     serving = {name: given.pop(name) for name in ("host", "port", "workers", "allow_uploads")}
     if build or emit:
         _refuse_serving_flags(serving)
+        if harness is not None:
+            raise ConfigurationError(
+                "--harness: how this machine runs the agent, not how its image does",
+                hint="leave --harness out of --build/--emit; set HOLODECK_HARNESS=none in "
+                "the container's environment to run it in HoloDeck's own loop there",
+            )
         from holodeck.cli import deploy_ship  # the image and manifest code, only when asked
 
         shipment = deploy_ship.Shipment.from_command(
@@ -115,6 +121,7 @@ def deploy(
         deploy_ship.ship(shipment)
         return
 
+    _refuse_shipping_flags(given)
     targets = paths or (Path(),)
     specs = _agents_to_serve(targets, runtime.RunOptions(model=model, harness=harness))
     options = server.ServeOptions.from_settings(
@@ -132,6 +139,24 @@ def _refuse_serving_flags(serving: dict[str, object]) -> None:
             hint="set them in the agent's `deployment:` block (port, workers, "
             "allow_uploads), which the image's `holodeck deploy` reads; it listens on "
             "all of the container's addresses",
+        )
+
+
+def _refuse_shipping_flags(shipping: dict[str, object]) -> None:
+    """Serving here builds nothing: a flag that only shapes an image or manifests would
+    be silently dropped."""
+    flag = {"registry": "push", "output": "o"}
+    given = [
+        f"-{flag[name]}" if name == "output" else f"--{flag.get(name, name).replace('_', '-')}"
+        for name, value in shipping.items()
+        if value is not None
+    ]
+    if given:
+        raise ConfigurationError(
+            f"{', '.join(given)}: only with --build or --emit, which ship the agent; "
+            "serving here builds nothing",
+            hint="add --build (an image) or --emit kubernetes|compose|dockerfile, or "
+            "leave those flags out",
         )
 
 
