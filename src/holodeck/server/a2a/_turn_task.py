@@ -1,7 +1,7 @@
 """One HoloDeck turn as an A2A task: the request's turn, the user's message (its ids are
 the task's and context's), the events the running turn puts on its queue, and the task
 as it stands in a given state (history, answer artifact, the calls waiting, and
-`metadata.holodeck`: request id, tool calls, usage, model)."""
+`metadata.holodeck`: request id, tool calls, usage with its cost, model)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from a2a.types import Artifact, Message, Part, Task, TaskState, TaskStatus
 
 from holodeck.runtime import Attachment
 from holodeck.server._registry import ServedAgent
-from holodeck.server._turn_json import call_tree, jsonable, pending_json, usage_json
+from holodeck.server._turn_json import call_tree, jsonable, pending_json, priced_usage_json
 from holodeck.server._turns import ServedTurn
 from holodeck.server.a2a._task_records import agent_message, now, task_key
 
@@ -81,7 +81,7 @@ class A2ATurn:
                     "agent": self.served.name,
                     "request_id": turn.request_id,
                     "tool_calls": jsonable(call_tree(turn.calls)),
-                    "usage": usage_json(turn.usage),
+                    "usage": priced_usage_json(turn.usage, turn.cost),
                     "model": turn.final.model if turn.final else None,
                     "pending": [pending_json(c) for c in pending],
                 }

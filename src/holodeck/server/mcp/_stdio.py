@@ -14,11 +14,7 @@ from typing import Any
 from holodeck.errors import ConfigurationError, HoloDeckError
 from holodeck.runtime import Agent, Hosting, Run, RunOptions
 from holodeck.server._live_sessions import LiveSessions
-from holodeck.server._turn_json import (
-    call_tree,
-    jsonable,
-    usage_json,
-)
+from holodeck.server._turn_json import call_tree, jsonable, priced_usage_json
 from holodeck.server.mcp._server import mcp_server
 from holodeck.sessions import MemorySessionStore
 from holodeck.spec.models.agent_spec import AgentSpec
@@ -46,13 +42,15 @@ async def serve_mcp_stdio(specs: Sequence[AgentSpec], model: str | None = None) 
         session_id = session_id or uuid.uuid4().hex
         async with live.turn(agent, store, f"{name}:{session_id}", session_id, LOCK_WAIT_S) as s:
             final = await s.answer(question, stream_text=False)  # the answer whole
+            # as a served turn's: a turn that sent no request has no cost, not 0
+            cost = s.spend.last_turn_cost if final.usage.requests else None
         return {
             "response": final.text,
             "output": jsonable(final.output),
             "session_id": session_id,
             "agent": name,
             "tool_calls": call_tree(final.tool_calls),
-            "usage": usage_json(final.usage),
+            "usage": priced_usage_json(final.usage, cost),
             "model": final.model or None,
             "request_id": uuid.uuid4().hex,
         }
