@@ -100,6 +100,16 @@ class FileCheck(_Record):
     problems: list[str] = Field(default_factory=list)
 
 
+class MemoryCheck(_Record):
+    """How the user's long-term memories compared with `expected_memories` after the case."""
+
+    passed: bool
+    checked: int = 0  # entries of contains and not_contains
+    # one line per entry not met, e.g. "no memory contains 'tea'"
+    problems: list[str] = Field(default_factory=list)
+    remembered: list[str] = Field(default_factory=list)  # the memories' texts, oldest first
+
+
 class TurnRecord(_Record):
     input: str
     output: str = ""
@@ -113,6 +123,7 @@ class TurnRecord(_Record):
     duration_ms: float = 0.0
     model: str = ""  # the model that answered (a fallback, when one took over)
     guardrails: list[GuardrailRecord] = Field(default_factory=list)
+    session: int = 0  # a simulated user's sessions count from 0
 
 
 StopReason = Literal["goal_met", "gave_up", "off_track", "max_turns"]
@@ -139,6 +150,7 @@ class CaseRun(_Record):
     turns: list[TurnRecord] = Field(default_factory=list)
     tool_check: ToolCheck | None = None
     file_check: FileCheck | None = None  # a case with `expected_files`
+    memory_check: MemoryCheck | None = None  # a case with `expected_memories`
     metrics: list[MetricResult] = Field(default_factory=list)
     retrieval_context: list[str] = Field(default_factory=list)
     error: str | None = None  # the agent could not answer (provider error, ...)

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -34,6 +35,7 @@ from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Turn
 from holodeck.testing.approvals import Decide, case_decisions, through_pauses
 from holodeck.testing.case_files import CaseFiles
+from holodeck.testing.case_memory import remembering
 from holodeck.testing.case_workspace import case_workspace, check_files
 from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.metrics.nlp_extra import require_nlp_extra
@@ -150,8 +152,20 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
                             agent.session() if folder is None else Session(agent, workspace=folder)
                         ) as session,
                     ):
-                        run = _run_case(
-                            session, spec, (name, case), judges, files, attempt, offline
+                        run = remembering(  # a case's own user, its memories checked
+                            session,
+                            (name, case),
+                            attempt,
+                            partial(
+                                _run_case,
+                                session,
+                                spec,
+                                (name, case),
+                                judges,
+                                files,
+                                attempt,
+                                offline,
+                            ),
                         )
                         done = await traced_case(
                             agent.telemetry, name, attempt, _priced(run, session)
@@ -231,15 +245,25 @@ async def _run_case(
     decide = case_decisions(case.approve, case.deny)
     try:
         if case.simulate is not None:  # a model plays the user: the turns are its messages
+            sessions = {0: session}  # a user who comes back talks in new sessions
 
-            def run_turn(
-                said: str, expected: Sequence[str | ExpectedTool] | None
-            ) -> Awaitable[TurnRecord]:
+            async def run_turn(
+                said: str, expected: Sequence[str | ExpectedTool] | None, number: int
+            ) -> TurnRecord:
+                if number not in sessions:  # the same user, none of the history
+                    sessions[number] = Session(session.agent, spend=session.spend)
+                    sessions[number].user = session.user
                 said_turn = Turn(input=said, expected_tools=expected)
-                return _run_turn(session, files, said_turn, decide)
+                record = await _run_turn(sessions[number], files, said_turn, decide)
+                record.session = number
+                return record
 
             script = session.agent.options.offline
-            simulation = await simulate(case, judges.user, run_turn, records, script)
+            try:
+                simulation = await simulate(case, judges.user, run_turn, records, script)
+            finally:
+                for later in list(sessions.values())[1:]:
+                    await later.aclose()
         for turn in turns:
             record = await _run_turn(session, files, turn, decide)
             records.append(record)

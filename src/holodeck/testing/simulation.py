@@ -21,14 +21,15 @@ from pydantic import BaseModel, Field, model_validator
 
 from holodeck.errors import ModelError
 from holodeck.runtime import USER_TOOL, OfflineScript, Spend
-from holodeck.spec.models.cases import ExpectedTool, SimulatedUser, TestCase
+from holodeck.spec.models.cases import ExpectedTool, SimulatedSession, SimulatedUser, TestCase
 from holodeck.testing.results import SimulationRecord, TurnRecord
 
 if TYPE_CHECKING:
     from holodeck.runtime import StructuredModel
 
-# runs one agent turn: the user's message, the tools an offline agent should call
-RunTurn = Callable[[str, Sequence[str | ExpectedTool] | None], Awaitable[TurnRecord]]
+# runs one agent turn: the user's message, the tools an offline agent should call, and
+# the user's session it belongs to (from 0; each a new conversation of the same user)
+RunTurn = Callable[[str, Sequence[str | ExpectedTool] | None, int], Awaitable[TurnRecord]]
 
 
 class UserMove(BaseModel):
@@ -68,24 +69,50 @@ async def simulate(
     """Talk to the agent as `case.simulate`'s user; each turn is appended to `records` as
     it ends (so a failure keeps the turns before it). `user` gives the user model, built
     only when it is first asked; `script` is the run's, which an offline user model
-    says the case's `plan` from."""
+    says the case's `plan` from. A user with `sessions` talks in each in turn (a session
+    the user ends with `goal_met`, or at `max_turns`, is followed by the next); how the
+    last one ended is how the conversation did."""
     sim = case.simulate
     assert sim is not None
-    said = list(sim.plan or ([] if sim.first_message else [sim.goal]))
     spend = Spend()
+    parts = sim.parts()
+    stopped: tuple[str, str | None] = ("goal_met", None)
+    for number, part in enumerate(parts):
+        stopped = await _talk(case, (number, part), user, run_turn, records, script, spend)
+        if stopped[0] not in ("goal_met", "max_turns"):
+            break  # the user gave up or left the goal: no later session
+    return _record(sim, stopped[0], stopped[1], records, spend)
+
+
+async def _talk(
+    case: TestCase,
+    part: tuple[int, SimulatedSession],
+    user: Callable[[], StructuredModel],
+    run_turn: RunTurn,
+    records: list[TurnRecord],
+    script: OfflineScript,
+    spend: Spend,
+) -> tuple[str, str | None]:
+    """One session of the user's: how it ended and why."""
+    sim = case.simulate
+    assert sim is not None
+    number, session = part
+    said = list(session.plan or ([] if session.first_message else [sim.goal]))
+    start = len(records)
     with script.scripted_user(said):
-        message = sim.first_message
+        message = session.first_message
         while True:
             if message is None:
-                move = await _ask(user, sim, records, spend)
+                move = await _ask(user, sim, (number, records[start:]), spend)
                 if move.action == "stop":
                     assert move.reason is not None
-                    return _record(sim, move.reason, move.explanation, records, spend)
+                    return move.reason, move.explanation
                 message = (move.message or "").strip()
-            if len(records) >= sim.max_turns:
+            if len(records) - start >= sim.max_turns:
                 note = f"the agent answered {sim.max_turns} times without the user's goal met"
-                return _record(sim, "max_turns", note, records, spend)
-            records.append(await run_turn(message, _offline_calls(case, first=not records)))
+                return "max_turns", note
+            first = not records
+            records.append(await run_turn(message, _offline_calls(case, first=first), number))
             message = None
 
 
@@ -124,12 +151,13 @@ def _record(
 async def _ask(
     user: Callable[[], StructuredModel],
     sim: SimulatedUser,
-    records: list[TurnRecord],
+    said: tuple[int, list[TurnRecord]],
     spend: Spend,
 ) -> UserMove:
+    number, records = said
     try:
         return await user().ask(
-            user_prompt(sim, records),
+            user_prompt(sim, records, number),
             UserMove,
             instructions=user_instructions(sim),
             tool=USER_TOOL,
@@ -148,11 +176,19 @@ def user_instructions(sim: SimulatedUser) -> str:
         f"<persona>\n{sim.persona}\n</persona>",
         f"<goal>\n{sim.goal}\n</goal>",
     ]
-    if sim.plan:
-        listed = "\n".join(f"{n}. {line}" for n, line in enumerate(sim.plan, start=1))
+    for number, session in enumerate(sim.parts(), start=1):
+        if not session.plan:
+            continue
+        listed = "\n".join(f"{n}. {line}" for n, line in enumerate(session.plan, start=1))
+        when = f" in conversation {number}" if sim.sessions else ""
         parts.append(
-            "Say these things, in this order, one per message, in your own words when the "
-            f"conversation calls for it:\n<plan>\n{listed}\n</plan>"
+            f"Say these things{when}, in this order, one per message, in your own words "
+            f"when the conversation calls for it:\n<plan>\n{listed}\n</plan>"
+        )
+    if sim.sessions:
+        parts.append(
+            f"You talk to the agent in {len(sim.sessions)} separate conversations, one "
+            "after another; stop each with `goal_met` once its part is done."
         )
     parts.append(
         f"Each time, call `{USER_TOOL}`: `action: message` with your next `message`, or "
@@ -164,9 +200,15 @@ def user_instructions(sim: SimulatedUser) -> str:
     return "\n\n".join(parts)
 
 
-def user_prompt(sim: SimulatedUser, records: list[TurnRecord]) -> str:
-    """The conversation so far, as the user saw it (no tool calls), and what is asked."""
+def user_prompt(sim: SimulatedUser, records: list[TurnRecord], session: int = 0) -> str:
+    """The session's conversation so far, as the user saw it (no tool calls), and what is
+    asked."""
     if not records:
+        if session:
+            return (
+                f"This is conversation {session + 1} with the agent: the earlier ones have "
+                "ended, and you come back later. Write your first message."
+            )
         return "Start the conversation: write your first message."
     lines = []
     for record in records:

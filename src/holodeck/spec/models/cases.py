@@ -173,6 +173,54 @@ class Turn(Strict):
 DEFAULT_MAX_TURNS = 6
 
 
+class MemoryMatch(Strict):
+    """A memory matched by a pattern (`re.search`) instead of by its words."""
+
+    regex: NonEmpty
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, regex: str) -> str:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ValueError(f"invalid regex: {exc}") from None
+        return regex
+
+
+MemoryPattern = NonEmpty | MemoryMatch
+
+
+class ExpectedMemories(Strict):
+    """What the user's long-term memories hold after the case. A text matches a memory
+    that contains it (case and spacing aside); `{regex: ...}` one the pattern finds."""
+
+    contains: list[MemoryPattern] = Field(
+        default_factory=list, description="Each must match at least one memory."
+    )
+    not_contains: list[MemoryPattern] = Field(
+        default_factory=list, description="None may match any memory."
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> ExpectedMemories:
+        if not self.contains and not self.not_contains:
+            raise ValueError("give `contains`, `not_contains` or both")
+        return self
+
+
+class SimulatedSession(Strict):
+    """One conversation of a simulated user who comes back: a new session of the same
+    user, which starts without the earlier ones' history (only long-term memory stays)."""
+
+    first_message: NonEmpty | None = Field(
+        default=None, description="The user's opening message of this session."
+    )
+    plan: list[NonEmpty] | None = Field(
+        default=None, description="What the user says in this session, in order."
+    )
+
+
 class SimulatedUser(Strict):
     """A model that plays the user: a persona with a goal, talking to the agent until the
     goal is met, it gives up, or `max_turns` answers have been given."""
@@ -191,16 +239,35 @@ class SimulatedUser(Strict):
         "model follows it in its own words; the offline `test` model says it verbatim and "
         "stops with goal_met after the last line.",
     )
+    sessions: Annotated[list[SimulatedSession], Field(min_length=2)] | None = Field(
+        default=None,
+        description="The user talks to the agent in several sessions, one after another, "
+        "each new (no history of the earlier ones), each with its own `first_message` and "
+        "`plan`; `max_turns` counts per session.",
+    )
 
     @model_validator(mode="after")
     def _plan_fits(self) -> SimulatedUser:
-        lines = len(self.plan or []) + (self.first_message is not None)
-        if lines > self.max_turns:
+        if self.sessions is not None and (self.plan or self.first_message):
             raise ValueError(
-                f"the user has {lines} messages to say (first_message and plan) but "
-                f"`max_turns` is {self.max_turns}: raise `max_turns` or shorten the plan"
+                "with `sessions`, give each session its own `first_message` and `plan` "
+                "(not the user's)"
             )
+        for number, part in enumerate(self.parts(), start=1):
+            lines = len(part.plan or []) + (part.first_message is not None)
+            if lines > self.max_turns:
+                where = f"session {number} has" if self.sessions else "the user has"
+                raise ValueError(
+                    f"{where} {lines} messages to say (first_message and plan) but "
+                    f"`max_turns` is {self.max_turns}: raise `max_turns` or shorten the plan"
+                )
         return self
+
+    def parts(self) -> list[SimulatedSession]:
+        """The sessions the user talks in (one, without `sessions`)."""
+        if self.sessions is not None:
+            return list(self.sessions)
+        return [SimulatedSession(first_message=self.first_message, plan=self.plan)]
 
 
 class TestCase(Strict):
@@ -249,6 +316,16 @@ class TestCase(Strict):
         default=None,
         description="Files the workspace must hold afterwards: path -> {equals | contains | "
         "exists: false}.",
+    )
+    memories: list[NonEmpty] | None = Field(
+        default=None,
+        description="Long-term memories the case's user has before it starts (agents with "
+        "`memory.long_term`).",
+    )
+    expected_memories: ExpectedMemories | None = Field(
+        default=None,
+        description="What the user's long-term memories must (`contains`) and must not "
+        "(`not_contains`) hold after the case: texts, or `{regex: ...}`.",
     )
 
     @field_validator("expected_files")

@@ -3,7 +3,7 @@ case's turns), 0-1.
 
 - `goal_completion`: did the agent achieve the simulated user's goal?
 - `knowledge_retention`: did it keep what the user said earlier (no asking again, no
-  contradicting it)?
+  contradicting it), in later sessions of a simulated user too (`sessions:`)?
 - `role_adherence`: did it stay in the role its instructions give?
 - `conversation_completeness`: did it address everything the user asked for?
 - `turn_relevancy`: each answer judged against its turn (with the conversation before it);
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from holodeck.spec.models.evaluations import ConversationMetric
 
 RESULT_CHARS = 400  # of each tool result the judge sees
+# between the sessions of a user who came back: the agent has only its long-term memory
+NEW_SESSION = "[a new session of the same user: the earlier history is gone]"
 
 TASKS = {
     "goal_completion": "Rate how fully the agent achieved the user's goal (in <goal>) by the "
@@ -42,7 +44,8 @@ TASKS = {
     "agent did (its tool calls count), not what it promised.",
     "knowledge_retention": "Rate how well the agent kept what the user told it earlier in "
     "the conversation: 1 when it never asks again for something the user already gave, "
-    "never contradicts or forgets it; lower for each lapse, 0 when it keeps nothing.",
+    "never contradicts or forgets it; lower for each lapse, 0 when it keeps nothing. "
+    "Across sessions, what the agent remembers is what it kept from the earlier ones.",
     "role_adherence": "Rate how consistently the agent stays in the role its instructions "
     "(in <role>) give it, in every answer: its persona, scope, tone and rules. 1 when every "
     "answer fits the role, lower for each answer that leaves it, 0 when it ignores it.",
@@ -140,6 +143,8 @@ def _instructions(task: str, given: str) -> str:
 def render_conversation(turns: Sequence[TurnRecord]) -> str:
     blocks = []
     for number, turn in enumerate(turns, start=1):
+        if number > 1 and turn.session != turns[number - 2].session:
+            blocks.append(NEW_SESSION)
         lines = [f"[turn {number}]", f"user: {turn.input}"]
         for call in turn.tool_calls:
             if call.agent:

@@ -54,7 +54,9 @@ async def lead_in(
         ),
     )
 
-    def said(message: str, _calls: Sequence[str | ExpectedTool] | None) -> Awaitable[TurnRecord]:
+    def said(
+        message: str, _calls: Sequence[str | ExpectedTool] | None, _session: int
+    ) -> Awaitable[TurnRecord]:
         return run_turn(message)
 
     await simulate(case, lambda: user, said, records, script)

@@ -230,6 +230,8 @@ def run_problems(run: CaseRun) -> list[str]:
         problems += [f"tools: {line}" for line in tool_check_lines(run.tool_check)]
     if run.file_check is not None and not run.file_check.passed:
         problems += [f"files: {line}" for line in run.file_check.problems]
+    if run.memory_check is not None and not run.memory_check.passed:
+        problems += [f"memories: {line}" for line in run.memory_check.problems]
     if run.status != "pass" and not problems:
         problems.append(f"status {run.status}")
     return problems

@@ -306,6 +306,15 @@ def _render_run(
         print_text(console, text, indent)
         for line in files.problems:
             print_text(console, Text(line, style="red"), indent + 4)
+    memories = run.memory_check
+    if memories is not None and (verbose or run.status != "pass" or not memories.passed):
+        text = Text("Memories: ")
+        text.append(*((marks[0], "green") if memories.passed else (marks[1], "red")))
+        if memories.passed:
+            text.append(f" {memories.checked} as expected", style="dim")
+        print_text(console, text, indent)
+        for line in memories.problems:
+            print_text(console, Text(line, style="red"), indent + 4)
     failures = failed_calls_line(run)
     if failures is not None:  # shown even when the case passed: a failed call is news
         print_text(console, Text(failures, style="yellow"), indent)

@@ -39,6 +39,8 @@ def reasons(run: CaseRun) -> list[str]:
         found += _tool_reasons(run.tool_check)
     if run.file_check is not None and not run.file_check.passed:
         found += [f"files: {_tool(line)} not as expected" for line in run.file_check.problems]
+    if run.memory_check is not None and not run.memory_check.passed:
+        found += [f"memories: {line}" for line in run.memory_check.problems]
     if run.status != "pass" and not found:
         found.append(f"status {run.status}")
     return list(dict.fromkeys(found))

@@ -165,6 +165,8 @@ def _failure_type(case: CaseResult) -> str:
         return "ToolMismatch"
     if any(r.file_check is not None and not r.file_check.passed for r in runs):
         return "FileMismatch"
+    if any(r.memory_check is not None and not r.memory_check.passed for r in runs):
+        return "MemoryMismatch"
     return "MetricFailure"
 
 
@@ -210,6 +212,9 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
     if run.file_check is not None:
         lines.append("files: as expected" if run.file_check.passed else "files:")
         lines += [f"  {line}" for line in run.file_check.problems]
+    if run.memory_check is not None:
+        lines.append("memories: as expected" if run.memory_check.passed else "memories:")
+        lines += [f"  {line}" for line in run.memory_check.problems]
     failures = failed_calls_line(run)
     if failures is not None:
         lines.append(failures)

@@ -209,6 +209,13 @@ def _run_section(run: CaseRun) -> list[str]:
         else:
             lines += ["**Files**: ✗", ""]
             lines += [f"- {_inline(line)}" for line in files.problems] + [""]
+    memories = run.memory_check
+    if memories is not None:
+        if memories.passed:
+            lines += [f"**Memories**: ✓ {memories.checked} as expected", ""]
+        else:
+            lines += ["**Memories**: ✗", ""]
+            lines += [f"- {_inline(line)}" for line in memories.problems] + [""]
     failures = failed_calls_line(run)
     if failures is not None:
         lines += [f"**Failed tool calls**: {_inline(failures)}", ""]
