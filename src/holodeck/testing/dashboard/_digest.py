@@ -1,5 +1,5 @@
 """A saved run's summary: what the dashboard's first page shows of it (counts, pass rate,
-metric averages, the fields runs are filtered by), without its cases.
+cost, metric averages, the fields runs are filtered by), without its cases.
 
 It is read from the run's file with models of only the fields it needs (`_Head`), about
 three times faster than a whole `TestRun` (measured by bench/dashboard.py): the first
@@ -42,6 +42,7 @@ class RunDigest(BaseModel):
     errors: int
     flaky: int = 0
     duration_ms: float = 0.0
+    cost_usd: float | None = None  # what its cases' model requests cost; None: unpriced
     metrics: dict[str, MetricAverage] = {}
 
 
@@ -117,6 +118,7 @@ def read_digest(run_id: str, data: bytes) -> RunDigest:
         errors=summary.errors,
         flaky=summary.flaky,
         duration_ms=summary.duration_ms,
+        cost_usd=None if summary.cost_usd is None else float(summary.cost_usd),
         metrics={
             name: MetricAverage(
                 mean=sum(values) / len(values),

@@ -25,7 +25,7 @@ from holodeck.testing.dashboard._digest import RunDigest, read_digest
 from holodeck.testing.results import TestRun
 
 INDEX_NAME = ".dashboard-index"  # not *.json: run lookups (`latest`, prefixes) skip it
-_FORMAT = 1  # bump when RunDigest changes: an older index is rebuilt
+_FORMAT = 2  # bump when RunDigest changes: an older index is rebuilt (2: cost_usd)
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # as run_store names files
 
 

@@ -46,6 +46,8 @@ const pct = (value) => (value === null || value === undefined ? "–" : `${Math.
 const when = (iso) => new Date(iso).toLocaleString();
 const passRate = (run) => (run.total ? run.passed / run.total : 0);
 const status = (value) => el("span", { class: `status ${value || "none"}` }, value || "absent");
+// what model requests cost, as the reports write it; "–" when the model has no price (never $0)
+const dollars = (value) => (value === null || value === undefined ? "–" : `$${value.toFixed(6)}`);
 const json = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
 const score = (value, scale) =>
   value === null || value === undefined ? "–" : scale > 1 ? `${value.toFixed(2)}/${scale}` : value.toFixed(2);
@@ -187,6 +189,7 @@ function runRow(run, metrics) {
     el("td", {}, pct(passRate(run))),
     el("td", {}, `${run.passed}/${run.total}`, run.failed ? ` · ${run.failed} failed` : "",
       run.errors ? ` · ${run.errors} errors` : ""),
+    el("td", { "data-testid": "run-cost" }, dollars(run.cost_usd)),
     metrics.map((m) => el("td", {}, metricCell(run, m))));
 }
 
@@ -205,14 +208,14 @@ function searchRows(id, candidates, metrics) {
       el("span", { class: "muted" }, ` ${candidates.length} candidate${candidates.length === 1 ? "" : "s"}`)),
     el("td", {}, [...new Set(candidates.map((c) => c.model))].join(", ")), el("td", {}, "–"), el("td", {}, ""),
     el("td", {}, `best ${pct(passRate(best))}`), el("td", {}, `${best.passed}/${best.total}`),
-    metrics.map(() => el("td", {}, "")));
+    el("td", {}, ""), metrics.map(() => el("td", {}, "")));
   return open ? [row, ...candidates.map((run) => runRow(run, metrics))] : [row];
 }
 
 function runsTable(agent, runs, metrics) {
   const head = el("tr", {}, el("th", {}, ""), el("th", {}, "Started"), el("th", {}, "Run"),
     el("th", {}, "Model"), el("th", {}, "Prompt"), el("th", {}, "Tags"), el("th", {}, "Pass rate"),
-    el("th", {}, "Cases"), metrics.map((m) => el("th", {}, m)));
+    el("th", {}, "Cases"), el("th", {}, "Cost"), metrics.map((m) => el("th", {}, m)));
   // newest first; an optimizer search is one entry, where its newest candidate would be
   const entries = [];
   const searches = new Map();
@@ -400,7 +403,8 @@ function caseDetail(item) {
     el("h3", {}, "Ground truth"), el("pre", {}, item.ground_truth ?? "–"),
     item.runs.map((attempt) => el("div", { class: "attempt" },
       el("h3", {}, `Attempt ${attempt.attempt} `, status(attempt.status),
-        el("span", { class: "muted" }, ` ${Math.round(attempt.duration_ms)} ms`)),
+        el("span", { class: "muted" }, ` ${Math.round(attempt.duration_ms)} ms`,
+          attempt.cost_usd === null || attempt.cost_usd === undefined ? "" : ` · ${dollars(attempt.cost_usd)}`)),
       attempt.error ? el("pre", { class: "error-text" }, attempt.error) : null,
       simulation(attempt.simulation),
       attempt.failed_calls ? el("div", { class: "error-text", "data-testid": "failed-calls" },
@@ -418,6 +422,10 @@ function caseDetail(item) {
         attempt.retrieval_context.map((c) => el("pre", {}, c))] : null)));
 }
 
+// a case's runs together; null when any of them could not be priced
+const caseCost = (item) => (item.runs.length ? item.runs.reduce((sum, r) =>
+  (sum === null || r.cost_usd === null || r.cost_usd === undefined ? null : sum + r.cost_usd), 0) : null);
+
 async function renderRun(runId, caseIndex) {
   const run = await api(`/api/runs/${encodeURIComponent(runId)}`);
   const open = caseIndex === undefined ? null : Number(caseIndex);
@@ -425,18 +433,20 @@ async function renderRun(runId, caseIndex) {
     class: index === open ? "case-row open" : "case-row", "data-testid": "case-row",
     onclick: () => { location.hash = `#/run/${encodeURIComponent(runId)}/${index}`; },
   }, el("td", {}, status(item.status)), el("td", {}, item.name),
-    el("td", {}, pct(item.pass_rate), item.flaky ? " flaky" : ""), el("td", { class: "input" }, item.input)));
+    el("td", {}, pct(item.pass_rate), item.flaky ? " flaky" : ""),
+    el("td", { "data-testid": "case-cost" }, dollars(caseCost(item))), el("td", { class: "input" }, item.input)));
   show(
     el("section", { class: "panel" },
       el("h2", {}, `Run ${run.run_id}`),
       meta(`agent ${run.agent}`, `model ${run.model}`, `started ${when(run.started_at)}`,
         `prompt ${run.prompt_version || "–"}`,
         `${run.summary.passed}/${run.summary.total} passed`, run.offline ? "offline (answers not judged)" : null,
+        run.summary.cost_usd === null || run.summary.cost_usd === undefined ? null : `cost ${dollars(run.summary.cost_usd)}`,
         run.tags.length ? run.tags.map((t) => el("span", { class: "tag" }, t)) : null),
       (run.summary.failing_tools || []).map((line) =>
         el("div", { class: "error-text", "data-testid": "failing-tool" }, `Tool failing: ${line}`)),
       el("table", { class: "cases" },
-        el("thead", {}, el("tr", {}, ["Status", "Case", "Pass rate", "Input"].map((h) => el("th", {}, h)))),
+        el("thead", {}, el("tr", {}, ["Status", "Case", "Pass rate", "Cost", "Input"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows))),
     open !== null && run.cases[open] ? caseDetail(run.cases[open]) : null);
 }
