@@ -217,6 +217,13 @@ class Session:
             "updated_at": self.updated_at,
             "spend": self.spend.to_dict(),
         }
+        if indent is None:  # a server saves it after every turn: the messages, the bulk of
+            # it, go to JSON in pydantic-core in one step (half the time of Python's json)
+            saved = json.dumps(head)[:-1].encode()
+            saved += b', "messages": ' + ModelMessagesTypeAdapter.dump_json(self.messages)
+            if self.pending is not None:
+                saved += b', "pending": ' + json.dumps(self.pending.to_dict()).encode()
+            return saved + b"}"
         messages = ModelMessagesTypeAdapter.dump_python(self.messages, mode="json")
         body: dict[str, Any] = {**head, "messages": messages}
         if self.pending is not None:

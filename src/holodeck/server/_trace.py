@@ -4,57 +4,55 @@ span ids. Only when the agent's observability is on."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from holodeck.observability import Telemetry
 
-E = TypeVar("E")
 
+class ServedSpan:
+    """A started span; `current()` makes it the parent of what starts inside it."""
 
-async def traced_stream(
-    telemetry: Telemetry | None,
-    name: str,
-    attributes: dict[str, Any],
-    start: Callable[[], AsyncIterator[E]],
-    on_ids: Callable[[str, str], None],
-    attributes_of: Callable[[E], dict[str, Any]] | None = None,
-) -> AsyncIterator[E]:
-    """`start()`'s events, begun inside a server span that ends with the stream;
-    `attributes_of(event)` adds attributes to the span as events pass."""
-    if telemetry is None:
-        async for event in start():
-            yield event
-        return
-    from opentelemetry import context, trace
+    __slots__ = ("_span", "ids")
 
-    span = telemetry.tracer.start_span(name, kind=trace.SpanKind.SERVER, attributes=attributes)
-    ids = span.get_span_context()
-    on_ids(format(ids.trace_id, "032x"), format(ids.span_id, "016x"))
-    events = start()
-    failed: BaseException | None = None
-    try:
-        # current only while the turn starts (its task copies the context), never across
-        # a yield of this generator, whose caller's context is not ours to change
-        token = context.attach(trace.set_span_in_context(span))
+    def __init__(self, telemetry: Telemetry, name: str, attributes: dict[str, Any]) -> None:
+        from opentelemetry import trace
+
+        self._span = telemetry.tracer.start_span(
+            name, kind=trace.SpanKind.SERVER, attributes=attributes
+        )
+        context = self._span.get_span_context()
+        self.ids = (format(context.trace_id, "032x"), format(context.span_id, "016x"))
+
+    @contextmanager
+    def current(self) -> Iterator[None]:
+        """The span as the current one for a step of the turn: only around a step, never
+        across a yield of the turn's generator, whose reader's context is not ours to
+        change (the turn's task copies the context when it starts)."""
+        from opentelemetry import context, trace
+
+        token = context.attach(trace.set_span_in_context(self._span))
         try:
-            first = await anext(events, None)
+            yield
         finally:
             context.detach(token)
-        if first is None:
-            return
-        if attributes_of is not None:
-            span.set_attributes(attributes_of(first))
-        yield first
-        async for event in events:
-            if attributes_of is not None:
-                span.set_attributes(attributes_of(event))
-            yield event
-    except BaseException as exc:
-        failed = exc
-        raise
-    finally:
+
+    def add(self, attributes: dict[str, Any]) -> None:
+        if attributes:
+            self._span.set_attributes(attributes)
+
+    def end(self, failed: BaseException | None) -> None:
+        from opentelemetry import trace
+
         if failed is not None:
-            span.set_status(trace.Status(trace.StatusCode.ERROR, type(failed).__name__))
-        span.end()
+            self._span.set_status(trace.Status(trace.StatusCode.ERROR, type(failed).__name__))
+        self._span.end()
+
+
+def served_span(
+    telemetry: Telemetry | None, name: str, attributes: dict[str, Any]
+) -> ServedSpan | None:
+    """The turn's span, or None when the agent does not trace."""
+    return None if telemetry is None else ServedSpan(telemetry, name, attributes)

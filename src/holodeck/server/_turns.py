@@ -8,16 +8,16 @@ key's name, so another key's request finds no such session."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import Request
 
-from holodeck.errors import ApprovalPending, HoloDeckError
-from holodeck.memory import served_user
+from holodeck.errors import HoloDeckError
 from holodeck.observability.names import COST_USD
 from holodeck.runtime import (
     Attachment,
@@ -36,7 +36,8 @@ from holodeck.server._guards import TurnSlots
 from holodeck.server._registry import ServedAgent
 from holodeck.server._request_log import RequestRecord
 from holodeck.server._state import key_name_of, state_of
-from holodeck.server._trace import traced_stream
+from holodeck.server._trace import served_span
+from holodeck.server._turn_admission import admit, decide
 from holodeck.server._turn_json import (
     call_json,
     call_tree,
@@ -189,12 +190,11 @@ async def open_turn(
     so a streamed answer still gets its status; failures later end the stream."""
     state = state_of(request)
     request.state.turn = turn  # a refusal rendered later logs in this turn's line
-    lock_wait_s = state.options.lock_wait_seconds
-    turn.wait_s = lock_wait_s
-    events = _turn_events(turn, state.slots, attachments, session, lock_wait_s, stream_text)
+    turn.wait_s = state.options.lock_wait_seconds
+    events = _served(turn, state.slots, attachments, session, stream_text)
     first = await anext(events)
     assert first is OPENED
-    return _rest(events)
+    return cast("AsyncIterator[Event]", events)  # after OPENED come only the turn's events
 
 
 async def run_through(request: Request, events: AsyncIterator[Event]) -> None:
@@ -223,47 +223,77 @@ async def run_through(request: Request, events: AsyncIterator[Event]) -> None:
         watcher.cancel()
 
 
-async def _rest(events: AsyncIterator[Event | Opened]) -> AsyncIterator[Event]:
-    async for event in events:
-        assert not isinstance(event, Opened)
-        yield event
-
-
-async def _turn_events(
+async def _served(
     turn: ServedTurn,
     slots: TurnSlots,
     attachments: Sequence[Attachment],
-    session: Session | None,
-    lock_wait_s: float,
+    given: Session | None,
     stream_text: bool,
-) -> AsyncIterator[Event | Opened]:
+) -> AsyncGenerator[Event | Opened, None]:
+    """The one generator between the route and the session's turn: it admits the turn (a
+    running slot; the stored session held, or the one the request carries), says so
+    (`OPENED`), runs the session's turn inside the turn's span while holding the key's
+    share of its daily caps, keeps what the answer and the log need, and logs the
+    request. Closing it closes the session's turn, which cancels the model run."""
     served = turn.served
-    key = None if session is not None else session_key(served, turn.owner, turn.session_id)
+    key = None if given is not None else session_key(served, turn.owner, turn.session_id)
     try:
         reservation = slots.reserve(key)
     except ApiError as exc:
         turn.log(exc.status, exc.message)
         raise
     try:
-        if key is None:
-            assert session is not None
-            async with reservation.run(), session:
-                yield OPENED
-                async for event in _events(turn, session, attachments, stream_text):
-                    yield event
-        else:
-            # the session first, then a slot: a turn waiting for its session's previous
-            # turn holds no slot that another session's turn could run in
-            async with (
-                served.live.turn(
-                    served.agent, served.store, key, turn.session_id, wait_s=lock_wait_s
-                ) as stored,
-                reservation.run(),
-            ):
-                _admit(turn, stored)
-                yield OPENED
-                async for event in _events(turn, stored, attachments, stream_text):
-                    yield event
+        async with contextlib.AsyncExitStack() as held:
+            if given is not None:
+                await held.enter_async_context(reservation.run())
+                session = await held.enter_async_context(given)
+            else:
+                # the session first, then a slot: a turn waiting for its session's previous
+                # turn holds no slot that another session's turn could run in
+                assert key is not None
+                live = served.live.turn(
+                    served.agent, served.store, key, turn.session_id, wait_s=turn.wait_s
+                )
+                session = await held.enter_async_context(live)
+                await held.enter_async_context(reservation.run())
+                admit(turn, session)
+            yield OPENED
+            if decide(turn, session):  # else calls still wait: the turn stays paused
+                hold, before = await _hold_key_day(turn, session)
+                span = served_span(
+                    served.agent.telemetry,
+                    turn.endpoint,
+                    {
+                        "holodeck.request.id": turn.request_id,
+                        "gen_ai.conversation.id": turn.session_id,
+                    },
+                )
+                if span is not None:
+                    turn.traced(span.ids)
+                failed: BaseException | None = None
+                events = _session_turn(turn, session, attachments, stream_text, hold)
+                try:
+                    async with contextlib.aclosing(events):
+                        while True:
+                            if span is None:
+                                event = await anext(events, None)
+                            else:
+                                with span.current():
+                                    event = await anext(events, None)
+                            if event is None:
+                                break
+                            _keep(turn, session, event)
+                            if span is not None:
+                                span.add(answered_by(event, session))
+                            yield event
+                except BaseException as exc:
+                    failed = exc
+                    raise
+                finally:  # on every way out (a cap, an error, a client gone): it was spent
+                    if span is not None:
+                        span.end(failed)
+                    if hold is not None:  # shielded: a cancelled turn still gives it back
+                        await asyncio.shield(hold.settle(session.spend.used() - before))
     except ApiError as exc:
         turn.log(exc.status, exc.message)
         raise
@@ -279,152 +309,58 @@ async def _turn_events(
     turn.log(200)
 
 
-def _admit(turn: ServedTurn, session: Session) -> None:
-    """Refuse, before anything is streamed, a message to a session paused on calls to
-    approve, and a decision on a call that is not pending or was decided already."""
-    pending = session.pending
-    if turn.outputs is not None or turn.approvals is not None:
-        _admit_outputs(turn, session)
-        return
-    if turn.decision is None:
-        if pending is not None and all(c.client for c in pending.undecided):
-            names = ", ".join(f"{c.name} ({c.call_id})" for c in pending.undecided)
-            raise from_holodeck_error(
-                ApprovalPending(
-                    f"session {turn.session_id!r} waits for the result of {names}",
-                    hint="end `messages` with a `tool` message answering each call",
-                )
-            )
-        if pending is not None:
-            names = ", ".join(f"{c.name} ({c.call_id})" for c in pending.undecided)
-            raise from_holodeck_error(
-                ApprovalPending(
-                    f"session {turn.session_id!r} waits for approval of {names}",
-                    hint=f"decide each with POST /v1/sessions/{turn.session_id}/approvals/"
-                    '{call_id} and {"approve": true|false}',
-                )
-            )
-        return
-    call_id = turn.decision[0]
-    if pending is None or pending.call(call_id) is None:
-        waiting = ", ".join(c.call_id for c in pending.undecided) if pending else ""
-        raise ApiError(
-            404,
-            "unknown_call",
-            f"session {turn.session_id!r} has no call {call_id!r} waiting for approval",
-            hint=f"the calls waiting: {waiting}" if waiting else "nothing waits for approval",
-        )
-    if call_id in pending.decisions:
-        raise ApiError(
-            409,
-            "already_decided",
-            f"call {call_id!r} of session {turn.session_id!r} is decided already",
-            hint="each call is decided once",
-        )
-
-
-def _admit_outputs(turn: ServedTurn, session: Session) -> None:
-    """Refuse results of calls the session's paused turn does not wait for, and
-    decisions on calls that do not wait for approval."""
-    pending = session.pending
-    approvable = {c.call_id for c in pending.undecided if not c.client} if pending else set()
-    for call_id in turn.approvals or {}:
-        if call_id not in approvable:
-            raise ApiError(
-                409,
-                "unknown_call",
-                f"session {turn.session_id!r} has no call {call_id!r} waiting for approval",
-                hint=f"the calls waiting: {', '.join(sorted(approvable))}"
-                if approvable
-                else "no tool call waits for approval: send the user's message",
-            )
-    waiting = {c.call_id for c in pending.undecided if c.client} if pending else set()
-    for call_id in turn.outputs or {}:
-        if call_id not in waiting:
-            raise ApiError(
-                409,
-                "unknown_call",
-                f"session {turn.session_id!r} has no call {call_id!r} waiting for its result",
-                hint=f"the calls waiting: {', '.join(sorted(waiting))}"
-                if waiting
-                else "no tool call of the page waits: send the user's message",
-            )
-
-
-async def _events(
-    turn: ServedTurn, session: Session, attachments: Sequence[Attachment], stream_text: bool
-) -> AsyncIterator[Event]:
-    session.user = served_user(turn.owner, turn.user_id)  # whose memories it reaches
-    if turn.outputs is not None or turn.approvals is not None:
-        done = False
-        for call_id, output in (turn.outputs or {}).items():
-            done = session.decide(call_id, True, output=output)
-        for call_id, approval in (turn.approvals or {}).items():
-            done = session.decide(call_id, approval.approve, approval.reason)
-        if not done:
-            assert session.pending is not None  # others wait: the turn stays paused
-            turn.final = FinalMessage("", pending=session.pending.undecided)
-            return
-    if turn.decision is not None:
-        call_id, decision = turn.decision
-        if not session.decide(call_id, decision.approve, decision.reason):
-            assert session.pending is not None  # others wait: the turn stays paused
-            turn.final = FinalMessage("", pending=session.pending.undecided)
-            return
-
-    attributes = {"holodeck.request.id": turn.request_id, "gen_ai.conversation.id": turn.session_id}
+async def _hold_key_day(turn: ServedTurn, session: Session) -> tuple[KeyHold | None, Used]:
+    """The key's share of its daily caps, held before anything is spent, so turns running
+    at once (in this process or any sharing the store) cannot overrun the day's caps; and
+    what the session had used before the turn."""
     limits = turn.served.spec.limits
-    hold: KeyHold | None = None
-    before = Used()
-    if limits is not None and limits.key_daily is not None:
-        before = session.spend.used()  # pricing is not free: only when a cap needs it
-        # the key's share is held before anything is spent, so turns running at once
-        # (in this process or any sharing the store) cannot overrun the day's caps
-        most = turn_most(limits, before, turn.served.agent.most_turn_requests)
-        hold = await hold_key_day(
-            turn.served.store, turn.served.name, turn.owner, limits.key_daily, most, turn.wait_s
-        )
-    key_used = hold.used if hold is not None else None
-    events = traced_stream(
-        turn.served.agent.telemetry,
-        turn.endpoint,
-        attributes,
-        lambda: (
-            session.run(
-                None if turn.continues else turn.message,
-                attachments=attachments,
-                stream_text=stream_text,
-                key_used=key_used,
-                client_tools=turn.client_tools,
-                settings=turn.settings,
-            )
-            if turn.decision is None and turn.outputs is None and turn.approvals is None
-            else session.resume(
-                stream_text=stream_text, key_used=key_used, client_tools=turn.client_tools
-            )
-        ),
-        lambda trace_id, span_id: turn.traced((trace_id, span_id)),
-        lambda event: answered_by(event, session),
+    if limits is None or limits.key_daily is None:
+        return None, Used()
+    before = session.spend.used()  # pricing is not free: only when a cap needs it
+    most = turn_most(limits, before, turn.served.agent.most_turn_requests)
+    hold = await hold_key_day(
+        turn.served.store, turn.served.name, turn.owner, limits.key_daily, most, turn.wait_s
     )
-    try:
-        async for event in events:
-            if isinstance(event, ToolCallFinished):
-                turn.calls.append(event)
-            elif isinstance(event, GuardrailTriggered):
-                turn.guardrails.append(event)
-                if event.side == "input" and event.text is not None and not event.agent:
-                    turn.message = event.text  # the request log keeps it redacted
-            elif isinstance(event, FinalMessage):
-                turn.final = event
-                if event.usage.requests:  # counted by the session before it came
-                    turn.cost = session.spend.last_turn_cost
-                if event.pending and not turn.can_pause:
-                    raise _cannot_pause(turn, event)
-            yield event
-    finally:  # on every way out (a cap, an error, a client gone): what it used was spent
-        if hold is not None:
-            # shielded: a cancelled turn still gives its hold back
-            await asyncio.shield(hold.settle(session.spend.used() - before))
+    return hold, before
+
+
+def _session_turn(
+    turn: ServedTurn,
+    session: Session,
+    attachments: Sequence[Attachment],
+    stream_text: bool,
+    hold: KeyHold | None,
+) -> AsyncGenerator[Event, None]:
+    """The session's turn the request asks for: a new message, or the paused turn resumed."""
+    key_used = hold.used if hold is not None else None
+    if turn.decision is None and turn.outputs is None and turn.approvals is None:
+        return session.run(
+            None if turn.continues else turn.message,
+            attachments=attachments,
+            stream_text=stream_text,
+            key_used=key_used,
+            client_tools=turn.client_tools,
+            settings=turn.settings,
+        )
+    return session.resume(
+        stream_text=stream_text, key_used=key_used, client_tools=turn.client_tools
+    )
+
+
+def _keep(turn: ServedTurn, session: Session, event: Event) -> None:
+    """What the answer and the request log need of `event`."""
+    if isinstance(event, ToolCallFinished):
+        turn.calls.append(event)
+    elif isinstance(event, GuardrailTriggered):
+        turn.guardrails.append(event)
+        if event.side == "input" and event.text is not None and not event.agent:
+            turn.message = event.text  # the request log keeps it redacted
+    elif isinstance(event, FinalMessage):
+        turn.final = event
+        if event.usage.requests:  # counted by the session before it came
+            turn.cost = session.spend.last_turn_cost
+        if event.pending and not turn.can_pause:
+            raise _cannot_pause(turn, event)
 
 
 def _cannot_pause(turn: ServedTurn, final: FinalMessage) -> ApiError:
