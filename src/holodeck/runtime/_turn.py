@@ -31,6 +31,9 @@ class RunningTurn:
     client_tools: tuple[ClientTool, ...] = ()
     # the turn's own model settings and answer shape (the top agent's only)
     settings: TurnSettings | None = None
+    # the session's spend, which model calls made beside the agent's run (long-term
+    # memory's extraction) add to (the top agent's only; None outside a session)
+    spend: Spend | None = None
 
     @property
     def calls(self) -> list[ToolCallFinished]:
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
     from holodeck.observability import Telemetry
     from holodeck.runtime._client_tools import ClientTool
     from holodeck.runtime._scope import SessionScope
+    from holodeck.runtime._spend import Spend
     from holodeck.runtime._turn_settings import TurnSettings
 
 CURRENT_TURN: ContextVar[RunningTurn | None] = ContextVar("holodeck_turn", default=None)

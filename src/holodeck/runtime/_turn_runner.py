@@ -100,6 +100,7 @@ class TurnRunner:
                 telemetry=agent.telemetry,
                 client_tools=tuple(client_tools),
                 settings=settings,
+                spend=session.spend if session is not None else None,
             )
             if session is not None:
                 session.interrupted_calls = ()

@@ -235,12 +235,14 @@ class MemoryToolset(Held, AbstractToolset[Any]):
             f"Known memories:\n{memory_lines(known) or '(none)'}\n\n"
             f"User: {asked}\nAssistant: {answered}"
         )
+        turn = CURRENT_TURN.get()
         extracted = await extractor.ask(
             prompt,
             Extracted,
             instructions=EXTRACT_INSTRUCTIONS,
             tool="memories",
             description="The facts worth remembering from this exchange.",
+            spend=turn.spend if turn is not None else None,  # the session's caps count it
         )
         known_ids = {m.id for m in known}
         for fact in extracted.facts:
