@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -34,6 +35,7 @@ Kept = Literal["kept", "known", "replaced"]
 _DAY_S = 86400.0
 _SAME = 0.97  # cosine similarity above which two memories say the same thing
 _OPEN_STORES = 16  # users' collections kept open at once (a server has many users)
+BATCH = 1000  # memories per write of `remember_many`
 
 
 class MemoryBank:
@@ -114,6 +116,33 @@ class MemoryBank:
             await store.delete_file(replaces)
             return memory, "replaced"
         return memory, "kept"
+
+    async def remember_many(
+        self, owner: MemoryOwner, texts: Sequence[str], *, batch: int = BATCH
+    ) -> list[Memory]:
+        """Keep every text of `texts` for `owner`, `batch` at a time, each batch one write
+        to the store (imports, seeding): no duplicate check, no guardrails (what is
+        imported is taken as it is). The memories kept, in order; empty texts are left
+        out."""
+        store = await self._store(self.holder(owner))
+        session = owner.session if self.scope == "session" else None
+        kept: list[Memory] = []
+        texts = [t.strip() for t in texts if t.strip()]
+        for first in range(0, len(texts), batch):
+            memories = [Memory.new(text, session) for text in texts[first : first + batch]]
+            vectors = None
+            if self.embedder is not None:
+                vectors = await self.embedder.embed([m.text for m in memories])
+            files = [(m.as_file(), m.as_chunk()) for m in memories]
+            add_files = getattr(store, "add_files", None)  # the embedded store's bulk write
+            if add_files is not None:
+                await add_files(files, vectors)
+            else:
+                for index, (file, chunk) in enumerate(files):
+                    row = None if vectors is None else vectors[index : index + 1]
+                    await store.replace_file(file, [chunk], row)
+            kept += memories
+        return kept
 
     async def recall(self, owner: MemoryOwner, query: str, k: int) -> list[Memory]:
         """`owner`'s memories closest to `query`, best first: at most `k`."""

@@ -209,6 +209,57 @@ class EmbeddedStore:
                 self._compact_if_sparse(db)
             self._seen_version = int(db.execute("PRAGMA data_version").fetchone()[0])
 
+    async def add_files(
+        self, files: Sequence[tuple[SourceFile, Chunk]], vectors: Matrix | None
+    ) -> None:
+        """Store many one-chunk files (vectors: one row each, in order) in one transaction;
+        a path already stored is replaced. What `replace_file` does for each, at a
+        fraction of the cost: one commit, one append to the vector file, statements run
+        in bulk (long-term memory's imports write a memory per file)."""
+        check_rows(vectors, len(files), self.dimensions)
+        await asyncio.to_thread(self._add_many, files, vectors)
+
+    def _add_many(self, files: Sequence[tuple[SourceFile, Chunk]], vectors: Matrix | None) -> None:
+        if not files:
+            return
+        paths = [file.path for file, _ in files]
+        with self._lock:
+            db = self._conn()
+            with db:
+                db.execute("BEGIN IMMEDIATE")  # the write lock, before the vectors grow
+                self._refresh()
+                for start in range(0, len(paths), 500):
+                    part = paths[start : start + 500]
+                    marks = ",".join("?" * len(part))
+                    query = f"SELECT path FROM files WHERE path IN ({marks})"
+                    for (stored,) in db.execute(query, part).fetchall():
+                        self._drop(db, stored)
+                first = None
+                if vectors is not None and self._vectors is not None:
+                    first = self._vectors.append(_normalised(vectors.astype(np.float32)))
+                (top,) = db.execute("SELECT coalesce(max(row), 0) FROM chunks").fetchone()
+                rows = range(int(top) + 1, int(top) + 1 + len(files))
+                vrows = [None if first is None else first + i for i in range(len(files))]
+                db.executemany(
+                    "INSERT INTO chunks (row, source, record_id, position, vrow, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (row, c.source, c.record_id, c.position, vrow, chunk_to_json(c))
+                        for row, vrow, (_, c) in zip(rows, vrows, files, strict=True)
+                    ],
+                )
+                db.executemany(
+                    "INSERT INTO fts (rowid, text) VALUES (?, ?)",
+                    [(row, c.text) for row, (_, c) in zip(rows, files, strict=True)],
+                )
+                db.executemany(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?)",
+                    [(f.path, f.content_hash) for f, _ in files],
+                )
+                self._note_added(list(zip(vrows, rows, strict=True)))
+                self._compact_if_sparse(db)
+            self._seen_version = int(db.execute("PRAGMA data_version").fetchone()[0])
+
     def _drop(self, db: sqlite3.Connection, path: str) -> None:
         gone = db.execute("SELECT row, vrow FROM chunks WHERE source = ?", (path,)).fetchall()
         db.execute("DELETE FROM chunks WHERE source = ?", (path,))
