@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,21 @@ def test_a_simulated_user_comes_back_in_a_new_session_and_retention_is_judged_ac
     assert judged.index(NEW_SESSION) < judged.index("What should I cook tonight?")
     (metric,) = ran["metrics"]
     assert metric["name"] == "knowledge_retention" and metric["status"] == "pass"
+
+
+def test_the_memory_assistant_example_remembers_across_two_sessions_and_forgets_on_request(
+    tmp_path: Path,
+) -> None:
+    example = tmp_path / "memory-assistant"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "memory-assistant", example)
+    result, report = run(example, "--model", "test")
+    assert result.exit_code == 0, result.output
+    runs = {case["name"]: case["runs"][0] for case in report["cases"]}
+    across = runs["remembers across two sessions"]
+    assert [t["session"] for t in across["turns"]] == [0, 1]
+    (recalled,) = across["turns"][1]["tool_calls"]  # the second session finds the first's fact
+    assert "The user drinks oolong tea and never coffee." in recalled["result"]
+    assert across["memory_check"]["passed"]
+    forgot = runs["forgets on request"]
+    assert [c["name"] for c in forgot["turns"][0]["tool_calls"]] == ["recall", "forget"]
+    assert forgot["memory_check"]["remembered"] == ["The user works from the Lyon office."]

@@ -91,6 +91,6 @@ def test_the_memory_assistant_example_runs_offline_and_keeps_what_it_was_told(
     shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "memory-assistant", example)
     ran = invoke("test", str(example), "--model", "test", cwd=tmp_path)
     assert ran.exit_code == 0, ran.output
-    assert "2 passed" in ran.output
+    assert "3 passed" in ran.output
     listed = invoke("memory", "list", str(example), "--model", "test")
     assert "The user drinks oolong tea and never coffee." in listed.output

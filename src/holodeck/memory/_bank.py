@@ -38,6 +38,13 @@ _OPEN_STORES = 16  # users' collections kept open at once (a server has many use
 BATCH = 1000  # memories per write of `remember_many`
 
 
+def _made(entry: str | tuple[str, str], session: str | None) -> Memory:
+    if isinstance(entry, str):
+        return Memory.new(entry.strip(), session)
+    memory_id, text = entry
+    return Memory(memory_id, text.strip(), time.time(), session)
+
+
 class MemoryBank:
     """The memories of agent `agent` in the store at `location`, ranked by `embedder`'s
     vectors and by their words (None: words only)."""
@@ -118,18 +125,19 @@ class MemoryBank:
         return memory, "kept"
 
     async def remember_many(
-        self, owner: MemoryOwner, texts: Sequence[str], *, batch: int = BATCH
+        self, owner: MemoryOwner, texts: Sequence[str | tuple[str, str]], *, batch: int = BATCH
     ) -> list[Memory]:
-        """Keep every text of `texts` for `owner`, `batch` at a time, each batch one write
-        to the store (imports, seeding): no duplicate check, no guardrails (what is
-        imported is taken as it is). The memories kept, in order; empty texts are left
-        out."""
+        """Keep every text of `texts` (or `(id, text)`: under that id) for `owner`, `batch`
+        at a time, each batch one write to the store (imports, seeding): no duplicate
+        check, no guardrails (what is imported is taken as it is). The memories kept, in
+        order; empty texts are left out."""
         store = await self._store(self.holder(owner))
         session = owner.session if self.scope == "session" else None
         kept: list[Memory] = []
-        texts = [t.strip() for t in texts if t.strip()]
-        for first in range(0, len(texts), batch):
-            memories = [Memory.new(text, session) for text in texts[first : first + batch]]
+        made = [_made(entry, session) for entry in texts]
+        ready = [memory for memory in made if memory.text]
+        for first in range(0, len(ready), batch):
+            memories = ready[first : first + batch]
             vectors = None
             if self.embedder is not None:
                 vectors = await self.embedder.embed([m.text for m in memories])

@@ -135,6 +135,8 @@ class References:
             expected = list(case.expected_tools or [])
             for turn in case.turns or []:
                 expected.extend(turn.expected_tools or [])
+            for session in case.simulate.sessions or [] if case.simulate else []:
+                expected.extend(session.expected_tools or [])
             for name in map(expected_name, expected):
                 if not tools.knows(name):
                     self._unknown_tool(name, (*at, "expected_tools"), tools.names)

@@ -20,7 +20,7 @@ from holodeck import memory as long_term_memory  # its bank loads the search sto
 from holodeck.errors import ConfigurationError
 from holodeck.memory import MemoryOwner
 from holodeck.runtime import Session, tool_context
-from holodeck.spec.models.cases import ExpectedMemories, MemoryPattern, TestCase
+from holodeck.spec.models.cases import ExpectedMemories, MemoryPattern, SeededMemory, TestCase
 from holodeck.testing.results import CaseRun, MemoryCheck
 
 if TYPE_CHECKING:
@@ -40,10 +40,10 @@ class CaseMemory:
     bank: MemoryBank
     user: str
 
-    async def seed(self, session: Session, facts: list[str]) -> None:
+    async def seed(self, session: Session, facts: list[str | SeededMemory]) -> None:
         owner = MemoryOwner(self.user, session.id)
-        for fact in facts:
-            await self.bank.remember(owner, fact)
+        entries = [f if isinstance(f, str) else (f.id, f.text) for f in facts]
+        await self.bank.remember_many(owner, entries)
 
     async def check(self, expected: ExpectedMemories) -> MemoryCheck:
         texts = [m.text for m in await self.bank.memories(self.user)]

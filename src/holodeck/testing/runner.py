@@ -52,7 +52,7 @@ from holodeck.testing.results import (
     TurnRecord,
 )
 from holodeck.testing.shards import Shard
-from holodeck.testing.simulation import case_goal, simulate
+from holodeck.testing.simulation import case_goal, session_checks, simulate
 from holodeck.testing.tool_check import check_tools
 from holodeck.testing.traced import traced_case
 from holodeck.testing.turn_scoring import score_case
@@ -283,6 +283,8 @@ async def _run_case(
     if case.expected_tools is not None and (case.turns or not checks):
         all_calls = [c for r in records for c in _own(r)]
         checks.append(check_tools(case.expected_tools, all_calls, case.tool_order))
+    if simulation is not None:  # each session's own, over its turns
+        checks += session_checks(case, records)
     tool_check = _merge(checks)
     given = case.retrieval_context
     context = list(given) if given is not None else _retrieved(records)

@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field, model_validator
 from holodeck.errors import ModelError
 from holodeck.runtime import USER_TOOL, OfflineScript, Spend
 from holodeck.spec.models.cases import ExpectedTool, SimulatedSession, SimulatedUser, TestCase
-from holodeck.testing.results import SimulationRecord, TurnRecord
+from holodeck.testing.results import SimulationRecord, ToolCheck, TurnRecord
+from holodeck.testing.tool_check import check_tools
 
 if TYPE_CHECKING:
     from holodeck.runtime import StructuredModel
@@ -111,8 +112,8 @@ async def _talk(
             if len(records) - start >= sim.max_turns:
                 note = f"the agent answered {sim.max_turns} times without the user's goal met"
                 return "max_turns", note
-            first = not records
-            records.append(await run_turn(message, _offline_calls(case, first=first), number))
+            calls = _offline_calls(case, session, first=not records, opening=len(records) == start)
+            records.append(await run_turn(message, calls, number))
             message = None
 
 
@@ -121,11 +122,27 @@ def case_goal(case: TestCase) -> str:
     return f"(simulated user) {case.simulate.goal}" if case.simulate is not None else ""
 
 
-def _offline_calls(case: TestCase, *, first: bool) -> Sequence[str | ExpectedTool] | None:
-    """What an offline agent calls: the expected tools once, in the first turn."""
-    if case.expected_tools is None:
+def _offline_calls(
+    case: TestCase, session: SimulatedSession, *, first: bool, opening: bool
+) -> Sequence[str | ExpectedTool] | None:
+    """What an offline agent calls: the case's expected tools once, in the first turn,
+    and a session's own in that session's first turn."""
+    if case.expected_tools is None and session.expected_tools is None:
         return None  # every tool, every turn, as in any offline run
-    return case.expected_tools if first else []
+    calls = list(case.expected_tools or []) if first else []
+    return calls + list(session.expected_tools or []) if opening else calls
+
+
+def session_checks(case: TestCase, records: list[TurnRecord]) -> list[ToolCheck]:
+    """The tool checks of the sessions with `expected_tools`, each over its own turns."""
+    sim = case.simulate
+    assert sim is not None
+    checks = []
+    for number, session in enumerate(sim.parts()):
+        if session.expected_tools is not None:
+            calls = [c for r in records if r.session == number for c in r.tool_calls if not c.agent]
+            checks.append(check_tools(session.expected_tools, calls, case.tool_order))
+    return checks
 
 
 def _record(

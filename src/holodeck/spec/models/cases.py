@@ -191,6 +191,14 @@ class MemoryMatch(Strict):
 MemoryPattern = NonEmpty | MemoryMatch
 
 
+class SeededMemory(Strict):
+    """A memory a case starts with, under an id of its own (which an offline run's pinned
+    `forget` arguments can name)."""
+
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    text: NonEmpty
+
+
 class ExpectedMemories(Strict):
     """What the user's long-term memories hold after the case. A text matches a memory
     that contains it (case and spacing aside); `{regex: ...}` one the pattern finds."""
@@ -218,6 +226,11 @@ class SimulatedSession(Strict):
     )
     plan: list[NonEmpty] | None = Field(
         default=None, description="What the user says in this session, in order."
+    )
+    expected_tools: ExpectedTools | None = Field(
+        default=None,
+        description="Tools the agent must call in this session (an offline agent calls "
+        "them in the session's first turn).",
     )
 
 
@@ -317,10 +330,10 @@ class TestCase(Strict):
         description="Files the workspace must hold afterwards: path -> {equals | contains | "
         "exists: false}.",
     )
-    memories: list[NonEmpty] | None = Field(
+    memories: list[NonEmpty | SeededMemory] | None = Field(
         default=None,
         description="Long-term memories the case's user has before it starts (agents with "
-        "`memory.long_term`).",
+        "`memory.long_term`): texts, or `{id, text}`.",
     )
     expected_memories: ExpectedMemories | None = Field(
         default=None,

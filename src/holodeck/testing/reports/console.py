@@ -350,6 +350,8 @@ def _metric_text(metric: MetricResult, marks: tuple[str, str]) -> Text:
 def _render_conversation(run: CaseRun, console: Console, indent: int) -> None:
     for number, turn in enumerate(run.turns, start=1):
         label = f"turn {number}" if len(run.turns) > 1 else "conversation"
+        if run.turns[-1].session:  # a simulated user who came back
+            label += f" of session {turn.session + 1}"
         print_text(console, Text(f"{label} ({_turn_details(turn)}):", style="bold"), indent)
         print_text(console, _speaker("user", turn.input, "cyan"), indent + 2)
         for call in turn.tool_calls:

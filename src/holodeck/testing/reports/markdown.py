@@ -223,7 +223,9 @@ def _run_section(run: CaseRun) -> list[str]:
         lines += ["<details><summary>Conversation</summary>", ""]
         for number, turn in enumerate(run.turns, start=1):
             lines += [
-                f"**Turn {number}** ({duration(turn.duration_ms)}, "
+                f"**Turn {number}**"
+                + (f" of session {turn.session + 1}" if run.turns[-1].session else "")
+                + f" ({duration(turn.duration_ms)}, "
                 f"tokens {tokens(turn.input_tokens, turn.output_tokens)})",
                 "",
                 "User:",
