@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from holodeck import memory as long_term_memory  # its bank loads the search stores when used
-from holodeck.errors import ConfigurationError
 from holodeck.memory import MemoryOwner
 from holodeck.runtime import Session, tool_context
 from holodeck.spec.models.cases import ExpectedMemories, MemoryPattern, SeededMemory, TestCase
@@ -58,32 +57,40 @@ class CaseMemory:
         )
 
 
+def memory_problem(session: Session, case: TestCase, name: str) -> str | None:
+    """Why the agent cannot serve `case`'s memories (None: it can, or none are used)."""
+    if not uses_memory(case):
+        return None
+    long_term = session.agent.spec.memory.long_term
+    if long_term is None:
+        return (
+            f"test case {name!r} sets `memories`, `expected_memories` or simulated "
+            "`sessions`, but the agent has no long-term memory (add "
+            "`memory: {long_term: {}}` to the agent, or remove those keys)"
+        )
+    if long_term.scope == "agent":
+        return (
+            f"test case {name!r} sets memories of its user, but the agent's memories are "
+            "shared by every user (memory.long_term.scope: agent): test with `scope: user` "
+            "(or `session`), or remove the case's memory keys"
+        )
+    return None
+
+
 @asynccontextmanager
 async def case_memory(
     session: Session, case: TestCase, name: str
 ) -> AsyncIterator[CaseMemory | None]:
     """`session` turned to a user of the case's own, with `case.memories` kept for it,
     while the block runs; None (and nothing changed) for a case that uses no memory.
-    `ConfigurationError` when the agent keeps no memories a case can own."""
+    Check `memory_problem` first."""
     if not uses_memory(case):
         yield None
         return
-    agent = session.agent
-    spec = agent.spec
-    long_term = spec.memory.long_term
-    if long_term is None:
-        raise ConfigurationError(
-            f"test case {name!r} sets `memories`, `expected_memories` or simulated "
-            "`sessions`, but the agent has no long-term memory",
-            hint="add `memory: {long_term: {}}` to the agent, or remove those keys",
-        )
-    if long_term.scope == "agent":
-        raise ConfigurationError(
-            f"test case {name!r} sets memories of its user, but the agent's memories are "
-            "shared by every user (memory.long_term.scope: agent)",
-            hint="test with `scope: user` (or `session`), or remove the case's memory keys",
-        )
-    bank = long_term_memory.open_bank(spec, tool_context(spec, agent.options, agent.hosting))
+    spec = session.agent.spec
+    bank = long_term_memory.open_bank(
+        spec, tool_context(spec, session.agent.options, session.agent.hosting)
+    )
     assert bank is not None
     user = f"test-{_slug(name)}-{uuid.uuid4().hex[:8]}"
     session.user = user
@@ -106,15 +113,15 @@ async def remembering(
     `expected_memories` when it ran to the end: a memory not as expected fails a run that
     had passed. A case the agent's memory cannot serve is an ERROR saying why."""
     name, case = named
-    try:
-        async with case_memory(session, case, name) as memory:
-            done = await run()
-            expected = case.expected_memories
-            if memory is None or expected is None or done.status == "error":
-                return done
-            check = await memory.check(expected)
-    except ConfigurationError as exc:
-        return CaseRun(attempt=attempt, status="error", error=f"{exc} ({exc.hint})")
+    problem = memory_problem(session, case, name)
+    if problem is not None:
+        return CaseRun(attempt=attempt, status="error", error=problem)
+    async with case_memory(session, case, name) as memory:
+        done = await run()
+        expected = case.expected_memories
+        if memory is None or expected is None or done.status == "error":
+            return done
+        check = await memory.check(expected)
     status = "fail" if done.status == "pass" and not check.passed else done.status
     return done.model_copy(update={"memory_check": check, "status": status})
 

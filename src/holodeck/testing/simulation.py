@@ -8,7 +8,9 @@ After the agent's last allowed answer the user is asked once more, so a goal met
 last turn counts as met; otherwise the conversation ends at `max_turns`.
 
 Each user message is one turn of the agent's real `Session` (tools, sub-agents, search,
-MCP), recorded like a scripted turn. With the offline `test` model as the user, the case's
+MCP), recorded like a scripted turn. A user with `sessions` comes back: each session is a
+new `Session` of the same user (no history, the same long-term memories), its turns
+recorded with their session's number. With the offline `test` model as the user, the case's
 `plan` is said line by line (the run's `OfflineScript.scripted_user`).
 """
 
