@@ -135,7 +135,8 @@ def test_seeded_memories_reach_the_turn_and_expected_memories_are_checked_after_
         "The user is allergic to peanuts",
         "The user drinks oolong tea",
     ]
-    # the case ran as a user of its own, whose memories went with it
+    # the case ran as a user of its own, whose memories (and their folder) went with it
+    assert list((root / ".holodeck" / "memory").glob("mem_*")) == []
     assert "allergic" not in users_memories(root)
 
 

@@ -10,9 +10,11 @@ own, searched with the search tools' stores and embeddings.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -209,6 +211,21 @@ class MemoryBank:
         for memory_id in ids:
             await store.delete_file(memory_id)
         return len(ids)
+
+    async def drop_user(self, user: str) -> None:
+        """Delete every memory of `user` and, in the embedded store, the user's folder (a
+        user made for one test case leaves nothing behind). Another bank that still has
+        the folder open writes nothing more there: its stores' closing tolerates it."""
+        await self.delete_user(user)
+        holder = self.holder(MemoryOwner(user))
+        async with self._lock:
+            store = self._stores.pop(holder, None)
+        if store is None:
+            return
+        await store.__aexit__(None, None, None)
+        home = getattr(store, "home", None)  # the embedded store's folder
+        if self.location.provider == "embedded" and isinstance(home, Path):
+            shutil.rmtree(home, ignore_errors=True)
 
     # -- inside
 
