@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,23 @@ async def test_a_batch_is_one_transaction_of_the_store(
             await memories.remember_many(alice, [f"fact {n}" for n in range(300)])
             after = sum(s.startswith("BEGIN IMMEDIATE") for s in traced)
     assert after - before == 1
+
+
+async def test_a_bank_with_the_store_open_finds_memories_another_wrote_in_a_batch(
+    write: Write, embeddings_server: EmbeddingsServer
+) -> None:
+    root = agent(write, embeddings_server)
+    alice = MemoryOwner("alice")
+    async with bank(root) as reader, bank(root) as writer:
+        await reader.remember(alice, "Alice has a cat")  # the reader's store is open
+        facts = [f"Fact {n}: Alice keeps item{n} in drawer{n % 7}" for n in range(50)]
+        await writer.remember_many(alice, facts)
+        store = await reader._store("alice")
+        vector = await embeddings_server_vector(reader, facts[17])
+        nearest = await store.nearest(vector, 1)  # by vector alone: the batch's rows seen
+        assert nearest[0].chunk.text == facts[17]
+
+
+async def embeddings_server_vector(memories: MemoryBank, text: str) -> Any:
+    assert memories.embedder is not None
+    return (await memories.embedder.embed([text]))[0]

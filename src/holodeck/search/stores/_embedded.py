@@ -257,6 +257,13 @@ class EmbeddedStore:
                     [(f.path, f.content_hash) for f, _ in files],
                 )
                 self._note_added(list(zip(vrows, rows, strict=True)))
+                # other openings reload their row map when the write count moves
+                db.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'writes'"
+                )
+                self._writes = int(
+                    db.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()[0]
+                )
                 self._compact_if_sparse(db)
             self._seen_version = int(db.execute("PRAGMA data_version").fetchone()[0])
 
