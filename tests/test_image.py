@@ -278,7 +278,7 @@ def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     root = write(
         {
             "config.yaml": CONFIG
-            + "compaction: {recent_window: 3}\nhooks: []\ntools:\n  timout: 3\n",
+            + "autosave: {every: 3}\nhooks: []\ntools:\n  timout: 3\n",
             "tools/mcp/m.yaml": "name: m\ntransport: http\nurl: http://x\nauth: oauth\n",
         }
     )
@@ -286,7 +286,7 @@ def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     rendered = sorted(w.render() for w in spec.warnings)
     assert all("warning" in r and "not part of spec_version 1" in r for r in rendered)
     config = str((root / "config.yaml").resolve())
-    assert f"{config}:5:1: warning: compaction:" in rendered[0]
+    assert f"{config}:5:1: warning: autosave:" in rendered[0]
     assert f"{config}:6:1: warning: hooks:" in rendered[1]
     assert "did you mean `timeout`?" in rendered[2]
     assert "auth" in rendered[3]

@@ -98,11 +98,14 @@ def agent_yaml(model: dict[str, Any], **extra: Any) -> str:
 
 
 def build(root: Path, **options: Any) -> Agent:
-    """The agent at `root` with the settings a run reads (global and project config.yaml)."""
+    """The agent at `root` with the settings a run reads (global and project config.yaml),
+    built (as opening it does), so that a provider's problems surface here."""
     spec = load_agent(root)
     project = root if (root / "agent.yaml").is_file() else None
     settings = load_settings(project).settings
-    return Agent(spec, RunOptions(settings=settings, **options))
+    agent = Agent(spec, RunOptions(settings=settings, **options))
+    agent.prepare()
+    return agent
 
 
 def turn(agent: Agent | Session, prompt: str = "What is the weather in Lisbon?") -> list[Event]:
