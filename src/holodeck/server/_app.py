@@ -26,10 +26,10 @@ from holodeck.server._options import ServeOptions
 from holodeck.server._origins import LOOPBACK_ADVICE, OriginGuard
 from holodeck.server._registry import Registry
 from holodeck.server._state import ServerState
+from holodeck.server.a2a import router as a2a_router
 from holodeck.server.agui import router as agui_router
 from holodeck.server.mcp import http_endpoint
 from holodeck.server.openai import chat_router, responses_router
-from holodeck.server.a2a import router as a2a_router
 from holodeck.spec.models.agent_spec import AgentSpec
 
 
