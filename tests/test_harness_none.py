@@ -23,7 +23,7 @@ LEAD = {
     "executor": {"model": "anthropic/claude-sonnet-4-5", "config": {"harness": "claude-sdk"}},
     "tools": {"agents": ["coder"]},
 }
-WEATHER = "def get_weather(city: str) -> str:\n    \"\"\"The weather.\"\"\"\n    return 'sunny'\n"
+WEATHER = 'def get_weather(city: str) -> str:\n    """The weather."""\n    return \'sunny\'\n'
 ASK = "Weather in Oslo? /call get_weather"
 CODER = {
     "spec_version": 1,

@@ -277,8 +277,7 @@ def test_errors_in_sub_agents_name_their_file(write: Write) -> None:
 def test_unknown_keys_warn_and_strict_makes_them_errors(write: Write) -> None:
     root = write(
         {
-            "config.yaml": CONFIG
-            + "autosave: {every: 3}\nhooks: []\ntools:\n  timout: 3\n",
+            "config.yaml": CONFIG + "autosave: {every: 3}\nhooks: []\ntools:\n  timout: 3\n",
             "tools/mcp/m.yaml": "name: m\ntransport: http\nurl: http://x\nauth: oauth\n",
         }
     )
