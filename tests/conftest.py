@@ -118,10 +118,19 @@ def _calls(function: object, module: types.ModuleType, seen: set[str]) -> set[st
     return names
 
 
+def _measured_slow() -> frozenset[str]:
+    """tests/slow_tests.txt: what took 1.5 s or more in a measured run (tests/slow_list.py)."""
+    listed = Path(__file__).with_name("slow_tests.txt").read_text(encoding="utf-8")
+    return frozenset(line for line in listed.splitlines() if line and not line.startswith("#"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    measured = _measured_slow()
     for item in items:
         if not isinstance(item, pytest.Function):
             continue
+        if item.nodeid in measured or item.nodeid.split("::")[0] in measured:
+            item.add_marker(pytest.mark.slow)
         used = set(item.fixturenames)
         callspec = getattr(item, "callspec", None)
         if callspec is not None:
