@@ -91,29 +91,19 @@ async def _run(
     if asked is not None and asked.schema is not None:
         retries = {"output": OUTPUT_RETRIES}
     loop = agent._agent
+    run = {
+        "message_history": history,
+        "usage_limits": limits,
+        "usage": usage,
+        "toolsets": own or None,
+        "deferred_tool_results": deferred,
+        "output_type": output_type,
+        "model_settings": run_settings,
+        "retries": retries,
+    }
     if not turn.stream_text:  # nobody shows the answer as it comes: one response each
-        return await loop.run(
-            content,
-            message_history=history,
-            usage_limits=limits,
-            usage=usage,
-            toolsets=own or None,
-            deferred_tool_results=deferred,
-            output_type=output_type,
-            model_settings=run_settings,
-            retries=retries,
-        )
-    async with loop.run_stream_events(
-        content,
-        message_history=history,
-        usage_limits=limits,
-        usage=usage,
-        toolsets=own or None,
-        deferred_tool_results=deferred,
-        output_type=output_type,
-        model_settings=run_settings,
-        retries=retries,
-    ) as stream:
+        return await loop.run(content, **run)
+    async with loop.run_stream_events(content, **run) as stream:
         async for event in stream:
             if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                 if event.part.content:
