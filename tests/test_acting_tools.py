@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_invoke import invoke
 from conftest import MINIMAL_AGENT, Write
 from holodeck import Agent, FinalMessage, RunOptions, load_agent
 from holodeck.spec.diagnostics import SpecError
@@ -54,6 +55,13 @@ def test_agent_yaml_builtins_give_web_and_acting_tools(write: Write) -> None:
     assert spec.workspace is not None
     assert spec.workspace.tools == ("files", "shell", "code", "terminals")
     assert spec.workspace.sandbox.type == "bwrap" and spec.workspace.path == "project"
+
+
+def test_validate_lists_the_acting_tools_among_those_offered(write: Write) -> None:
+    root = write({"agent.yaml": MINIMAL_AGENT + "builtins: [shell, code]\n"})
+    result = invoke("validate", str(root))
+    assert result.exit_code == 0, result.output
+    assert "tools offered: run_python, shell" in result.output
 
 
 def test_agent_yaml_sandbox_without_acting_tools_is_an_error(write: Write) -> None:

@@ -16,6 +16,7 @@ from holodeck.spec.models.long_term_memory import memory_tool_names
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
 from holodeck.spec.models.tools import McpTool
+from holodeck.spec.models.workspace_settings import acting_tool_names
 from holodeck.spec.yaml.document import YamlDocument
 
 
@@ -155,6 +156,7 @@ def effective_tools(spec: AgentSpec) -> tuple[list[str], list[str], list[str]]:
     if spec.skills:
         names.add("load_skill")
     names |= set(memory_tool_names(spec.memory.long_term))
+    names |= set(acting_tool_names(spec.workspace))
     policy = spec.tools_policy
     offered = sorted(n for n in names if policy is None or policy.allows(n))
     denied = sorted(names - set(offered))
