@@ -7,12 +7,13 @@ SDK's exporters read themselves; the protocol is chosen here because it picks th
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any, cast
 
 from holodeck.spec.models.observability_settings import (
     ConsoleExporter,
@@ -168,7 +169,21 @@ def _console_spans(console: ConsoleExporter) -> Any:
         return json.dumps(data, indent=4 if console.pretty_print else None) + os.linesep
 
     # standard error: standard output is the chat's, or a report's
-    return ConsoleSpanExporter(out=sys.stderr, formatter=formatted)
+    return ConsoleSpanExporter(out=_STDERR, formatter=formatted)
+
+
+class _CurrentStderr(io.TextIOBase):
+    """Standard error as it is when written to: the exporters' threads outlive a
+    `sys.stderr` that is swapped (a test's capture, a redirected CLI) and closed."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+_STDERR = cast("IO[str]", _CurrentStderr())  # typeshed's IO is not TextIOBase
 
 
 def _console_metrics(console: ConsoleExporter) -> Any:
@@ -176,7 +191,7 @@ def _console_metrics(console: ConsoleExporter) -> Any:
 
     indent = 4 if console.pretty_print else None
     return ConsoleMetricExporter(
-        out=sys.stderr, formatter=lambda data: data.to_json(indent=indent) + os.linesep
+        out=_STDERR, formatter=lambda data: data.to_json(indent=indent) + os.linesep
     )
 
 
@@ -190,4 +205,4 @@ def _console_logs(console: ConsoleExporter) -> Any:
             data.pop("observed_timestamp", None)
         return json.dumps(data, indent=4 if console.pretty_print else None) + os.linesep
 
-    return ConsoleLogRecordExporter(out=sys.stderr, formatter=formatted)
+    return ConsoleLogRecordExporter(out=_STDERR, formatter=formatted)
