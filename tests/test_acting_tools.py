@@ -15,6 +15,7 @@ from cli_invoke import invoke
 from conftest import MINIMAL_AGENT, Write
 from holodeck import Agent, FinalMessage, RunOptions, load_agent
 from holodeck.spec.diagnostics import SpecError
+from processes import running
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox)"
@@ -164,15 +165,8 @@ def test_terminals_are_closed_with_the_session(write: Write) -> None:
     agent = Agent(load_agent(root / "agent.yaml"), RunOptions(model="test"))
     marker = "8642.125"
 
-    def running() -> bool:
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    if marker.encode() in (entry / "cmdline").read_bytes():
-                        return True
-                except OSError:
-                    continue
-        return False
+    def still_running() -> bool:
+        return bool(running(marker))
 
     async def go() -> tuple[bool, bool]:
         async with agent, agent.session() as session:
@@ -181,10 +175,10 @@ def test_terminals_are_closed_with_the_session(write: Write) -> None:
             await session.answer(f"/call terminal_write {json.dumps(write_call)}")
             loop = asyncio.get_running_loop()
             deadline = loop.time() + 10
-            while not running() and loop.time() < deadline:
+            while not still_running() and loop.time() < deadline:
                 await asyncio.sleep(0.05)
-            started = running()
-        return started, running()
+            started = still_running()
+        return started, still_running()
 
     started, after = asyncio.run(go())
     assert started and not after

@@ -24,6 +24,8 @@ from pydantic import ValidationError
 from holodeck.sandbox import CommandResult, Sandbox, SandboxLimits, SandboxUnavailable
 from holodeck.spec.models.sandbox_settings import SandboxSettings
 from local_http import LocalHTTPServer
+from processes import running
+from server_harness import until
 
 T = TypeVar("T")
 
@@ -45,27 +47,8 @@ def outside() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _running(marker: str) -> list[int]:
-    """Processes whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
 def _gone(marker: str, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while _running(marker):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+    until(lambda: not running(marker), within, f"no process running {marker}")
     return True
 
 

@@ -28,6 +28,8 @@ from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.sandbox_settings import SandboxSettings
 from holodeck.tools.workspace import Terminals
 from local_http import LocalHTTPServer
+from processes import running
+from server_harness import until
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None or shutil.which("curl") is None,
@@ -94,15 +96,7 @@ class Answers:
 
 
 def _relays() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if RELAY_MARKER.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return running(RELAY_MARKER)
 
 
 def _proxy_folders() -> set[Path]:
@@ -110,11 +104,7 @@ def _proxy_folders() -> set[Path]:
 
 
 def _nothing_left(before: set[Path], within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while _relays() or _proxy_folders() - before:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+    until(lambda: not _relays() and not _proxy_folders() - before, within, "relays to end")
     return True
 
 

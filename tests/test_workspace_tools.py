@@ -6,15 +6,15 @@ not installed: `make sandbox`)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
 from holodeck.sandbox import Sandbox, SandboxLimits
 from holodeck.tools.workspace import CommandTools, Terminals, WorkspaceError, WorkspaceFiles
+from processes import running
+from server_harness import until
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox)"
@@ -130,18 +130,8 @@ def test_terminals_keep_their_state_and_close_with_the_session(workspace: Path) 
 
     seen, pids = asyncio.run(session())
     assert seen == [f"hi from {workspace}/src\n", f"{workspace}\n"]
-    deadline = time.monotonic() + 5
-    while any(Path(f"/proc/{pid}").exists() for pid in pids) or _running("2468.25"):
-        assert time.monotonic() < deadline, "a terminal outlived its session"
-        time.sleep(0.02)
-
-
-def _running(marker: str) -> bool:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    return True
-            except OSError:
-                continue
-    return False
+    until(
+        lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids) and not running("2468.25"),
+        5,
+        "the terminals to end with their session",
+    )
