@@ -4,7 +4,6 @@ most `concurrency` at a time, then check its tool calls and score it with metric
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -14,8 +13,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
 from typing import Any
-
-from pydantic_core import to_jsonable_python
 
 from holodeck.errors import InputError, LimitReached, ModelError
 from holodeck.runtime import (
@@ -36,6 +33,7 @@ from holodeck.spec.models.cases import MATCHER_KEYS, ExpectedTool, TestCase, Tur
 from holodeck.testing.approvals import Decide, case_decisions, through_pauses
 from holodeck.testing.case_files import CaseFiles
 from holodeck.testing.case_memory import remembering
+from holodeck.testing.case_outcome import jsonable, merged, own_calls, retrieved, summarised
 from holodeck.testing.case_workspace import case_workspace, check_files
 from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.metrics.nlp_extra import require_nlp_extra
@@ -174,7 +172,7 @@ async def run_tests(spec: AgentSpec, options: TestOptions, agent: Agent | None =
                     if folder is not None and case.expected_files is not None:
                         done = _with_files(done, check_files(folder, case.expected_files))
             runs.append(done)
-        result = _summarise(name, case, runs)
+        result = summarised(name, case, runs)
         results[name] = result
         if options.on_case is not None:
             options.on_case(result)
@@ -268,7 +266,7 @@ async def _run_case(
             record = await _run_turn(session, files, turn, decide)
             records.append(record)
             if case.turns and turn.expected_tools is not None:
-                checks.append(check_tools(turn.expected_tools, _own(record), case.tool_order))
+                checks.append(check_tools(turn.expected_tools, own_calls(record), case.tool_order))
     except (ModelError, InputError, LimitReached) as exc:  # a cap: an ERROR naming it
         return CaseRun(
             attempt=attempt,
@@ -281,13 +279,13 @@ async def _run_case(
     if simulation is not None:
         turns = [Turn(input=record.input) for record in records]
     if case.expected_tools is not None and (case.turns or not checks):
-        all_calls = [c for r in records for c in _own(r)]
+        all_calls = [c for r in records for c in own_calls(r)]
         checks.append(check_tools(case.expected_tools, all_calls, case.tool_order))
     if simulation is not None:  # each session's own, over its turns
         checks += session_checks(case, records)
-    tool_check = _merge(checks)
+    tool_check = merged(checks)
     given = case.retrieval_context
-    context = list(given) if given is not None else _retrieved(records)
+    context = list(given) if given is not None else retrieved(records)
     scored = []
     if records:  # a simulated user may stop before saying anything
         scored = await score_case(spec, (name, case), turns, records, context, judges)
@@ -333,7 +331,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
                 record = ToolCallRecord(
                     name=event.name,
                     args=event.args,
-                    result=_jsonable(event.result),
+                    result=jsonable(event.result),
                     error=event.error,
                     duration_ms=event.duration_ms,
                     agent=event.agent,
@@ -418,75 +416,6 @@ def _with_files(run: CaseRun, check: FileCheck) -> CaseRun:
     return run.model_copy(update={"file_check": check, "status": status})
 
 
-def _own(record: TurnRecord) -> list[ToolCallRecord]:
-    """The calls the agent under test made itself (not its sub-agents' calls)."""
-    return [c for c in record.tool_calls if not c.agent]
-
-
-def _merge(checks: list[ToolCheck]) -> ToolCheck | None:
-    if not checks:
-        return None
-    if len(checks) == 1:
-        return checks[0]
-    return ToolCheck(
-        passed=all(c.passed for c in checks),
-        order=checks[0].order,
-        missing=[m for c in checks for m in c.missing],
-        unexpected=list(dict.fromkeys(u for c in checks for u in c.unexpected)),
-        mismatched=[m for c in checks for m in c.mismatched],
-        wrong_count=[w for c in checks for w in c.wrong_count],
-        out_of_order=any(c.out_of_order for c in checks),
-        failed=[f for c in checks for f in c.failed],
-    )
-
-
-def _retrieved(records: list[TurnRecord]) -> list[str]:
-    """Retrieval context: what the agent's own tool calls (function, MCP, vectorstore,
-    sub-agent...) returned, turn by turn in the order the calls were made. Calls that
-    failed, and a sub-agent's inner calls (the agent saw only its answer), are left out."""
-    chunks = []
-    for record in records:
-        for call in _own(record):
-            if call.error is not None:
-                continue
-            chunk = _as_text(call.result)
-            if chunk.strip():
-                chunks.append(chunk)
-    return chunks
-
-
-def _as_text(result: Any) -> str:
-    """A tool's result as the judge reads it: text as is, data as JSON."""
-    if isinstance(result, str):
-        return result
-    if result is None:
-        return ""
-    return json.dumps(result, ensure_ascii=False, default=str)
-
-
-def _summarise(name: str, case: TestCase, runs: list[CaseRun]) -> CaseResult:
-    passed = sum(r.status == "pass" for r in runs)
-    statuses = {r.status for r in runs}
-    status = "pass" if statuses == {"pass"} else ("error" if "error" in statuses else "fail")
-    spread: dict[str, tuple[float, float]] = {}
-    for metric in {m.name for r in runs for m in r.metrics}:
-        scores = [
-            m.score for r in runs for m in r.metrics if m.name == metric and m.score is not None
-        ]
-        if scores:
-            spread[metric] = (min(scores), max(scores))
-    return CaseResult(
-        name=name,
-        input=case.input or (case.turns[0].input if case.turns else case_goal(case)),
-        ground_truth=case.ground_truth,
-        runs=runs,
-        status=status,
-        pass_rate=passed / len(runs),
-        flaky=len(statuses) > 1,
-        score_spread=spread,
-    )
-
-
 def _model_label(spec: AgentSpec, options: RunOptions) -> str:
     if isinstance(options.model, str):
         return options.model
@@ -495,12 +424,3 @@ def _model_label(spec: AgentSpec, options: RunOptions) -> str:
     if spec.model is None:
         return "(none)"
     return f"{spec.model.provider}/{spec.model.name}" if spec.model.name else spec.model.provider
-
-
-def _jsonable(value: Any) -> Any:
-    """Tool results as JSON-compatible data, for reports."""
-
-    try:
-        return to_jsonable_python(value, fallback=str)
-    except (TypeError, ValueError):
-        return str(value)

@@ -41,6 +41,8 @@ from holodeck.testing.reports.terminal_text import print_text, printable
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
+    FileCheck,
+    MemoryCheck,
     MetricResult,
     Status,
     TestRun,
@@ -297,24 +299,19 @@ def _render_run(
             print_text(console, text, indent)
             for line in tool_check_lines(check):
                 print_text(console, Text(line, style="red"), indent + 4)
-    files = run.file_check
-    if files is not None and (verbose or run.status != "pass" or not files.passed):
-        text = Text("Files: ")
-        text.append(*((marks[0], "green") if files.passed else (marks[1], "red")))
-        if files.passed:
-            text.append(f" {files.checked} as expected", style="dim")
-        print_text(console, text, indent)
-        for line in files.problems:
-            print_text(console, Text(line, style="red"), indent + 4)
-    memories = run.memory_check
-    if memories is not None and (verbose or run.status != "pass" or not memories.passed):
-        text = Text("Memories: ")
-        text.append(*((marks[0], "green") if memories.passed else (marks[1], "red")))
-        if memories.passed:
-            text.append(f" {memories.checked} as expected", style="dim")
-        print_text(console, text, indent)
-        for line in memories.problems:
-            print_text(console, Text(line, style="red"), indent + 4)
+    afterwards: tuple[tuple[str, FileCheck | MemoryCheck | None], ...] = (
+        ("Files", run.file_check),
+        ("Memories", run.memory_check),
+    )
+    for label, found in afterwards:  # what the case left behind, checked the same way
+        if found is not None and (verbose or run.status != "pass" or not found.passed):
+            text = Text(f"{label}: ")
+            text.append(*((marks[0], "green") if found.passed else (marks[1], "red")))
+            if found.passed:
+                text.append(f" {found.checked} as expected", style="dim")
+            print_text(console, text, indent)
+            for line in found.problems:
+                print_text(console, Text(line, style="red"), indent + 4)
     failures = failed_calls_line(run)
     if failures is not None:  # shown even when the case passed: a failed call is news
         print_text(console, Text(failures, style="yellow"), indent)
