@@ -60,8 +60,11 @@ class SqliteSessionStore(LeasedStore):
                 # sessions are private: the file (and its -wal, -shm, which SQLite makes
                 # with the database's mode) 0600, a directory it creates 0700
                 create_private_file(self.path)
-                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-                db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+                # no busy wait while switching to WAL: `_write_ahead` tries again itself
+                db = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=0
+                )
+                _write_ahead(db)
                 db.execute("PRAGMA busy_timeout=10000")
                 db.executescript(_SCHEMA)
                 self._db = db
@@ -180,3 +183,18 @@ class SqliteSessionStore(LeasedStore):
         db.execute(
             "DELETE FROM session_locks WHERE id = ? AND owner = ?", (session_id, self._owner)
         )
+
+
+def _write_ahead(db: sqlite3.Connection, within_s: float = 10.0) -> None:
+    """WAL mode, so readers never wait for a writer. Switching needs the file alone, and
+    SQLite answers "locked" at once instead of waiting (waiting could deadlock) when
+    another connection opens a new file at the same moment: try again until `within_s`."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
