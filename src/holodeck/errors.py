@@ -17,7 +17,7 @@ place, without a traceback unless `--debug` is given:
 Errors are grouped by what went wrong, and `MEANINGS` is the one table that says what
 each group means on every surface: the command line's exit code, the server's HTTP status
 and the API's error `type`. Every error class belongs to one group by inheritance
-(tests/test_errors.py checks each class), and `meaning_of` reads the table:
+(tests/project/test_errors.py checks each class), and `meaning_of` reads the table:
 
     >>> meaning_of(ModelOutputError("the answer was not JSON"))
     Meaning(exit_code=3, status=502, kind='model_error')

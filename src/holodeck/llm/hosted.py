@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     ProfileFunc = Callable[[str], ModelProfile | None]
 
 # The services' documented OpenAI-compatible base URLs (pydantic-ai's defaults;
-# tests/test_more_providers.py holds them equal).
+# tests/llm/test_more_providers.py holds them equal).
 HOSTED_URLS: dict[ProviderType, str] = {
     ProviderType.GROQ: "https://api.groq.com/openai/v1",
     ProviderType.DEEPSEEK: "https://api.deepseek.com",

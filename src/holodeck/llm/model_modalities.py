@@ -47,7 +47,7 @@ PROFILE_FLAGS: dict[str, str] = {
     "file": "supports_document_input",
 }
 _WHAT = {"image": "images", "audio": "audio", "video": "video", "file": "documents"}
-# Kinds no profile turns off for any provider HoloDeck builds (tests/test_modalities.py
+# Kinds no profile turns off for any provider HoloDeck builds (tests/runtime/test_modalities.py
 # holds that true): asking would load pydantic-ai and a provider SDK (seconds of
 # `holodeck validate`) to learn nothing, so the table alone answers for them.
 PROFILE_SILENT = frozenset({"image", "file"})

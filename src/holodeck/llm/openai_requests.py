@@ -5,7 +5,7 @@ On every call the SDK walks the request body against its TypedDict annotations
 turn's CPU. For chat completion bodies the walk renames and reformats nothing (no
 request type under `openai.types.chat` carries an alias or a format); it drops omitted
 arguments and turns iterables into lists. `lean_body` does just that, and
-`tests/test_openai_requests.py` holds it equal to the SDK's pass on the bodies real turns
+`tests/llm/test_openai_requests.py` holds it equal to the SDK's pass on the bodies real turns
 send (tools, tool calls and results, images, response formats), so an SDK that starts
 transforming these bodies fails the suite rather than a request.
 

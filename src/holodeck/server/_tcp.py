@@ -5,7 +5,7 @@ Nagle's algorithm off (TCP_NODELAY) only on connections accepted from a socket t
 says IPPROTO_TCP, so every answer on a kept-alive connection waited ~40 ms for the
 client's delayed ACK (uvicorn issue 3149). Re-wrapping the descriptor reads its real
 protocol. Imported only when serving (uvicorn is not imported by the CLI otherwise).
-tests/test_server_replicas.py checks the option; bench/server_load.py's two-process run
+tests/server/test_server_replicas.py checks the option; bench/server_load.py's two-process run
 shows the latency it saves."""
 
 from __future__ import annotations
