@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from holodeck.runtime import Event as Event
     from holodeck.runtime import FinalMessage as FinalMessage
     from holodeck.runtime import GuardrailTriggered as GuardrailTriggered
+    from holodeck.runtime import HandedOff as HandedOff
     from holodeck.runtime import HistoryCompacted as HistoryCompacted
     from holodeck.runtime import Run as Run
     from holodeck.runtime import RunOptions as RunOptions
@@ -78,6 +79,7 @@ _EXPORTS = {
     "Usage": "holodeck.runtime",
     "FinalMessage": "holodeck.runtime",
     "GuardrailTriggered": "holodeck.runtime",
+    "HandedOff": "holodeck.runtime",
     "HistoryCompacted": "holodeck.runtime",
     "SessionStore": "holodeck.sessions",
     "SessionBusy": "holodeck.sessions",

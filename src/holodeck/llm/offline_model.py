@@ -43,7 +43,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 
 from holodeck.llm.offline_args import from_prompt
-from holodeck.llm.offline_script import USER_TOOL, Calls, OfflineScript
+from holodeck.llm.offline_script import HANDOFF_MARK, USER_TOOL, Calls, OfflineScript
 
 MODEL_NAME = "holodeck-test"
 
@@ -90,21 +90,55 @@ def _parts(
     script: OfflineScript, messages: list[ModelMessage], info: AgentInfo
 ) -> list[TextPart | ToolCallPart]:
     turn = _current_turn(messages)
+    own = _since_handoff(turn)  # this agent's part of the turn
     retried = _retried_tools(messages)
-    tools = {t.name: t for t in info.function_tools}
+    answers, transfers = _output_tools(info)
+    tools = {t.name: t for t in [*info.function_tools, *transfers]}
     if retried:
         return [_call(tools[name], n) for n, name in enumerate(retried) if name in tools]
-    called = any(isinstance(m, ModelResponse) and m.tool_calls for m in turn)
+    called = any(isinstance(m, ModelResponse) and m.tool_calls for m in own)
     prompt, requested = _requests(_prompt(turn) or "")
     if not called and tools:
-        chosen = _choose(tools, requested, script.take_expected())
+        expected = script.take_expected()
+        moving = {t.name for t in transfers}
+        chosen = _choose(tools, requested, expected, moving)
         if chosen:
+            handing = [c for c in chosen if c[0].name in moving][:1]
+            if handing:  # last, so this agent's own calls run; the next makes the rest
+                chosen = [c for c in chosen if c[0].name not in moving] + handing
+                script.hand_on(tuple(c for c in expected or () if c[0] not in tools))
             return [_call(tool, n, values, prompt) for n, (tool, values) in enumerate(chosen)]
-    if info.output_tools and info.output_tools[0].name == USER_TOOL:  # a simulated user
+    if answers and answers[0].name == USER_TOOL:  # a simulated user
         return [ToolCallPart(USER_TOOL, script.next_move(), tool_call_id="test-user-0")]
-    if info.output_tools:
-        return [_best(_call(info.output_tools[0], 0), info.output_tools[0])]
-    return [TextPart(_answer(turn, prompt, _refusals(requested, tools)))]
+    if answers:
+        return [_best(_call(answers[0], 0), answers[0])]
+    earlier = {p.tool_name for m in turn[: len(turn) - len(own)] for p in _calls(m)}
+    return [TextPart(_answer(own, prompt, _refusals(requested, tools, earlier)))]
+
+
+def _output_tools(info: AgentInfo) -> tuple[list[ToolDefinition], list[ToolDefinition]]:
+    """The output tools that give the answer, and those that transfer the conversation
+    (handoffs). The runtime lists the answer's own shape first; when text is an answer,
+    every output tool is a transfer."""
+    if info.allow_text_output:
+        return [], list(info.output_tools)
+    return list(info.output_tools[:1]), list(info.output_tools[1:])
+
+
+def _since_handoff(turn: list[ModelMessage]) -> list[ModelMessage]:
+    """The turn after the last transfer's result: the answering agent's own part."""
+    for index in range(len(turn) - 1, -1, -1):
+        message = turn[index]
+        if isinstance(message, ModelRequest) and any(
+            isinstance(p, ToolReturnPart) and HANDOFF_MARK in (p.metadata or {})
+            for p in message.parts
+        ):
+            return turn[index + 1 :]
+    return turn
+
+
+def _calls(message: ModelMessage) -> list[ToolCallPart]:
+    return message.tool_calls if isinstance(message, ModelResponse) else []
 
 
 def _current_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
@@ -134,13 +168,18 @@ Requested = list[tuple[str, dict[str, Any]]]
 
 
 def _choose(
-    tools: dict[str, ToolDefinition], requested: Requested, expected: Calls | None
+    tools: dict[str, ToolDefinition],
+    requested: Requested,
+    expected: Calls | None,
+    transfers: set[str],
 ) -> list[tuple[ToolDefinition, dict[str, Any]]]:
     if expected is not None:  # the turn's own choice; its sub-agents go by their prompts
         return [(tools[name], values) for name, values in expected if name in tools]
     chosen = []
     for name, values in requested:
-        for tool in tools.values() if name == EVERY else [tools[name]] if name in tools else []:
+        # `/call *` never transfers the conversation: each agent would hand it on
+        every = [t for t in tools.values() if t.name not in transfers]
+        for tool in every if name == EVERY else [tools[name]] if name in tools else []:
             if not _destructive(tool):
                 chosen.append((tool, values))
     return chosen
@@ -176,11 +215,14 @@ def _requests(prompt: str) -> tuple[str, Requested]:
     return " ".join("".join(kept).split()) if requested else prompt, requested
 
 
-def _refusals(requested: Requested, tools: dict[str, ToolDefinition]) -> list[str]:
-    """Why a tool the message asked for was not called."""
+def _refusals(
+    requested: Requested, tools: dict[str, ToolDefinition], earlier: set[str]
+) -> list[str]:
+    """Why a tool the message asked for was not called (`earlier`: called this turn by
+    the agent that handed over, so not this one's to refuse)."""
     notes = []
     for name, _ in requested:
-        if name == EVERY:
+        if name == EVERY or name in earlier:
             continue
         if name not in tools:
             offered = ", ".join(sorted(tools)) or "none"

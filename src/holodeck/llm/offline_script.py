@@ -4,7 +4,9 @@ hook that hears a turn's first model request. One object, carried by the run's o
 agent they run (`agent.options.offline`), never through a module of `llm/`.
 
 - `expecting(tools)`: the tools the turn started in the block calls (a test case's
-  `expected_tools`, chat's `/call` command); its sub-agents go by their own prompts.
+  `expected_tools`, chat's `/call` command); its sub-agents go by their own prompts. An
+  agent that hands the conversation over leaves the calls it has no tool for to the
+  agent taking it (`hand_on`).
 - `scripted_user(lines)`: the offline model playing a simulated user says `lines` in
   order, then stops with `goal_met`. The lines never enter a prompt, so the agent under
   test (which the same offline model may play) cannot see them.
@@ -30,6 +32,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 USER_TOOL = "user_turn"  # the tool through which a simulated user gives its next move
+# the metadata key on a transfer's result (a handoff): the agent answering from there on
+# starts its own part of the turn, and chooses its tools afresh
+HANDOFF_MARK = "holodeck_handoff"
 
 # A tool to call, by name, or by name with argument values to use (a test case's
 # `expected_tools: [{name: get_weather, args: {city: Paris}}]`).
@@ -100,6 +105,13 @@ class OfflineScript:
             return None
         expected.used = True
         return expected.calls
+
+    def hand_on(self, calls: Calls) -> None:
+        """The agent that took the block's calls handed the conversation over: `calls`
+        (those it could not make) are the next agent's first choice."""
+        expected = self._expected.get()
+        if expected is not None:
+            expected.calls, expected.used = calls, False
 
     def next_move(self) -> dict[str, Any]:
         """The offline user's next move, as the arguments of `USER_TOOL`."""

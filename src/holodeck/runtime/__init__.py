@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from holodeck.runtime._events import Event as Event
     from holodeck.runtime._events import FinalMessage as FinalMessage
     from holodeck.runtime._events import GuardrailTriggered as GuardrailTriggered
+    from holodeck.runtime._events import HandedOff as HandedOff
     from holodeck.runtime._events import HistoryCompacted as HistoryCompacted
     from holodeck.runtime._events import TextDelta as TextDelta
     from holodeck.runtime._events import ToolCallFinished as ToolCallFinished
@@ -107,6 +108,7 @@ _EXPORTS = {
     "cap_reached": "holodeck.runtime._limits",
     "FinalMessage": "holodeck.runtime._events",
     "GuardrailTriggered": "holodeck.runtime._events",
+    "HandedOff": "holodeck.runtime._events",
     "HistoryCompacted": "holodeck.runtime._events",
     "TextDelta": "holodeck.runtime._events",
     "ToolCallFinished": "holodeck.runtime._events",

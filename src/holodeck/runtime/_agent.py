@@ -31,6 +31,7 @@ from holodeck.runtime._approval import needs_approval, with_approval
 from holodeck.runtime._attachments import Attachment
 from holodeck.runtime._events import Event, FinalMessage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner
+from holodeck.runtime._handoffs import HandoffTargets
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._input_guard import InputGuard
 from holodeck.runtime._instrumented import instrumentation
@@ -80,6 +81,7 @@ class Agent:
     threads: ToolThreads
     modules: Any
     max_tool_iterations: int
+    handoff_targets: HandoffTargets
 
     def __init__(
         self,
@@ -210,6 +212,8 @@ class Agent:
         iterations = self.options.max_tool_iterations or execution.max_tool_iterations
         self.max_tool_iterations = iterations or DEFAULT_MAX_TOOL_ITERATIONS
         self.threads = ToolThreads()  # its synchronous tools' calls
+        # the agents its sessions hand over to (`handoffs:`), built on first use
+        self.handoff_targets = HandoffTargets(self, type(self))
 
     async def start(self) -> None:
         """Start the servers shared by every conversation now, rather than on first use
@@ -250,6 +254,7 @@ class Agent:
         self.lifecycle.closing()  # its servers can only be stopped on their own loop
         entered, self._entered = self._entered, None
         try:
+            await self.handoff_targets.aclose()
             await _leave(entered or [], self.spec.name)
         finally:
             self.threads.close(self.spec.name)
@@ -393,6 +398,7 @@ _PREPARED = frozenset(
         "threads",
         "modules",
         "max_tool_iterations",
+        "handoff_targets",
         "_toolsets",
         "_per_session",
         "_needs_approval",

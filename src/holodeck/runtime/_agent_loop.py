@@ -52,13 +52,17 @@ async def drive(
     usage: Any = None,
     limits: TurnLimits | None = None,
     deferred: DeferredToolResults | None = None,
+    handoffs: Sequence[Any] = (),
 ) -> AgentRunResult[Any]:
     """Run the turn under `limits` (default: the agent's own caps); a cap that stops
-    it is raised as `LimitReached`, carrying what the turn used (`spent`)."""
+    it is raised as `LimitReached`, carrying what the turn used (`spent`). `handoffs`
+    are the transfer tools offered (output functions: a call ends the run)."""
     limits = limits or turn_limits(agent.spec.limits, agent.most_turn_requests)
     counted = usage if usage is not None else RunUsage()
     try:
-        return await _run(agent, content, turn, history, counted, limits.usage_limits, deferred)
+        return await _run(
+            agent, content, turn, history, counted, limits.usage_limits, deferred, handoffs
+        )
     except UsageLimitExceeded as exc:
         reached = limits.reached(exc)
         if reached is None:
@@ -75,6 +79,7 @@ async def _run(
     usage: RunUsage,
     limits: UsageLimits,
     deferred: DeferredToolResults | None = None,
+    handoffs: Sequence[Any] = (),
 ) -> AgentRunResult[Any]:
     result: AgentRunResult[Any] | None = None
     own = await turn.scope.toolsets_for(agent) if turn.scope is not None else []
@@ -84,8 +89,11 @@ async def _run(
     if turn.client_tools and not turn.agent:  # a call to one ends the run, deferred
         own = [*own, client_toolset(turn.client_tools)]
         pauses = True
-    if pauses and (output_type is not None or turn.client_tools):
-        output_type = [output_type or agent._output_type, DeferredToolRequests]
+    if handoffs or (pauses and (output_type is not None or turn.client_tools)):
+        # the answer's own shape first: the offline model takes the first output tool
+        output_type = [output_type or agent._output_type, *handoffs]
+        if pauses:
+            output_type.append(DeferredToolRequests)
     run_settings = asked.model_settings() if asked is not None else None
     retries: AgentRetries | None = None
     if asked is not None and asked.schema is not None:

@@ -86,6 +86,7 @@ class FinalMessage:
     model: str = ""  # the model that gave the answer (a fallback, when one took over)
     # calls waiting for a decision: the turn is paused, `text` is empty
     pending: tuple[ApprovalRequired, ...] = ()
+    agent: str = ""  # the name of the agent that answered (after a handoff, the target's)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,18 @@ class HistoryCompacted:
     usage: Usage = field(default_factory=Usage)
 
 
+@dataclass(frozen=True)
+class HandedOff:
+    """The conversation passed from one agent to another (`handoffs:`): `to_agent`
+    answers this turn on, and the session's later messages, until it hands back. `back`:
+    it returned to the agent that had handed it over."""
+
+    from_agent: str
+    to_agent: str
+    reason: str | None = None  # what the handing agent gave as its reason, if anything
+    back: bool = False
+
+
 Event = (
     TextDelta
     | ToolCallStarted
@@ -127,6 +140,7 @@ Event = (
     | FinalMessage
     | GuardrailTriggered
     | HistoryCompacted
+    | HandedOff
 )
 
 

@@ -43,6 +43,7 @@ from holodeck.errors import SessionError
 from holodeck.runtime._approval import Decision, Pending
 from holodeck.runtime._compaction import bounded_history
 from holodeck.runtime._events import Event, FinalMessage, ToolCallStarted, final_message
+from holodeck.runtime._handoffs import chain, valid_stack
 from holodeck.runtime._limits import Used
 from holodeck.runtime._saved_session import FORMAT, VERSION, parse_saved
 from holodeck.runtime._scope import SessionScope
@@ -64,6 +65,7 @@ class Session:
         "_scope",
         "agent",
         "created_at",
+        "handoffs",
         "id",
         "interrupted_calls",
         "max_messages",
@@ -98,6 +100,8 @@ class Session:
         # the tool calls the last turn had started when it was cancelled, in the order made
         self.interrupted_calls: tuple[ToolCallStarted, ...] = ()
         self.pending: Pending | None = None  # a turn paused on calls to approve
+        # who answers: the handoffs taken from the agent to the one answering (none: it)
+        self.handoffs: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Session {self.id} of {self.agent.spec.name}: {len(self.messages)} messages>"
@@ -123,6 +127,12 @@ class Session:
     @user.setter
     def user(self, user: str | None) -> None:
         self._scope.user = user
+
+    @property
+    def answering_agent(self) -> str:
+        """The name of the agent that answers the next message: the session's agent,
+        or the one a handoff transferred the conversation to."""
+        return chain(self.agent.spec, self.handoffs)[-1].name
 
     # -- turns
 
@@ -199,9 +209,11 @@ class Session:
         return await final_message(self.run(prompt, **kwargs))
 
     def reset(self) -> None:
-        """Forget the conversation (what was used so far stays counted)."""
+        """Forget the conversation (what was used so far stays counted); the session's
+        agent answers again."""
         self.messages = []
         self.pending = None
+        self.handoffs = ()
         self.updated_at = time.time()
 
     # -- saving
@@ -217,6 +229,8 @@ class Session:
             "updated_at": self.updated_at,
             "spend": self.spend.to_dict(),
         }
+        if self.handoffs:
+            head["handoffs"] = list(self.handoffs)
         if indent is None:  # a server saves it after every turn: the messages, the bulk of
             # it, go to JSON in pydantic-core in one step (half the time of Python's json)
             saved = json.dumps(head)[:-1].encode()
@@ -258,6 +272,10 @@ class Session:
         )
         if raw.get("pending") is not None:
             session.pending = Pending.from_dict(raw["pending"])
+        handoffs = raw.get("handoffs")
+        if isinstance(handoffs, list):  # those the definition still has
+            names = [str(name) for name in handoffs]
+            session.handoffs = valid_stack(agent.spec, names)
         updated = raw.get("updated_at")
         if isinstance(updated, int | float):
             session.updated_at = float(updated)

@@ -16,25 +16,23 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic_ai.messages import ModelResponse
 from pydantic_ai.usage import RunUsage
 
 from holodeck.errors import ApprovalPending, LimitReached, SessionError
-from holodeck.runtime._agent_loop import OUTPUT_RETRIES, content_of, drive, final_of, user_error
+from holodeck.runtime._agent_loop import OUTPUT_RETRIES, content_of, final_of, user_error
 from holodeck.runtime._approval import Pending
 from holodeck.runtime._compaction import bounded_history, compact_history
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage
 from holodeck.runtime._guardrails import released, rewrite_answer
+from holodeck.runtime._handoffs import MAX_HANDOFFS, Answered, answer
 from holodeck.runtime._input_guard import InputBlocked
 from holodeck.runtime._limits import Used, turn_limits
 from holodeck.runtime._turn import CURRENT_TURN, RunningTurn
 from holodeck.tools.threads import TOOL_THREADS
 
 if TYPE_CHECKING:
-    from pydantic_ai.run import AgentRunResult
-
     from holodeck.runtime._agent import Agent
     from holodeck.runtime._attachments import Attachment
     from holodeck.runtime._client_tools import ClientTool
@@ -91,6 +89,8 @@ class TurnRunner:
             asked_shape = settings is not None and settings.schema is not None
             if asked_shape and not agent.spec.response_format:
                 requests += OUTPUT_RETRIES  # answers that do not fit go back to the model
+            if agent.spec.handoffs:  # each transfer is a model request of its own
+                requests += MAX_HANDOFFS
             limits = turn_limits(agent.spec.limits, requests, self._used(key_used))
             queue: asyncio.Queue[Event | _End] = asyncio.Queue()
             turn = RunningTurn(
@@ -118,19 +118,21 @@ class TurnRunner:
                     if resume is not None:
                         resume.report_denied(turn)
                         before, deferred = list(resume.messages), resume.results()
+                    stack = session.handoffs if session is not None else ()
                     try:
-                        result = await drive(
-                            agent, content, turn, before, limits=limits, deferred=deferred
+                        answered = await answer(
+                            agent.handoff_targets, stack, content, turn, before, limits, deferred
                         )
                     except InputBlocked as blocked:  # no model request; nothing is kept
                         if stream_text:
                             queue.put_nowait(TextDelta(blocked.message))
-                        refused = FinalMessage(blocked.message)
+                        refused = FinalMessage(blocked.message, agent=agent.spec.name)
                         queue.put_nowait(refused.usage)
                         queue.put_nowait(refused)
                         queue.put_nowait(_End(None))
                         return
-                    final = final_of(result, turn)
+                    result = answered.result
+                    final = replace(final_of(result, turn), agent=answered.agent.spec.name)
                     for call in final.pending:  # the turn pauses on them
                         queue.put_nowait(call)
                     if withholds and not final.pending:
@@ -140,7 +142,7 @@ class TurnRunner:
                             final = replace(final, text=checked.text, output=None)
                     finished = True
                     if session is not None:
-                        _keep(session, result, final)
+                        _keep(session, answered, final)
                     if agent.options.cassette is not None:  # an interrupted run keeps its turns
                         await agent.options.cassette.asave()
                     queue.put_nowait(final.usage)
@@ -207,10 +209,12 @@ class TurnRunner:
         return used
 
 
-def _keep(session: Session, result: AgentRunResult[Any], final: FinalMessage) -> None:
-    """The finished turn into the session: what it used, its messages or its pause."""
-    responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-    session.spend.add(final.usage, responses, result.usage.tool_calls)
+def _keep(session: Session, answered: Answered, final: FinalMessage) -> None:
+    """The finished turn into the session: what it used, who answers it now, its
+    messages or its pause (which resumes with the agent that paused)."""
+    result = answered.result
+    session.spend.add(final.usage, answered.responses, result.usage.tool_calls)
+    session.handoffs = answered.stack
     session.pending = None
     if final.pending:  # kept whole, whatever the memory: the turn goes on
         session.pending = Pending(result.all_messages(), final.pending)

@@ -15,6 +15,7 @@ from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.handoffs import HandoffEntry
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
 from holodeck.spec.models.observability_settings import ObservabilitySettings
@@ -77,6 +78,12 @@ class AgentFile(Strict):
         description="Built-in tools: web_search, web_fetch, and the tools that act in the "
         "workspace: files, shell, code (or {name: code, session: kept}), terminals "
         "(docs/tools.md).",
+    )
+    handoffs: Annotated[list[HandoffEntry], Field(max_length=64)] = Field(
+        default_factory=list,
+        description="Agents the conversation may be transferred to: the model is offered "
+        "`transfer_to_<name>` for each; the target then answers until it hands back "
+        "(docs/agent-yaml.md).",
     )
     sandbox: SandboxSettings | None = Field(
         default=None, description="How the shell, code and terminal tools are walled in."

@@ -11,6 +11,7 @@ from holodeck.spec.agent_yaml.cases_file import FORMATS as TEST_CASE_FORMATS
 from holodeck.spec.agent_yaml.cases_file import load_test_cases_file
 from holodeck.spec.agent_yaml.front_matter import instructions_with_version
 from holodeck.spec.agent_yaml.function_parameters import check_parameters
+from holodeck.spec.agent_yaml.handoffs import check_handoff_names, read_handoffs
 from holodeck.spec.agent_yaml.ignored_keys import drop_ignored
 from holodeck.spec.agent_yaml.salvage import Salvaged, salvage_agent
 from holodeck.spec.agent_yaml.structured_files import read_structured
@@ -108,6 +109,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     )
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)
+    handoffs = read_handoffs(agent.handoffs, checks)
     builtins, workspace = read_builtins(agent, checks)
     skills = checks.skills(agent.skills)
     if agent.evaluations:
@@ -123,6 +125,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector.raise_if_errors()
     check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
     offered = _offered_names(agent, subagents, skills, builtins, workspace)
+    check_handoff_names(handoffs, offered, checks)
     servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
     check_tools_policy(agent.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(agent.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
@@ -156,6 +159,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         workspace=workspace,
         skills=skills,
         subagents=subagents,
+        handoffs=handoffs,
         evaluations=agent.evaluations,
         test_cases=tuple(test_cases),
         execution=overlay(ctx.settings.execution, agent.execution) or ExecutionSettings(),
@@ -335,11 +339,20 @@ class _Checks(References):
             self.error((*where, "database"), message, hint)
 
     def subagent(self, tool: AgentTool, where: FieldPath) -> AgentSpec | None:
-        found = self.path((*where, "path"), tool.path, "agent", "any")
+        return self.agent_at(
+            tool.path, where, ("agent {found} calls itself (directly or through others)", None)
+        )
+
+    def agent_at(
+        self, relative: str, where: FieldPath, cycle: tuple[str, str | None]
+    ) -> AgentSpec | None:
+        """The agent at `relative` (`where` holds its `path`), loaded as the top agent
+        was; `cycle` is the message and hint when it is an agent being loaded already."""
+        found = self.path((*where, "path"), relative, "agent", "any")
         if found is None:
             return None
         if self.ctx.is_loading(found) or (self.doc.file and found == self.doc.file.resolve()):
-            self.error((*where, "path"), f"agent {found} calls itself (directly or through others)")
+            self.error((*where, "path"), cycle[0].format(found=found), cycle[1])
             return None
         if len(self.ctx.stack) >= MAX_DEPTH:
             self.error((*where, "path"), f"sub-agents nest deeper than {MAX_DEPTH}")

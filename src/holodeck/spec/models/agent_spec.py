@@ -102,6 +102,9 @@ class AgentSpec(_Frozen):
     subagents: dict[str, AgentSpec] = Field(
         default_factory=dict, description="Agents callable as tools, by tool name."
     )
+    handoffs: tuple[HandoffSpec, ...] = Field(
+        default=(), description="Agents the conversation may be transferred to."
+    )
     params: dict[str, Any] = Field(default_factory=dict)
     interaction: InteractionSpec = Field(default_factory=InteractionSpec)
     evaluations: EvaluationConfig | None = None
@@ -147,3 +150,21 @@ class AgentSpec(_Frozen):
     @property
     def tool_names(self) -> list[str]:
         return [t.name for t in self.tools]
+
+    def handoff(self, name: str) -> HandoffSpec | None:
+        """The handoff called `name`, if the agent declares one."""
+        return next((h for h in self.handoffs if h.name == name), None)
+
+
+class HandoffSpec(_Frozen):
+    """An agent the conversation may be transferred to: the model is offered `tool`;
+    once called, `agent` answers the session (its instructions, tools and model) until
+    it hands back."""
+
+    name: str = Field(description="agent.yaml's `name`; an image's inline tool key.")
+    tool: str = Field(description="The tool the model sees.")
+    description: str | None = None
+    agent: AgentSpec
+
+
+AgentSpec.model_rebuild()

@@ -1,0 +1,73 @@
+"""agent.yaml's `handoffs:`: each target loaded like a `type: agent` tool's path (the
+load context's cycle and depth checks; its warnings become the parent's), and the tool
+names the model will see checked against the agent's other tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from holodeck.spec.diagnostics import FieldPath
+from holodeck.spec.models.agent_spec import AgentSpec, HandoffSpec
+from holodeck.spec.models.handoffs import HandoffEntry, transfer_tool
+
+_BACK_IS_AUTOMATIC = (
+    "a handoff target returns the conversation to the agent that handed it over with its "
+    "`transfer_back_to_<agent>` tool, without listing it; remove this entry"
+)
+
+
+class _Loads(Protocol):
+    def error(self, path: FieldPath, message: str, hint: str | None = None) -> None: ...
+
+    def agent_at(
+        self, relative: str, where: FieldPath, cycle: tuple[str, str | None]
+    ) -> AgentSpec | None: ...
+
+
+def read_handoffs(entries: Sequence[HandoffEntry], checks: _Loads) -> tuple[HandoffSpec, ...]:
+    """The handoffs whose targets load; a problem with one is reported at its entry."""
+    found: list[HandoffSpec] = []
+    first: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        where: FieldPath = ("handoffs", index)
+        if entry.name in first:
+            checks.error(
+                (*where, "name"),
+                f"duplicate handoff `{entry.name}`",
+                f"already listed as handoffs[{first[entry.name]}]; give each its own name",
+            )
+            continue
+        first[entry.name] = index
+        cycle = (
+            f"handoff `{entry.name}` leads to {{found}}, an agent this conversation is "
+            "handed over from already",
+            _BACK_IS_AUTOMATIC,
+        )
+        target = checks.agent_at(entry.path, where, cycle)
+        if target is None:
+            continue
+        found.append(
+            HandoffSpec(
+                name=entry.name,
+                tool=transfer_tool(entry.name),
+                description=entry.description or target.description,
+                agent=target,
+            )
+        )
+    return tuple(found)
+
+
+def check_handoff_names(
+    handoffs: Sequence[HandoffSpec], offered: Sequence[str], checks: _Loads
+) -> None:
+    """A handoff's tool may not take the name of a tool the agent is offered."""
+    taken = set(offered)
+    for index, handoff in enumerate(handoffs):
+        if handoff.tool in taken:
+            checks.error(
+                ("handoffs", index, "name"),
+                f"handoff `{handoff.name}` is offered as tool `{handoff.tool}`, the name of "
+                "one of the agent's tools",
+                "rename the handoff or the tool",
+            )
