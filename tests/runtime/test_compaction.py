@@ -167,6 +167,32 @@ async def test_a_fact_from_turn_3_is_known_at_turn_200_and_every_request_fits_th
     assert first["parts"][0]["content"].startswith(SUMMARY_PREFIX)
 
 
+async def test_the_tool_definitions_count_toward_the_window(
+    write: Write, server: ConversingServer
+) -> None:
+    # a tool whose description alone takes over a third of the window: a request is the
+    # history plus the tools, so compaction must start earlier than the history alone says
+    long_doc = " ".join(f"Shelf rule {n}: items are kept by aisle and row." for n in range(110))
+    files = compacting_agent(server, "{at: 0.8, keep_recent: 2}")
+    files["tools.py"] = (
+        f"def lookup(item: str) -> str:\n    {long_doc!r}\n    return f'shelf {{item}}'\n"
+    )
+    root = write(files)
+    async with Agent(load_agent(root)) as agent, agent.session() as session:
+        talk = await converse(session, 60)
+
+    assert talk.answer == "Your locker code is 4417."
+    tools = [
+        r
+        for r in server.requests
+        if r.body.get("tools", [{}])[0].get("function", {}).get("name") == "lookup"
+    ]
+    assert len(json.dumps(tools[0].body["tools"])) // 4 > WINDOW // 3  # the tools are that big
+    sizes = [len(json.dumps(r.body)) // 4 for r in server.requests]
+    assert max(sizes) < WINDOW, f"largest request ~{max(sizes)} tokens"
+    assert talk.compactions
+
+
 async def test_the_latest_turns_stay_word_for_word_with_their_tool_calls_paired(
     write: Write, server: ConversingServer
 ) -> None:
@@ -176,15 +202,15 @@ async def test_the_latest_turns_stay_word_for_word_with_their_tool_calls_paired(
         kept = session.messages
         restored = Session.from_json(agent, session.to_json())
 
-    assert talk.compacted_before[-1] == 15 and server.unpaired == []
+    last = talk.compacted_before[-1]  # the last compaction came before this turn
+    assert last >= 14 and server.unpaired == []
     assert is_summary(kept[0]) and not any(is_summary(m) for m in kept[1:])
-    # before turn 15: turns 13 and 14 (a lookup: its call and result) kept word for word
+    # the 2 turns before it word for word, then those after it; turn 14 (a lookup: its
+    # call and result) among them
+    said = {13: f"Turn 13.{PADDING}", 14: "Turn 14: please look up item14"}
+    said |= {12: f"Turn 12.{PADDING}", 15: "What is my locker code?"}
     prompts = [p.content for m in kept for p in m.parts if p.part_kind == "user-prompt"]
-    assert prompts == [
-        f"Turn 13.{PADDING}",
-        "Turn 14: please look up item14",
-        "What is my locker code?",
-    ]
+    assert prompts == [said[n] for n in range(last - 2, 16)]
     calls = [p.tool_call_id for m in kept for p in m.parts if p.part_kind == "tool-call"]
     results = [p.tool_call_id for m in kept for p in m.parts if p.part_kind == "tool-return"]
     assert calls == results and len(calls) == 1

@@ -29,6 +29,7 @@ from holodeck.observability import telemetry_for
 from holodeck.runtime._agent_loop import OUTPUT_RETRIES, run_nested
 from holodeck.runtime._approval import needs_approval, with_approval
 from holodeck.runtime._attachments import Attachment
+from holodeck.runtime._compaction import compaction_capabilities
 from holodeck.runtime._events import Event, FinalMessage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner
 from holodeck.runtime._handoffs import HandoffTargets
@@ -197,6 +198,7 @@ class Agent:
             native.extend(
                 tools.memory.capabilities(spec, self.options, self.hosting, self.guardrails)
             )
+        native.extend(compaction_capabilities(self))  # tool definitions, for the estimate
         self._agent: PydanticAgent[None, Any] = PydanticAgent(
             model,
             output_type=output_type,

@@ -3,8 +3,10 @@
 With `memory.compaction`, before each turn the session estimates the next request: its
 history, the agent's instructions and the new message, at four characters a token of
 the request's JSON (no provider tokenizer runs offline; real tokenizers count fewer, so
-the estimate errs on the side of the window). Tool definitions are not counted: `at`
-leaves room for them and for the answer. When the estimate passes `at` x the model's
+the estimate errs on the side of the window), and the tool definitions as the agent's
+last model request sent them (`ToolDefinitionsSize`: an agent's tools do not change
+between its turns, and a long conversation has sent some). `at` leaves room for the
+answer. When the estimate passes `at` x the model's
 context window, one model call (the agent's model, or `compaction.model`) summarises
 every turn but the last `keep_recent`, and the history becomes:
 
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -47,6 +50,9 @@ from holodeck.runtime._history import starts_turn, trim_history
 from holodeck.runtime._structured import StructuredModel
 
 if TYPE_CHECKING:
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.tools import RunContext
+
     from holodeck.runtime._agent import Agent
     from holodeck.runtime._session import Session
     from holodeck.spec.models.agent_spec import AgentSpec
@@ -85,6 +91,47 @@ def bounded_history(
     if compaction_of(spec) is not None:
         return list(messages)
     return trim_history(messages, max_messages)
+
+
+class ToolDefinitionsSize(AbstractCapability[Any]):
+    """Learns, from each model request the agent sends, the tokens its tool definitions
+    take (name, description and JSON schema of each tool the model is offered), estimated
+    as the history is."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        parameters = request_context.model_request_parameters
+        offered = [*parameters.function_tools, *parameters.output_tools]
+        chars = sum(
+            len(t.name)
+            + len(json.dumps(t.description or ""))
+            + len(json.dumps(t.parameters_json_schema))
+            for t in offered
+        )
+        self.tokens = chars // CHARS_PER_TOKEN + PART_OVERHEAD * len(offered)
+        return request_context
+
+
+_tool_sizes: weakref.WeakKeyDictionary[Agent, ToolDefinitionsSize] = weakref.WeakKeyDictionary()
+
+
+def compaction_capabilities(agent: Agent) -> list[AbstractCapability[Any]]:
+    """What a compacting agent's model loop runs besides its tools: the tool-definition
+    size learner; none when compaction is off."""
+    if compaction_of(agent.spec) is None:
+        return []
+    learner = _tool_sizes[agent] = ToolDefinitionsSize()
+    return [learner]
+
+
+def tool_definition_tokens(agent: Agent) -> int:
+    """The tokens the agent's tool definitions took in its last request (0 before one)."""
+    learner = _tool_sizes.get(agent)
+    return learner.tokens if learner is not None else 0
 
 
 def is_summary(message: ModelMessage) -> bool:
@@ -177,7 +224,8 @@ async def compact_history(session: Session, prompt: str | None) -> HistoryCompac
         return None
     history = session.messages
     instructions = agent.spec.instructions or ""
-    before = estimate_tokens(history, instructions, prompt or "")
+    tools = tool_definition_tokens(agent)
+    before = estimate_tokens(history, instructions, prompt or "") + tools
     threshold = settings.at * context_window(agent)
     if before <= threshold:
         return None
@@ -203,7 +251,7 @@ async def compact_history(session: Session, prompt: str | None) -> HistoryCompac
         return None
     note = ModelRequest(parts=[SystemPromptPart(SUMMARY_PREFIX + summary.text.strip())])
     session.messages = [note, *kept]
-    after = estimate_tokens(session.messages, instructions, prompt or "")
+    after = estimate_tokens(session.messages, instructions, prompt or "") + tools
     if after > threshold:  # the kept turns alone are too long: the provider may refuse
         log.warning(
             "%s: the latest %d turns alone are about %d tokens, more than `at` x the context "
