@@ -33,6 +33,7 @@ from holodeck.runtime._compaction import compaction_capabilities
 from holodeck.runtime._events import Event, FinalMessage, final_message
 from holodeck.runtime._guardrails import GuardrailRunner
 from holodeck.runtime._handoffs import HandoffTargets
+from holodeck.runtime._handoffs import check_harnesses as check_handoff_harnesses
 from holodeck.runtime._hosting import Hosting, tool_context
 from holodeck.runtime._input_guard import InputGuard
 from holodeck.runtime._instrumented import instrumentation
@@ -83,6 +84,7 @@ class Agent:
     modules: Any
     max_tool_iterations: int
     handoff_targets: HandoffTargets
+    input_guard: InputGuard | None  # its input checks, which hold for agents it hands to
 
     def __init__(
         self,
@@ -178,6 +180,7 @@ class Agent:
         model = self.model.model
         own_loop = self.options.own_loop
         check_harnesses(spec, self.options.model, own_loop=own_loop)
+        check_handoff_harnesses(spec, self.options.model, own_loop=own_loop)
         if choose_harness(spec, self.options.model, own_loop=own_loop):
             model = harness_model(
                 spec,
@@ -192,8 +195,10 @@ class Agent:
         self.guardrails = GuardrailRunner(
             spec.guardrails, spec.model, self.options, execution, self.hosting, self.telemetry
         )
+        self.input_guard = None
         if self.guardrails.has("input"):  # every text the model is sent passes them first
-            native.append(InputGuard(self.guardrails).capability())
+            self.input_guard = InputGuard(self.guardrails)
+            native.append(self.input_guard.capability())
         if tools.memory is not None:  # facts extracted after each turn, stored as checked
             native.extend(
                 tools.memory.capabilities(spec, self.options, self.hosting, self.guardrails)
@@ -401,6 +406,7 @@ _PREPARED = frozenset(
         "modules",
         "max_tool_iterations",
         "handoff_targets",
+        "input_guard",
         "_toolsets",
         "_per_session",
         "_needs_approval",

@@ -53,15 +53,25 @@ async def drive(
     limits: TurnLimits | None = None,
     deferred: DeferredToolResults | None = None,
     handoffs: Sequence[Any] = (),
+    capabilities: Sequence[Any] = (),
 ) -> AgentRunResult[Any]:
     """Run the turn under `limits` (default: the agent's own caps); a cap that stops
     it is raised as `LimitReached`, carrying what the turn used (`spent`). `handoffs`
-    are the transfer tools offered (output functions: a call ends the run)."""
+    are the transfer tools offered (output functions: a call ends the run);
+    `capabilities` are added to the agent's for this run."""
     limits = limits or turn_limits(agent.spec.limits, agent.most_turn_requests)
     counted = usage if usage is not None else RunUsage()
     try:
         return await _run(
-            agent, content, turn, history, counted, limits.usage_limits, deferred, handoffs
+            agent,
+            content,
+            turn,
+            history,
+            counted,
+            limits.usage_limits,
+            deferred,
+            handoffs,
+            capabilities,
         )
     except UsageLimitExceeded as exc:
         reached = limits.reached(exc)
@@ -80,6 +90,7 @@ async def _run(
     limits: UsageLimits,
     deferred: DeferredToolResults | None = None,
     handoffs: Sequence[Any] = (),
+    capabilities: Sequence[Any] = (),
 ) -> AgentRunResult[Any]:
     result: AgentRunResult[Any] | None = None
     own = await turn.scope.toolsets_for(agent) if turn.scope is not None else []
@@ -108,6 +119,7 @@ async def _run(
         "output_type": output_type,
         "model_settings": run_settings,
         "retries": retries,
+        "capabilities": list(capabilities) or None,
     }
     if not turn.stream_text:  # nobody shows the answer as it comes: one response each
         return await loop.run(content, **run)

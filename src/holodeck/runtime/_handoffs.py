@@ -21,10 +21,11 @@ from pydantic_ai import RunContext, ToolOutput
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolReturnPart
 from pydantic_ai.usage import RunUsage
 
-from holodeck.errors import ModelOutputError
+from holodeck.errors import DefinitionError, ModelOutputError
 from holodeck.llm.offline_script import HANDOFF_MARK
 from holodeck.runtime._agent_loop import drive
 from holodeck.runtime._events import HandedOff
+from holodeck.runtime.harness import choose_harness
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.handoffs import back_tool
 
@@ -101,6 +102,35 @@ def _output(tool: str, target: str | None, description: str) -> ToolOutput[Hando
     return ToolOutput(transfer, name=tool, description=description)
 
 
+def check_harnesses(spec: AgentSpec, model_override: object, *, own_loop: bool) -> None:
+    """Refuse now an agent with handoffs, or a target, that runs in a harness: the
+    harness runs its own loop, which cannot end a run on a transfer."""
+    if not spec.handoffs or own_loop:
+        return
+    for agent in _reached(spec):
+        if agent.harness is not None and choose_harness(agent, model_override, own_loop=own_loop):
+            raise DefinitionError(
+                f"{agent.source}: {agent.name} runs in the `{agent.harness}` harness, whose "
+                "own loop cannot transfer a conversation, and "
+                + ("it has `handoffs`" if agent is spec else "it is a handoff target")
+                + f" of {spec.name}. Pass `--harness none` to run HoloDeck's own loop, or "
+                "remove the handoff"
+            )
+
+
+def checks_output(spec: AgentSpec) -> bool:
+    """Whether an agent `spec` hands over to has output guardrails of its own."""
+    return any(a.guardrails is not None and a.guardrails.output for a in _reached(spec)[1:])
+
+
+def _reached(spec: AgentSpec) -> list[AgentSpec]:
+    """`spec` and every agent its handoffs lead to."""
+    found = [spec]
+    for handoff in spec.handoffs:
+        found += _reached(handoff.agent)
+    return found
+
+
 class HandoffTargets:
     """The agents a root agent's sessions hand over to, built on first use (keyed by
     the stack that reaches them) and closed with the root."""
@@ -158,6 +188,8 @@ async def answer(
             agent._in_use()
             await agent._enter_tools()
         outputs = transfer_outputs(chain(targets.root.spec, stack))
+        # the session's agent's input checks hold whoever answers (the front door)
+        front = targets.root.input_guard if agent is not targets.root else None
         result = await drive(
             agent,
             content,
@@ -167,6 +199,7 @@ async def answer(
             limits=limits,
             deferred=deferred,
             handoffs=outputs,
+            capabilities=[front.capability()] if front is not None else (),
         )
         responses += [m for m in result.new_messages() if isinstance(m, ModelResponse)]
         call = result.output

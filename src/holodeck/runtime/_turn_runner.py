@@ -26,7 +26,7 @@ from holodeck.runtime._approval import Pending
 from holodeck.runtime._compaction import bounded_history, compact_history
 from holodeck.runtime._events import Event, FinalMessage, TextDelta, Usage
 from holodeck.runtime._guardrails import released, rewrite_answer
-from holodeck.runtime._handoffs import MAX_HANDOFFS, Answered, answer
+from holodeck.runtime._handoffs import MAX_HANDOFFS, Answered, answer, checks_output
 from holodeck.runtime._input_guard import InputBlocked
 from holodeck.runtime._limits import Used, turn_limits
 from holodeck.runtime._turn import CURRENT_TURN, RunningTurn
@@ -105,7 +105,8 @@ class TurnRunner:
             if session is not None:
                 session.interrupted_calls = ()
             guards = agent.guardrails
-            withholds = guards.has("output")  # the answer is shown once its checks pass
+            # the answer is shown once its checks pass (an agent handed to checks it too)
+            withholds = guards.has("output") or checks_output(agent.spec)
             finished = False
 
             async def produce() -> None:
@@ -135,8 +136,13 @@ class TurnRunner:
                     final = replace(final_of(result, turn), agent=answered.agent.spec.name)
                     for call in final.pending:  # the turn pauses on them
                         queue.put_nowait(call)
-                    if withholds and not final.pending:
-                        checked = await guards.check("output", final.text, queue.put_nowait)
+                    runners = [guards]  # the session's front door, whoever answers
+                    if answered.agent is not agent:
+                        runners.append(answered.agent.guardrails)
+                    for runner in runners if withholds and not final.pending else ():
+                        if not runner.has("output"):
+                            continue
+                        checked = await runner.check("output", final.text, queue.put_nowait)
                         if checked.text != final.text:
                             rewrite_answer(result, checked.text)
                             final = replace(final, text=checked.text, output=None)

@@ -59,15 +59,16 @@ def read_handoffs(entries: Sequence[HandoffEntry], checks: _Loads) -> tuple[Hand
 
 
 def check_handoff_names(
-    handoffs: Sequence[HandoffSpec], offered: Sequence[str], checks: _Loads
+    entries: Sequence[HandoffEntry], offered: Sequence[str], checks: _Loads
 ) -> None:
     """A handoff's tool may not take the name of a tool the agent is offered."""
     taken = set(offered)
-    for index, handoff in enumerate(handoffs):
-        if handoff.tool in taken:
+    for index, entry in enumerate(entries):
+        tool = transfer_tool(entry.name)
+        if tool in taken:
             checks.error(
                 ("handoffs", index, "name"),
-                f"handoff `{handoff.name}` is offered as tool `{handoff.tool}`, the name of "
-                "one of the agent's tools",
+                f"handoff `{entry.name}` is offered as tool `{tool}`, the name of one of the "
+                "agent's tools",
                 "rename the handoff or the tool",
             )

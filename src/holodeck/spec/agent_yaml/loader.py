@@ -28,7 +28,7 @@ from holodeck.spec.controls_check import (
 )
 from holodeck.spec.diagnostics import FieldPath, Severity, SpecError
 from holodeck.spec.load_context import MAX_DEPTH, LoadContext
-from holodeck.spec.models.agent_spec import AgentSpec, SkillSpec
+from holodeck.spec.models.agent_spec import AgentSpec, HandoffSpec, SkillSpec, handoff_tools
 from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.cases import TestCase
 from holodeck.spec.models.controls import overlay_limits
@@ -114,7 +114,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     skills = checks.skills(agent.skills)
     if agent.evaluations:
         checks.metrics(agent.evaluations.metrics, ("evaluations", "metrics"))
-    test_cases = checks.all_test_cases(agent, skills)
+    test_cases = checks.all_test_cases(agent, skills, handoffs)
     middleware = [
         found
         for index, file in enumerate(agent.middleware)
@@ -125,7 +125,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
         ctx.collector.raise_if_errors()
     check_cost_caps(limits, agent.model, ctx.settings, doc, ctx.collector, ("limits",), ("model",))
     offered = _offered_names(agent, subagents, skills, builtins, workspace)
-    check_handoff_names(handoffs, offered, checks)
+    check_handoff_names(agent.handoffs, offered, checks)
     servers = [t.name for t in agent.tools if isinstance(t, McpTool)]
     check_tools_policy(agent.tools_policy, offered, servers, doc, ctx.collector, strict=ctx.strict)
     check_approval(agent.approval, offered, servers, doc, ctx.collector, strict=ctx.strict)
@@ -384,13 +384,23 @@ class _Checks(References):
             loaded.append(skill)
         return tuple(loaded)
 
-    def all_test_cases(self, agent: AgentFile, skills: tuple[SkillSpec, ...]) -> list[TestCase]:
-        """The inline cases, or those of `test_cases_file`, checked against the tools."""
+    def all_test_cases(
+        self,
+        agent: AgentFile,
+        skills: tuple[SkillSpec, ...],
+        handoffs: tuple[HandoffSpec, ...] = (),
+    ) -> list[TestCase]:
+        """The inline cases, or those of `test_cases_file`, checked against the tools
+        (the tools of the agents it hands over to too)."""
         written = self.partial.tool_names if self.partial else frozenset()
+        handed, handed_servers = handoff_tools(agent.name, handoffs)
         tools = KnownTools(
             # a tool left out as invalid is still known by the name it was given
-            names=frozenset(t.name for t in agent.tools) | written,
-            mcp_servers=tuple(t.name for t in agent.tools if isinstance(t, McpTool)),
+            names=frozenset(t.name for t in agent.tools) | written | handed,
+            mcp_servers=(
+                *(t.name for t in agent.tools if isinstance(t, McpTool)),
+                *handed_servers,
+            ),
             # a harness agent's own built-in tools (Bash, Read, ...) that its settings turn on
             extra=frozenset(
                 [

@@ -134,6 +134,13 @@ def _tools(
         elif sub.kind == "a2a":
             remote = inline_a2a(image, sub, register=False)
             tools.extend([remote] if remote is not None else [])
+        elif sub.kind == "handoff":
+            image.error(
+                sub.path,
+                "an inline agent cannot hand the conversation off",
+                "write the agent out as agents/<name>/config.yaml with the handoff in its "
+                "`tools:`, or put the handoff in the top agent's `tools:`",
+            )
         else:
             agent = build_inline_agent(image, sub, model, register=False)
             if agent is not None:

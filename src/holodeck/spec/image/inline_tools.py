@@ -7,7 +7,9 @@
 An inline `mcp` entry is read like a tools/mcp/<name>.yaml file (the key is its name, the
 transport follows from `command` or `url`); an inline `agent` entry is a sub-agent defined
 in place, callable without being listed in `tools.agents`; an inline `a2a` entry is a
-remote agent reached over A2A (`url`, optional `headers` and `timeout`), as in agent.yaml.
+remote agent reached over A2A (`url`, optional `headers` and `timeout`), as in agent.yaml;
+an inline `handoff` entry (`target_agent`, `description`) transfers the conversation to
+another agent (`handoffs.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from holodeck.spec.diagnostics import FieldPath
 
 # Keys of the `tools:` block itself; every other key names an inline tool.
 BLOCK_KEYS = frozenset({"agents", "builtins", "timeout", "retry"})
-INLINE_TYPES = ("mcp", "agent", "a2a")
+INLINE_TYPES = ("mcp", "agent", "a2a", "handoff")
 
 # Inline MCP keys with no counterpart here, with what to write instead.
 MCP_REFUSED = {

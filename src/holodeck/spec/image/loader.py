@@ -19,6 +19,7 @@ from holodeck.spec.image.cases import load_image_tests
 from holodeck.spec.image.executor import harness_settings
 from holodeck.spec.image.files import ImageConfig
 from holodeck.spec.image.function_policies import policy_origin
+from holodeck.spec.image.handoffs import handed_to, image_handoffs
 from holodeck.spec.image.inline_agents import build_inline_agent
 from holodeck.spec.image.model_choice import image_model
 from holodeck.spec.image.prepare import prepare
@@ -27,7 +28,7 @@ from holodeck.spec.image.reading import ImageReading
 from holodeck.spec.image.subagents import image_subagents
 from holodeck.spec.image.tool_files import image_builtins, inline_a2a, inline_mcp, local_tools
 from holodeck.spec.load_context import LoadContext
-from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, Tool
+from holodeck.spec.models.agent_spec import AgentSpec, InteractionSpec, Tool, handoff_tools
 from holodeck.spec.models.builtin_tools import BuiltinConfig
 from holodeck.spec.models.controls import overlay_limits
 from holodeck.spec.models.guardrails import overlay_guardrails
@@ -92,8 +93,10 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     instructions, instructions_file = image_instructions(image)
     skills = image_skills(image) if single_file is None else ()
     tools = local_tools(image) if single_file is None else []
-    subagents = image_subagents(image)
+    subagents = image_subagents(image, handed_to(prepared.inline))
     for entry in prepared.inline:
+        if entry.kind == "handoff":
+            continue  # read below, once every sub-agent it may name is read
         if entry.kind == "mcp":
             mcp = inline_mcp(image, entry)
             tools.extend([mcp] if mcp is not None else [])
@@ -104,6 +107,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
             sub = build_inline_agent(image, entry, model, True)
             if sub is not None:
                 subagents[entry.name] = sub
+    handoffs = image_handoffs(image, prepared.inline, subagents)
     builtins = image_builtins(image, model)
     for name in acting_tool_names(prepared.workspace):
         image.register_tool(name, doc.diagnostic(("tools", "builtins"), ""))
@@ -111,9 +115,10 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
     for name in memory_tool_names(memory.long_term if memory is not None else None):
         image.register_tool(name, doc.diagnostic(("memory", "long_term"), ""))
     image.check_unique_tools()
+    handed, handed_servers = handoff_tools(config.name or root.name, handoffs)
     known = KnownTools(
-        names=frozenset(image.origins),
-        mcp_servers=tuple(t.name for t in tools if isinstance(t, McpTool)),
+        names=frozenset(image.origins) | handed,
+        mcp_servers=(*(t.name for t in tools if isinstance(t, McpTool)), *handed_servers),
         extra=frozenset({"load_skill"} if skills else ()),
     )
     evaluations, test_cases = (
@@ -161,6 +166,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
         workspace=prepared.workspace,
         skills=skills,
         subagents=subagents,
+        handoffs=handoffs,
         params=config.params,
         interaction=InteractionSpec(
             conversational=config.interaction.conversational,

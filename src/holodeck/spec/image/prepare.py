@@ -69,7 +69,8 @@ def prepare(
             path,
             f"inline tools of type `{kind}` are not supported in "
             + ("a single-file agent" if single_file else "config.yaml"),
-            "inline tools are `type: mcp`, `type: agent` or `type: a2a`; put Python functions in "
+            "inline tools are `type: mcp`, `type: agent`, `type: a2a` or `type: handoff`; put "
+            "Python functions in "
             "tools/python/ and TypeScript ones in tools/typescript/"
             + (
                 " of an image directory (this file as its config.yaml, with `spec_version: 1`)"

@@ -14,14 +14,17 @@ from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.yaml.source import read_yaml
 
 
-def image_subagents(image: ImageReading) -> dict[str, AgentSpec]:
+def image_subagents(
+    image: ImageReading, handed_to: frozenset[str] = frozenset()
+) -> dict[str, AgentSpec]:
     """Listed sub-agents, each found by its directory name or by the `name:` its
-    config.yaml declares (Omnigent matches the declared name)."""
+    config.yaml declares (Omnigent matches the declared name). `handed_to`: the agents
+    inline `type: handoff` entries name, reached without being listed."""
     listed = image.config.tools.agents
     for name, count in Counter(listed).items():
         if count > 1:
             image.error(("tools", "agents"), f"sub-agent `{name}` is listed twice")
-    declared = _declared_agent_names(image)
+    declared = declared_agent_names(image)
     found: dict[str, AgentSpec] = {}
     for index, name in enumerate(dict.fromkeys(listed)):
         directory = _find_subagent(image, name, index, declared)
@@ -44,7 +47,8 @@ def image_subagents(image: ImageReading) -> dict[str, AgentSpec]:
     for directory, own in declared.items():
         if image.single_file:
             break  # a single-file agent's directory holds others' agents too
-        if directory.name not in listed and own not in listed:
+        reached = {*listed, *handed_to}
+        if directory.name not in reached and own not in reached:
             image.warn(
                 directory,
                 f"sub-agent `{own or directory.name}` is not listed in tools.agents; "
@@ -53,7 +57,7 @@ def image_subagents(image: ImageReading) -> dict[str, AgentSpec]:
     return found
 
 
-def _declared_agent_names(image: ImageReading) -> dict[Path, str | None]:
+def declared_agent_names(image: ImageReading) -> dict[Path, str | None]:
     """agents/<dir>/ -> the `name:` its config.yaml declares, if any."""
     agents_dir = image.root / "agents"
     if not agents_dir.is_dir():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -15,6 +16,7 @@ from holodeck.spec.models.claude_settings import ClaudeSettings
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.evaluations import EvaluationConfig
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.handoffs import back_tool
 from holodeck.spec.models.modalities import InputModality, OutputModality
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.network_settings import NetworkSettings
@@ -168,3 +170,22 @@ class HandoffSpec(_Frozen):
 
 
 AgentSpec.model_rebuild()
+
+
+def handoff_tools(
+    name: str, handoffs: Sequence[HandoffSpec]
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The tools a conversation with the agent `name` may call once handed over (a test
+    case may expect them): the transfer tools, the targets' own tools and their
+    hand-back tools; and the targets' MCP servers (whose tools are `<server>_<tool>`)."""
+    names: set[str] = set()
+    servers: list[str] = []
+    for handoff in handoffs:
+        target = handoff.agent
+        names |= {handoff.tool, back_tool(name), *target.tool_names, *target.subagents}
+        names |= {b.name for b in target.builtins} | ({"load_skill"} if target.skills else set())
+        servers += [t.name for t in target.tools if isinstance(t, McpTool)]
+        more, more_servers = handoff_tools(target.name, target.handoffs)
+        names |= more
+        servers += more_servers
+    return frozenset(names), tuple(servers)
