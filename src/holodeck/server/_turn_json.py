@@ -1,5 +1,6 @@
 """What a served turn looks like on the wire: its attachments taken in, and its tool
-calls, guardrail hits, pending approvals and usage as JSON, the same for every route."""
+calls, guardrail hits, pending approvals, handoffs, compactions and usage as JSON, the
+same for every route."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from holodeck.runtime import (
     ApprovalRequired,
     Attachment,
     GuardrailTriggered,
+    HandedOff,
+    HistoryCompacted,
     ToolCallFinished,
     Usage,
 )
@@ -73,6 +76,28 @@ def guardrail_json(hit: GuardrailTriggered) -> dict[str, Any]:
         "message": hit.message,
         "reason": hit.reason,
         "agent": hit.agent,
+    }
+
+
+def handoff_json(event: HandedOff) -> dict[str, Any]:
+    """The conversation passing from one agent to another (`back`: returned to the agent
+    that had handed it over)."""
+    return {
+        "from_agent": event.from_agent,
+        "to_agent": event.to_agent,
+        "reason": event.reason,
+        "back": event.back,
+    }
+
+
+def compacted_json(event: HistoryCompacted) -> dict[str, Any]:
+    """Older turns replaced by a summary before the turn (estimated token counts)."""
+    return {
+        "summarised": event.summarised,
+        "kept": event.kept,
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+        "usage": usage_json(event.usage),
     }
 
 

@@ -25,6 +25,7 @@ from holodeck.runtime import (
     Event,
     FinalMessage,
     GuardrailTriggered,
+    HandedOff,
     Session,
     ToolCallFinished,
     Usage,
@@ -42,6 +43,7 @@ from holodeck.server._turn_json import (
     call_json,
     call_tree,
     guardrail_json,
+    handoff_json,
     jsonable,
     pending_json,
     priced_usage_json,
@@ -72,6 +74,10 @@ class ServedTurn:
     started: float = field(default_factory=time.perf_counter)
     calls: list[ToolCallFinished] = field(default_factory=list)
     guardrails: list[GuardrailTriggered] = field(default_factory=list)
+    handoffs: list[HandedOff] = field(default_factory=list)
+    # the agent answering the session's next message (a handoff's target); "" until the
+    # session is held
+    answering: str = ""
     final: FinalMessage | None = None
     logged: bool = False
     trace_ids: tuple[str, str] | None = None  # (trace id, span id) when traced
@@ -104,6 +110,8 @@ class ServedTurn:
             "output": jsonable(final.output) if final else None,
             "session_id": self.session_id,
             "agent": self.served.name,
+            "answered_by": self.answered_by,
+            "handoffs": [handoff_json(h) for h in self.handoffs],
             "tool_calls": call_tree(self.calls),
             "usage": priced_usage_json(self.usage, self.cost),
             "model": final.model if final else None,
@@ -111,6 +119,13 @@ class ServedTurn:
             "request_id": self.request_id,
             "pending": [pending_json(c) for c in final.pending] if final else [],
         }
+
+    @property
+    def answered_by(self) -> str:
+        """The agent that wrote the answer: the served one, or a handoff's target."""
+        if self.final is not None and self.final.agent:
+            return self.final.agent
+        return self.answering or self.served.name
 
     @property
     def blocked(self) -> bool:
@@ -247,6 +262,7 @@ async def _served(
             if given is not None:
                 await held.enter_async_context(reservation.run())
                 session = await held.enter_async_context(given)
+                turn.answering = session.answering_agent
             else:
                 # the session first, then a slot: a turn waiting for its session's previous
                 # turn holds no slot that another session's turn could run in
@@ -257,6 +273,7 @@ async def _served(
                 session = await held.enter_async_context(live)
                 await held.enter_async_context(reservation.run())
                 admit(turn, session)
+                turn.answering = session.answering_agent
             yield OPENED
             if decide(turn, session):  # else calls still wait: the turn stays paused
                 hold, before = await _hold_key_day(turn, session)
@@ -355,6 +372,9 @@ def _keep(turn: ServedTurn, session: Session, event: Event) -> None:
         turn.guardrails.append(event)
         if event.side == "input" and event.text is not None and not event.agent:
             turn.message = event.text  # the request log keeps it redacted
+    elif isinstance(event, HandedOff):
+        turn.handoffs.append(event)
+        turn.answering = event.to_agent
     elif isinstance(event, FinalMessage):
         turn.final = event
         if event.usage.requests:  # counted by the session before it came

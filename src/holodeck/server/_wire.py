@@ -125,11 +125,30 @@ class ApprovalIn(Body):
     )
 
 
+class HandoffOut(BaseModel):
+    """The conversation passed from one agent to another during the turn (`handoffs:`)."""
+
+    from_agent: str
+    to_agent: str
+    reason: str | None = Field(default=None, description="The handing agent's reason, if any.")
+    back: bool = Field(
+        default=False, description="It returned to the agent that had handed it over."
+    )
+
+
 class ChatResponse(BaseModel):
     response: str
     output: Any = Field(default=None, description="The parsed answer of a response_format.")
     session_id: str
-    agent: str
+    agent: str = Field(description="The served agent the request named.")
+    answered_by: str = Field(
+        default="",
+        description="The agent that wrote the answer: the served one, or the agent a handoff "
+        "passed the conversation to; it answers the session's next message too.",
+    )
+    handoffs: list[HandoffOut] = Field(
+        default_factory=list, description="Handoffs made in this turn, in order."
+    )
     tool_calls: list[ToolCallOut]
     usage: UsageOut
     model: str | None = Field(
@@ -211,6 +230,11 @@ class SessionMessage(BaseModel):
 class SessionOut(BaseModel):
     session_id: str
     agent: str
+    answering_agent: str = Field(
+        default="",
+        description="The agent that answers the next message: the served one, or the "
+        "agent a handoff passed the conversation to.",
+    )
     created_at: float
     updated_at: float
     messages: list[SessionMessage]

@@ -4,7 +4,9 @@ task whose record is saved when it starts and when it ends.
 
 - blocking, the task is answered when the turn ends;
 - streamed, the task comes first, then the answer's text as artifact chunks and each
-  tool call as a status update (its `metadata.holodeck`), then the final status;
+  tool call, handoff and history compaction as a status update (its `metadata.holodeck`,
+  whose `event` is `tool_call_started`, `tool_call_finished`, `handoff` or `compacted`),
+  then the final status;
 - with `returnImmediately`, the task is answered working while the turn goes on here;
 - a turn paused on a call to approve ends the task `input-required`.
 
@@ -32,9 +34,15 @@ from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Struct
 
 from holodeck.errors import HoloDeckError
-from holodeck.runtime import TextDelta, ToolCallFinished, ToolCallStarted
+from holodeck.runtime import (
+    HandedOff,
+    HistoryCompacted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from holodeck.server._errors import ApiError, from_holodeck_error
-from holodeck.server._turn_json import call_json, jsonable
+from holodeck.server._turn_json import call_json, compacted_json, handoff_json, jsonable
 from holodeck.server._turns import open_turn
 from holodeck.server.a2a._rpc_errors import TERMINAL, a2a_error
 from holodeck.server.a2a._task_records import Running, end_task, load_task, now, save_task
@@ -127,6 +135,12 @@ class Sending:
                 elif isinstance(item, ToolCallStarted | ToolCallFinished):
                     if stream:
                         yield _tool_update(a, item)
+                elif isinstance(item, HandedOff):
+                    if stream:  # the answer's chunks that follow are `to_agent`'s
+                        yield _update(a, {"event": "handoff", **handoff_json(item)})
+                elif isinstance(item, HistoryCompacted):
+                    if stream:
+                        yield _update(a, {"event": "compacted", **compacted_json(item)})
                 elif item is _DONE:
                     final = a.turn.final
                     if final is not None and final.pending:  # paused for a person's decision
@@ -237,9 +251,14 @@ def _tool_update(a: A2ATurn, event: ToolCallStarted | ToolCallFinished) -> TaskS
     else:
         call = {"event": "tool_call_finished", **call_json(event)}
         call["parent_id"] = event.parent_call_id
+    return _update(a, call)
+
+
+def _update(a: A2ATurn, said: dict[str, Any]) -> TaskStatusUpdateEvent:
+    """A working status update whose `metadata.holodeck` says what happened."""
     return TaskStatusUpdateEvent(
         task_id=a.task_id,
         context_id=a.context_id,
         status=TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=now()),
-        metadata=ParseDict(jsonable({"holodeck": call}), Struct()),
+        metadata=ParseDict(jsonable({"holodeck": said}), Struct()),
     )

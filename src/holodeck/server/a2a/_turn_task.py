@@ -1,7 +1,9 @@
 """One HoloDeck turn as an A2A task: the request's turn, the user's message (its ids are
 the task's and context's), the events the running turn puts on its queue, and the task
 as it stands in a given state (history, answer artifact, the calls waiting, and
-`metadata.holodeck`: request id, tool calls, usage with its cost, model)."""
+`metadata.holodeck`: request id, the agent that answered and the turn's handoffs, tool
+calls, usage with its cost, model). The answer's message and artifact name the agent that
+wrote it in their `metadata.holodeck.agent`: after a handoff, not the served one."""
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ from a2a.types import Artifact, Message, Part, Task, TaskState, TaskStatus
 
 from holodeck.runtime import Attachment
 from holodeck.server._registry import ServedAgent
-from holodeck.server._turn_json import call_tree, jsonable, pending_json, priced_usage_json
+from holodeck.server._turn_json import (
+    call_tree,
+    handoff_json,
+    jsonable,
+    pending_json,
+    priced_usage_json,
+)
 from holodeck.server._turns import ServedTurn
 from holodeck.server.a2a._task_records import agent_message, now, task_key
 
@@ -52,12 +60,14 @@ class A2ATurn:
         history = [*self.earlier, self.user]
         task = Task(id=self.task_id, context_id=self.context_id, status=status)
         if answer is not None:
+            author = {"holodeck": {"agent": self.turn.answered_by}}
             reply = agent_message(answer, self.context_id, self.task_id)
+            reply.metadata.update(author)
             status.message.CopyFrom(reply)
             history.append(reply)
-            task.artifacts.append(
-                Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=answer)])
-            )
+            artifact = Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=answer)])
+            artifact.metadata.update(author)
+            task.artifacts.append(artifact)
         elif error is not None:
             status.message.CopyFrom(agent_message(error, self.context_id, self.task_id))
         pending = self.turn.final.pending if self.turn.final else ()
@@ -79,6 +89,8 @@ class A2ATurn:
             {
                 "holodeck": {
                     "agent": self.served.name,
+                    "answered_by": turn.answered_by,
+                    "handoffs": [handoff_json(h) for h in turn.handoffs],
                     "request_id": turn.request_id,
                     "tool_calls": jsonable(call_tree(turn.calls)),
                     "usage": priced_usage_json(turn.usage, turn.cost),

@@ -9,7 +9,12 @@ run's RUN_FINISHED then carries an interrupt for it (`_interrupts`). The run tha
 resumes a call the page was shown does not start it again: its TOOL_CALL_RESULT follows.
 
 Text a sub-agent writes is its answer to the tool call that asked it, which arrives as
-that call's result: only the top agent's text is the assistant's message."""
+that call's result: only the top agent's text is the assistant's message. For an agent
+with `handoffs:`, its `name` is the agent answering the session: the served agent, or the
+one a handoff passed the conversation to. AG-UI has no event of its own for a handoff or
+for the history being compacted, so each is a CUSTOM event (`holodeck.handoff`,
+`holodeck.history_compacted`) whose value is what /v1/chat's `handoff` and `compacted`
+events carry."""
 
 from __future__ import annotations
 
@@ -21,14 +26,15 @@ from holodeck.runtime import (
     ApprovalRequired,
     Event,
     FinalMessage,
+    HandedOff,
+    HistoryCompacted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
-from holodeck.server._turn_json import (
-    jsonable,
-)
+from holodeck.server._turn_json import compacted_json, handoff_json, jsonable
 from holodeck.server.agui._interrupts import interrupts_of
+from holodeck.server.agui._state import SERVERS_KEYS
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -41,8 +47,15 @@ def _id() -> str:
 class AguiRun:
     """The AG-UI events of one run (a turn) of thread `thread_id`."""
 
-    def __init__(self, thread_id: str, run_id: str, shown: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        thread_id: str,
+        run_id: str,
+        shown: frozenset[str] = frozenset(),
+        answering: str | None = None,
+    ) -> None:
         self.thread_id, self.run_id = thread_id, run_id
+        self._answering = answering  # the agent whose text the messages are
         self._shown = shown  # calls an earlier run of the thread started, resumed now
         self._message: str | None = None  # the text message open now
         self._wrote = False  # some answer text was sent
@@ -63,6 +76,11 @@ class AguiRun:
             return [self._call_finished(event)]
         if isinstance(event, FinalMessage) and not self._wrote and event.text:
             return self._text(event.text)  # an answer that did not stream (structured)
+        if isinstance(event, HandedOff):  # the next text is another agent's message
+            self._answering = event.to_agent
+            return [*self._close_text(), _custom("holodeck.handoff", handoff_json(event))]
+        if isinstance(event, HistoryCompacted):
+            return [_custom("holodeck.history_compacted", compacted_json(event))]
         return []
 
     def finished(
@@ -94,7 +112,11 @@ class AguiRun:
         out: list[BaseEvent] = []
         if self._message is None:
             self._message = _id()
-            out.append(TextMessageStartEvent(message_id=self._message, role="assistant"))
+            out.append(
+                TextMessageStartEvent(
+                    message_id=self._message, role="assistant", name=self._answering
+                )
+            )
         out.append(TextMessageContentEvent(message_id=self._message, delta=text))
         self._wrote = True
         return out
@@ -126,10 +148,16 @@ class AguiRun:
         )
 
 
+def _custom(name: str, value: dict[str, Any]) -> BaseEvent:
+    from ag_ui.core import CustomEvent
+
+    return CustomEvent(name=name, value=value)
+
+
 def _json(value: Any) -> str:
     return json.dumps(jsonable(value), ensure_ascii=False)
 
 
 def state_of_turn(answer: dict[str, Any]) -> dict[str, Any]:
     """The STATE_SNAPSHOT after a turn: what a client needs to continue and account."""
-    return {k: answer[k] for k in ("session_id", "agent", "model", "usage", "request_id")}
+    return {k: answer[k] for k in sorted(SERVERS_KEYS)}

@@ -139,7 +139,13 @@ async def _run(request: Request, agent: str | None, endpoint: str) -> StreamingR
     from ag_ui.encoder import EventEncoder
 
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
-    run = AguiRun(run_input.thread_id, run_input.run_id, shown=frozenset(approvals or ()))
+    run = AguiRun(
+        run_input.thread_id,
+        run_input.run_id,
+        shown=frozenset(approvals or ()),
+        # messages name their author when another agent may answer the thread
+        answering=turn.answering if served.spec.handoffs else None,
+    )
     return StreamingResponse(
         _stream(encoder, run, turn, events, page_state),
         media_type=encoder.get_content_type(),

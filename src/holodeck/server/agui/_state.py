@@ -1,6 +1,7 @@
 """An AG-UI thread's state (`RunAgentInput.state`, the page's shared state): kept per
 thread in the agent's session store, beside the session, and returned in each run's
-STATE_SNAPSHOT with what the server adds (session, agent, model, usage, request id).
+STATE_SNAPSHOT with what the server adds (session, agent, the agent that answered, model,
+usage, request id).
 
 A run that sends a non-empty state object replaces the thread's; one that sends none
 (`{}`, as a page that has just loaded does) gets the thread's back. The keys the server
@@ -15,7 +16,7 @@ from holodeck.server._errors import ApiError
 from holodeck.server._registry import ServedAgent
 from holodeck.server._turns import session_key
 
-SERVERS_KEYS = frozenset({"session_id", "agent", "model", "usage", "request_id"})
+SERVERS_KEYS = frozenset({"session_id", "agent", "answered_by", "model", "usage", "request_id"})
 _STATE = "agui/state/"  # `/` is no session id's: the key is never a session's
 
 

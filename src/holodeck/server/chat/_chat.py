@@ -1,6 +1,7 @@
 """`POST /v1/chat`: a message in, the agent's answer out, as JSON or as Server-Sent
-Events (`stream: true`): `session`, `text`, `tool_call_started`, `tool_call_finished`,
-`guardrail`, then `final` (the JSON answer) or `error`. A client that goes away, streaming or not,
+Events (`stream: true`): `session`, `compacted`, `text`, `tool_call_started`,
+`tool_call_finished`, `guardrail`, `approval_required`, `handoff`, then `final` (the JSON
+answer) or `error`. A client that goes away, streaming or not,
 cancels the turn and the conversation stays as it was before it."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,6 +18,7 @@ from holodeck.runtime import (
     ApprovalRequired,
     Event,
     GuardrailTriggered,
+    HandedOff,
     HistoryCompacted,
     TextDelta,
     ToolCallFinished,
@@ -28,7 +29,9 @@ from holodeck.server._state import key_name_of, request_id_of, state_of
 from holodeck.server._turn_json import (
     attachments_from,
     call_json,
+    compacted_json,
     guardrail_json,
+    handoff_json,
     jsonable,
     pending_json,
 )
@@ -50,6 +53,8 @@ EVENTS = [
     "tool_call_finished",
     "guardrail",
     "approval_required",
+    "compacted",
+    "handoff",
     "final",
     "error",
 ]
@@ -130,7 +135,9 @@ def sse_of(event: Event) -> ServerSentEvent | None:
     if isinstance(event, ApprovalRequired):  # the turn pauses; `final` lists these too
         return _event("approval_required", pending_json(event))
     if isinstance(event, HistoryCompacted):  # before the turn: older turns summarised
-        return _event("compacted", asdict(event))
+        return _event("compacted", compacted_json(event))
+    if isinstance(event, HandedOff):  # `to_agent` answers from here on
+        return _event("handoff", handoff_json(event))
     return None
 
 

@@ -145,7 +145,6 @@ async def _refuse_anothers(request: Request, served: ServedAgent, session_id: st
 
 
 def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
-
     messages: list[dict[str, Any]] = []
     for entry in entries_of(session.messages):
         shown: dict[str, Any] = {"role": entry.role, "content": jsonable(entry.content)}
@@ -155,6 +154,7 @@ def _session_json(served: ServedAgent, session: Session) -> dict[str, Any]:
     return {
         "session_id": session.id,
         "agent": served.name,
+        "answering_agent": session.answering_agent,
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "messages": messages,
