@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import functools
-import gc
 import signal
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from rich.console import Console
 
 import holodeck.testing.metrics
 import holodeck.testing.progress  # noqa: F401
+from holodeck.cli import collector
 from holodeck.cli.ingest_progress import IngestBar, has_search_tools
 from holodeck.cli.run_matrix import model_runs, run_matrix
 from holodeck.cli.run_report import RunReport
@@ -151,7 +151,7 @@ def run(request: TestRequest, console: Console, phases: Phases) -> int:
             runs = model_runs(spec, options, models, request.tags)
             for each in runs:
                 _check_judges(spec, each.agent, [case for _, case in selected])
-        gc.freeze()
+        collector.settle()
         try:
             return run_matrix(spec, runs, report, len(selected))
         finally:
@@ -164,8 +164,8 @@ def run(request: TestRequest, console: Console, phases: Phases) -> int:
         _check_judges(spec, agent, [case for _, case in selected])
     # the definition, the agent and every imported module live as long as the run: kept
     # out of the collector's way, they are not scanned again and again as cases come and go
-    # (bench/test_scale.py measures the run with and without it)
-    gc.freeze()
+    # (bench/test_scale.py measures the run with and without the freeze)
+    collector.settle()
     try:
         code = asyncio.run(_test(spec, options, agent, report, len(selected), bar, details))
     finally:
