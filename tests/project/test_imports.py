@@ -199,3 +199,12 @@ def test_an_agent_without_a_search_tool_runs_without_the_search_pipeline(tmp_pat
         ["test", weather, "--model", "test", "-o", report], {"numpy", "holodeck.search"}, tmp_path
     )
     assert loaded == [], f"`holodeck test` of an agent without a search tool loaded: {loaded}"
+
+
+def test_a_run_loads_no_pattern_engine_or_run_comparison_it_does_not_use(tmp_path: Path) -> None:
+    # `regex` runs pattern guardrails, `--compare` compares saved runs: a run of an agent
+    # without guardrails, not comparing, starts without them
+    weather = str(REPO / "examples" / "weather")
+    watched = {"regex", "holodeck.cli.run_compare", "holodeck.testing.comparison"}
+    loaded = _loaded_by(["test", weather, "--model", "test"], watched, tmp_path)
+    assert loaded == [], f"`holodeck test` of an agent without guardrails loaded: {loaded}"

@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
+from holodeck.cli import collector
 from holodeck.cli.run_options import matrix_run_options, report_options
 from holodeck.errors import ConfigurationError
 from holodeck.testing.phases import Phases
@@ -164,19 +165,25 @@ def test(
 
     check_pairs(click.get_current_context(), compare, record, replay, options["output"])
 
-    phases = Phases()
-    with phases.phase("import"):
-        # the run's modules (pydantic-ai, the metrics, the reports), loaded here so that
-        # `holodeck test --help` needs none of them; and what the run imports on first use
-        # otherwise, so that its first cases wait for nothing the rest do not: anyio's
-        # asyncio backend (pydantic-ai runs every turn in anyio task groups);
-        # bench/test_scale.py's run/ideal shows it
-        import anyio._backends._asyncio  # noqa: F401
-
-        from holodeck.cli import run_compare, run_tests
-
     console = Console(stderr=False, highlight=False)
-    if compare is not None:
+    if compare is not None:  # two saved runs read: none of the run's modules
+        from holodeck.cli import run_compare
+
         raise SystemExit(run_compare.compare(compare, options["path"], console))
-    request = run_tests.command_request(record, replay, **options)
-    raise SystemExit(run_tests.run(request, console, phases))
+    collector.pause_for_start_up()  # until the agent is built (cli/collector.py)
+    try:
+        phases = Phases()
+        with phases.phase("import"):
+            # the run's modules (pydantic-ai, the metrics, the reports), loaded here so
+            # that `holodeck test --help` needs none of them; and what the run imports on
+            # first use otherwise, so that its first cases wait for nothing the rest do
+            # not: anyio's asyncio backend (pydantic-ai runs every turn in anyio task
+            # groups); bench/test_scale.py's run/ideal shows it
+            import anyio._backends._asyncio  # noqa: F401
+
+            from holodeck.cli import run_tests
+
+        request = run_tests.command_request(record, replay, **options)
+        raise SystemExit(run_tests.run(request, console, phases))
+    finally:
+        collector.resume()
