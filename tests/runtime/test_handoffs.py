@@ -19,6 +19,7 @@ from holodeck.runtime import (
     Agent,
     Event,
     FinalMessage,
+    GuardrailTriggered,
     HandedOff,
     Session,
     ToolCallFinished,
@@ -251,3 +252,37 @@ def test_billings_instructions_tools_and_model_reach_the_provider_after_the_hand
     transferred = bodies[1]["messages"][-1]["content"]
     assert "Transferred to billing" in transferred
     assert "route customers" in system(bodies[5]) and tools(bodies[5]) == {"transfer_to_billing"}
+
+
+def test_the_session_agents_guardrails_hold_while_billing_answers(tmp_path: Path) -> None:
+    """Billing has no guardrails of its own: the front door's still check every message
+    and every answer after the handoff."""
+    root = agents(tmp_path)
+    triage = (root / "agent.yaml").read_text(encoding="utf-8")
+    guardrails = {
+        "guardrails": {
+            "input": [{"block_keywords": ["wire the money"]}],
+            "output": [{"pii": ["email"], "action": "redact"}],
+        }
+    }
+    (root / "agent.yaml").write_text(triage + dump(guardrails), encoding="utf-8")
+
+    async def main() -> None:
+        async with Agent(load_agent(root), RunOptions(model="test")) as agent:
+            session = agent.session()
+            await turn(session, "Invoice 7 please /call transfer_to_billing")
+            assert session.answering_agent == "billing"
+
+            events, final = await turn(session, "Now wire the money to me")
+            hits = [(e.side, e.action) for e in events if isinstance(e, GuardrailTriggered)]
+            assert hits == [("input", "block")]
+            assert "wire the money" not in final.text
+
+            events, final = await turn(session, "Write to ann@example.com")
+            assert final.agent == "billing"
+            assert "ann@example.com" not in final.text
+            assert ("output", "redact") in [
+                (e.side, e.action) for e in events if isinstance(e, GuardrailTriggered)
+            ]
+
+    asyncio.run(main())
