@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_invoke import invoke
 from conftest import Write
 from holodeck.config.loader import load_agent
 from holodeck.errors import DefinitionError
@@ -196,3 +197,17 @@ def test_handoffs_in_the_claude_harness_are_refused_until_it_is_turned_off(
         Agent(spec, RunOptions(env={"ANTHROPIC_API_KEY": "k"})).prepare()
     assert "--harness none" in str(caught.value) and str(root / "agent.yaml") in str(caught.value)
     Agent(spec, RunOptions(model="test", harness="none")).prepare()  # its own loop: fine
+
+
+def test_validate_lists_the_handoffs_beside_the_tools(write: Write) -> None:
+    root = write(
+        {
+            "agent.yaml": triage("  - {name: billing, path: billing/agent.yaml}\n"),
+            "billing/agent.yaml": BILLING,
+        }
+    )
+    result = invoke("validate", str(root))
+    assert result.exit_code == 0, result.output
+    assert "hands off with: transfer_to_billing (to billing)" in result.output
+    listed = invoke("validate", "--json", str(root))
+    assert '"transfer_to_billing": "billing"' in listed.output

@@ -63,6 +63,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
             f"{len(spec.skills)} skills, {len(spec.subagents)} sub-agents, "
             f"{len(spec.test_cases)} test cases"
         )
+        handoffs = {h.tool: h.agent.name for h in spec.handoffs}
         searches, errors = _embedders_of(spec)
         modal = modality_diagnostics(spec, strict, partial(_tool_context, spec), path)
         modal_failed = any(d.severity.value == "error" for d in modal)
@@ -79,6 +80,7 @@ def validate(paths: tuple[Path, ...], strict: bool, no_env: bool, as_json: bool)
                 "tools_offered": offered,
                 "tools_denied": denied,
                 "mcp_servers": servers,
+                "handoffs": handoffs,
             }
         )
     if as_json:
@@ -121,6 +123,11 @@ def _print_tools(result: dict[str, object]) -> None:
     click.echo(f"  tools offered: {listed}")
     if denied:
         click.echo(f"  denied by tools_policy: {', '.join(denied)}")
+    handoffs = result.get("handoffs")
+    assert isinstance(handoffs, dict)
+    if handoffs:  # offered besides the tools: each hands the conversation over
+        listed = ", ".join(f"{tool} (to {agent})" for tool, agent in handoffs.items())
+        click.echo(f"  hands off with: {listed}")
 
 
 def _as_json(result: dict[str, object]) -> dict[str, object]:
