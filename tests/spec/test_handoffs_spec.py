@@ -211,3 +211,30 @@ def test_validate_lists_the_handoffs_beside_the_tools(write: Write) -> None:
     assert "hands off with: transfer_to_billing (to billing)" in result.output
     listed = invoke("validate", "--json", str(root))
     assert '"transfer_to_billing": "billing"' in listed.output
+
+
+def test_a_target_whose_own_tool_takes_the_hand_back_name_is_refused(write: Write) -> None:
+    clashing = (
+        "tools:\n  - {type: function, name: transfer_back_to_triage, file: t.py, function: f}\n"
+    )
+    root = write(
+        {
+            "agent.yaml": triage("  - {name: billing, path: billing}\n"),
+            "billing/agent.yaml": BILLING + clashing,
+            "billing/t.py": "def f() -> str:\n    return 'x'\n",
+        }
+    )
+    (error,) = errors_of(root)
+    assert error.field == "handoffs[0].path" and error.line == 5
+    assert "`transfer_back_to_triage`" in error.message and error.hint == "rename that tool"
+
+    config = IMAGE.split("  review:")[0]
+    folder = image(write, config)
+    tool = "def transfer_back_to_triage() -> str:\n    return 'x'\n"
+    (folder / "agents/billing_dir/tools/python").mkdir(parents=True)
+    (folder / "agents/billing_dir/tools/python/transfer_back_to_triage.py").write_text(
+        tool, encoding="utf-8"
+    )
+    (error,) = errors_of(folder)
+    assert error.field == "tools.billing_desk.target_agent"
+    assert "`transfer_back_to_triage`" in error.message

@@ -12,6 +12,7 @@ from holodeck.spec.diagnostics import Collector, FieldPath, Severity
 from holodeck.spec.models.agent_spec import AgentSpec
 from holodeck.spec.models.controls import Approval, Limits, ToolsPolicy
 from holodeck.spec.models.guardrails import Guardrails
+from holodeck.spec.models.handoffs import back_tool
 from holodeck.spec.models.long_term_memory import memory_tool_names
 from holodeck.spec.models.model_settings import ModelSettings
 from holodeck.spec.models.settings import Settings
@@ -162,6 +163,19 @@ def effective_tools(spec: AgentSpec) -> tuple[list[str], list[str], list[str]]:
     denied = sorted(names - set(offered))
     servers = sorted(t.name for t in spec.tools if isinstance(t, McpTool))
     return offered, denied, servers
+
+
+def hand_back_clash(parent: str, target: AgentSpec) -> str | None:
+    """Why `target` cannot be handed to by the agent named `parent`: one of its own tools
+    takes the name its hand-back tool needs (`transfer_back_to_<parent>`); else None."""
+    tool = back_tool(parent)
+    offered, denied, _ = effective_tools(target)
+    if tool in {*offered, *denied, *(h.tool for h in target.handoffs)}:
+        return (
+            f"agent `{target.name}` has a tool named `{tool}`, the name of the tool that "
+            f"hands the conversation back to `{parent}`"
+        )
+    return None
 
 
 def check_guardrails(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from holodeck.spec.controls_check import hand_back_clash
 from holodeck.spec.diagnostics import FieldPath
 from holodeck.spec.models.agent_spec import AgentSpec, HandoffSpec
 from holodeck.spec.models.handoffs import HandoffEntry, transfer_tool
@@ -25,8 +26,11 @@ class _Loads(Protocol):
     ) -> AgentSpec | None: ...
 
 
-def read_handoffs(entries: Sequence[HandoffEntry], checks: _Loads) -> tuple[HandoffSpec, ...]:
-    """The handoffs whose targets load; a problem with one is reported at its entry."""
+def read_handoffs(
+    entries: Sequence[HandoffEntry], checks: _Loads, parent: str
+) -> tuple[HandoffSpec, ...]:
+    """The handoffs whose targets load, from the agent named `parent`; a problem with one
+    is reported at its entry."""
     found: list[HandoffSpec] = []
     first: dict[str, int] = {}
     for index, entry in enumerate(entries):
@@ -46,6 +50,10 @@ def read_handoffs(entries: Sequence[HandoffEntry], checks: _Loads) -> tuple[Hand
         )
         target = checks.agent_at(entry.path, where, cycle)
         if target is None:
+            continue
+        clash = hand_back_clash(parent, target)
+        if clash is not None:
+            checks.error((*where, "path"), clash, "rename that tool")
             continue
         found.append(
             HandoffSpec(

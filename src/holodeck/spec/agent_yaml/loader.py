@@ -109,7 +109,7 @@ def load_agent_yaml(path: Path, ctx: LoadContext) -> AgentSpec:
     )
     response_format = checks.response_format(agent.response_format)
     subagents = checks.tools(agent)
-    handoffs = read_handoffs(agent.handoffs, checks)
+    handoffs = read_handoffs(agent.handoffs, checks, agent.name)
     builtins, workspace = read_builtins(agent, checks)
     skills = checks.skills(agent.skills)
     if agent.evaluations:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from holodeck.spec.controls_check import hand_back_clash
 from holodeck.spec.diagnostics import FieldPath, SpecError, did_you_mean
 from holodeck.spec.image.inline_tools import InlineTool
 from holodeck.spec.image.reading import ImageReading
@@ -36,10 +37,13 @@ def handed_to(entries: Sequence[InlineTool]) -> frozenset[str]:
 
 
 def image_handoffs(
-    image: ImageReading, entries: Sequence[InlineTool], subagents: dict[str, AgentSpec]
+    image: ImageReading,
+    entries: Sequence[InlineTool],
+    subagents: dict[str, AgentSpec],
+    parent: str,
 ) -> tuple[HandoffSpec, ...]:
-    """The inline handoffs whose targets load; `subagents` are the image's listed and
-    inline sub-agents, which a handoff may name."""
+    """The inline handoffs whose targets load, from the agent named `parent`; `subagents`
+    are the image's listed and inline sub-agents, which a handoff may name."""
     found: list[HandoffSpec] = []
     for entry in (e for e in entries if e.kind == "handoff"):
         path = entry.path
@@ -74,6 +78,10 @@ def image_handoffs(
             continue
         agent = subagents.get(target) or _load(image, target, (*path, "target_agent"))
         if agent is None:
+            continue
+        clash = hand_back_clash(parent, agent)
+        if clash is not None:
+            image.error((*path, "target_agent"), clash, "rename that tool")
             continue
         found.append(
             HandoffSpec(

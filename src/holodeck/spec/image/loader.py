@@ -107,7 +107,7 @@ def load_image(root: Path, ctx: LoadContext, single_file: Path | None = None) ->
             sub = build_inline_agent(image, entry, model, True)
             if sub is not None:
                 subagents[entry.name] = sub
-    handoffs = image_handoffs(image, prepared.inline, subagents)
+    handoffs = image_handoffs(image, prepared.inline, subagents, config.name or root.name)
     builtins = image_builtins(image, model)
     for name in acting_tool_names(prepared.workspace):
         image.register_tool(name, doc.diagnostic(("tools", "builtins"), ""))
