@@ -135,9 +135,22 @@ def banner_rows(conversation: Conversation, resumed: int) -> list[tuple[str, str
         ("tools", ", ".join(tools) or "none"),
         ("skills", ", ".join(s.name for s in spec.skills) or "none"),
         ("sub-agents", ", ".join(spec.subagents) or "none"),
+        *_handoff_rows(conversation),
         ("data", ", ".join(sources) or "none"),
         ("memory", memory),
         *_network_row(conversation),
+    ]
+
+
+def _handoff_rows(conversation: Conversation) -> list[tuple[str, str]]:
+    """The agents it may hand the conversation to, and who answers now (a resumed
+    session may have been handed over)."""
+    spec = conversation.spec
+    if not spec.handoffs:
+        return []
+    return [
+        ("handoffs", ", ".join(h.name for h in spec.handoffs)),
+        ("answering", conversation.session.answering_agent),
     ]
 
 

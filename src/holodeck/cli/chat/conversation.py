@@ -124,6 +124,7 @@ class Conversation:
             return
         saved = self._saved_session(data)
         self.session.messages = saved.messages
+        self.session.handoffs = saved.handoffs  # who answers, as the other chat left it
         self.session.spend = saved.spend
         self.session.created_at, self.session.updated_at = saved.created_at, saved.updated_at
         self.transcript = exchanges_from(saved.messages)

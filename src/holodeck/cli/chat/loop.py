@@ -61,7 +61,7 @@ async def interactive(conversation: Conversation, view: ChatView, output: Any = 
     try:
         while True:
             try:
-                line = await session.prompt_async(handle_sigint=False)
+                line = await session.prompt_async(prompt_of(conversation), handle_sigint=False)
             except KeyboardInterrupt:
                 view.dim("(Press Ctrl+C again to leave, or Ctrl+D, or type exit.)")
                 continue
@@ -87,6 +87,14 @@ async def interactive(conversation: Conversation, view: ChatView, output: Any = 
                     await asyncio.wait({turn})
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+def prompt_of(conversation: Conversation) -> list[tuple[str, str]]:
+    """`› `, led by the agent answering when a handoff passed the conversation on."""
+    answering = conversation.session.answering_agent
+    if answering == conversation.spec.name:
+        return [("class:prompt", "› ")]
+    return [("class:agent", f"{answering} "), ("class:prompt", "› ")]
 
 
 @contextlib.contextmanager
@@ -148,6 +156,6 @@ def _prompt_session(output: Any, leaving: _Leaving) -> Any:
         history=InMemoryHistory(),
         key_bindings=bindings,
         prompt_continuation=lambda width, line, wrapped: "· ".rjust(width),
-        style=Style.from_dict({"prompt": "bold ansicyan"}),
+        style=Style.from_dict({"prompt": "bold ansicyan", "agent": "ansimagenta"}),
         output=output,
     )

@@ -1,5 +1,6 @@
-"""A chat's transcript: each question, the tool calls made for it and the answer, kept
-for `/save FILE` (markdown), and rebuilt from a resumed conversation's messages."""
+"""A chat's transcript: each question, the tool calls and handoffs made for it and the
+answer (headed by the agent that wrote it), kept for `/save FILE` (markdown), and rebuilt
+from a resumed conversation's messages."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from holodeck.cli.chat.view import as_text, shorten
-from holodeck.runtime import Event, FinalMessage, TextDelta, ToolCallFinished, entries_of
+from holodeck.cli.chat.view import as_text, handoff_line, shorten
+from holodeck.runtime import (
+    Event,
+    FinalMessage,
+    HandedOff,
+    TextDelta,
+    ToolCallFinished,
+    entries_of,
+)
 
 if TYPE_CHECKING:
     from holodeck.runtime import Message
@@ -24,14 +32,20 @@ class Exchange:
     answer: str = ""
     status: Literal["answered", "cancelled", "failed", "reset", "resumed"] = "answered"
     note: str = ""
+    handoffs: list[HandedOff] = field(default_factory=list)
+    agent: str = ""  # the agent that answered, when a handoff made it another
 
     def record(self, event: Event) -> None:
         if isinstance(event, ToolCallFinished):
             self.calls.append(event)
+        elif isinstance(event, HandedOff):
+            self.handoffs.append(event)
+            self.agent = event.to_agent
         elif isinstance(event, TextDelta) and not event.agent:
             self.answer += event.text  # what a cancelled answer had written
         elif isinstance(event, FinalMessage):
             self.answer = event.text
+            self.agent = event.agent or self.agent
 
 
 def exchanges_from(messages: Sequence[Message]) -> list[Exchange]:
@@ -65,7 +79,9 @@ def transcript_markdown(agent_name: str, exchanges: Sequence[Exchange]) -> str:
         if exchange.status == "reset":
             lines += ["---", "", "*The conversation was reset.*", ""]
             continue
-        lines += ["## You", "", exchange.prompt, "", f"## {agent_name}", ""]
+        lines += ["## You", "", exchange.prompt, "", f"## {exchange.agent or agent_name}", ""]
+        for handoff in exchange.handoffs:
+            lines += [f"*{handoff_line(handoff)}*", ""]
         for call in exchange.calls:
             depth = call.agent.count("/") + 1 if call.agent else 0
             args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in call.args.items())

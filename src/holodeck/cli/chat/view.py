@@ -1,6 +1,7 @@
 """How `holodeck chat` looks: the banner, answers streamed as they arrive (rendered as
 markdown on a terminal, plain text otherwise), each tool call as it starts and ends
-(nested under the sub-agent that made it), usage, and one-line errors.
+(nested under the sub-agent that made it), each handoff ("billing takes over: ...",
+"back to triage"), usage, and one-line errors.
 
 On a terminal everything goes to stdout. Otherwise the answer alone goes to stdout and
 the rest to stderr, so `echo question | holodeck chat . > answer.txt` keeps only the answer.
@@ -26,6 +27,7 @@ from holodeck.runtime import (
     Event,
     FinalMessage,
     GuardrailTriggered,
+    HandedOff,
     HistoryCompacted,
     TextDelta,
     ToolCallFinished,
@@ -106,6 +108,9 @@ class ChatView:
             self._say(f"{_indent(event.agent)}[yellow]⚠[/yellow] {escape(guardrail_line(event))}")
         elif isinstance(event, HistoryCompacted):
             self._say(f"[dim]{escape(compaction_line(event))}[/dim]")
+        elif isinstance(event, HandedOff):  # the answer after it is the other agent's
+            self._end_answer()
+            self._say(f"[magenta]⇄[/magenta] {escape(handoff_line(event))}")
         elif isinstance(event, ApprovalRequired):
             self._end_answer()
             call = escape(self._call(event.name, event.args))
@@ -228,6 +233,12 @@ def compaction_line(event: HistoryCompacted) -> str:
         f"earlier turns summarised: {event.summarised} messages into one, "
         f"{event.kept} kept (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
     )
+
+
+def handoff_line(event: HandedOff) -> str:
+    """'billing takes over: invoice question' or 'back to triage'."""
+    line = f"back to {event.to_agent}" if event.back else f"{event.to_agent} takes over"
+    return f"{line}: {event.reason}" if event.reason else line
 
 
 # --- answers ---------------------------------------------------------------------------
