@@ -18,6 +18,7 @@ from typing import Any
 
 from holodeck._version import __version__
 from holodeck.observability import _exporters as exporters
+from holodeck.observability import names
 from holodeck.observability._prometheus import prometheus_reader
 from holodeck.observability._redact import Redactor, redacting_exporter, redacting_log_processor
 from holodeck.observability._sampling import record_all_sampler
@@ -160,6 +161,18 @@ class Telemetry:
         """A span of HoloDeck's own (a test case, a metric), current inside the block."""
         with self.tracer.start_as_current_span(name, attributes=attributes) as span:
             yield span
+
+    def handoff(self, from_agent: str, to_agent: str, reason: str | None, back: bool) -> None:
+        """A span `handoff <to_agent>` under the current one (the turn's): where in the
+        turn the conversation passed from one agent to another, and why."""
+        attributes: dict[str, Any] = {
+            names.HANDOFF_FROM: from_agent,
+            names.HANDOFF_TO: to_agent,
+            names.HANDOFF_BACK: back,
+        }
+        if reason:
+            attributes[names.HANDOFF_REASON] = self.content(reason)
+        self.tracer.start_span(f"{names.HANDOFF_SPAN} {to_agent}", attributes=attributes).end()
 
     def content(self, text: str) -> str:
         """`text` as captured content: redacted."""

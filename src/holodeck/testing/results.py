@@ -58,6 +58,15 @@ class ToolCallRecord(_Record):
     agent: str = ""  # "" for the agent under test, else the sub-agent's name
 
 
+class HandoffRecord(_Record):
+    """The conversation passed from one agent to another in a turn (`handoffs:`)."""
+
+    from_agent: str
+    to_agent: str
+    reason: str | None = None
+    back: bool = False  # returned to the agent that had handed it over
+
+
 class GuardrailRecord(_Record):
     """A guardrail that blocked or redacted in a turn (a blocked turn's output is its
     message)."""
@@ -124,6 +133,8 @@ class TurnRecord(_Record):
     model: str = ""  # the model that answered (a fallback, when one took over)
     guardrails: list[GuardrailRecord] = Field(default_factory=list)
     session: int = 0  # a simulated user's sessions count from 0
+    handoffs: list[HandoffRecord] = Field(default_factory=list)
+    agent: str = ""  # the agent that answered, when a handoff made it another
 
 
 StopReason = Literal["goal_met", "gave_up", "off_track", "max_turns"]

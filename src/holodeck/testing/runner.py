@@ -20,6 +20,7 @@ from holodeck.runtime import (
     ExpectedCall,
     FinalMessage,
     GuardrailTriggered,
+    HandedOff,
     Hosting,
     OfflineScript,
     Run,
@@ -35,6 +36,7 @@ from holodeck.testing.case_files import CaseFiles
 from holodeck.testing.case_memory import remembering
 from holodeck.testing.case_outcome import jsonable, merged, own_calls, retrieved, summarised
 from holodeck.testing.case_workspace import case_workspace, check_files
+from holodeck.testing.handoff_calls import handoff_record, transfer_call
 from holodeck.testing.metrics import JudgeFactory
 from holodeck.testing.metrics.nlp_extra import require_nlp_extra
 from holodeck.testing.offline import OFFLINE, not_judged, offline_run
@@ -43,6 +45,7 @@ from holodeck.testing.results import (
     CaseRun,
     FileCheck,
     GuardrailRecord,
+    HandoffRecord,
     RunSummary,
     TestRun,
     ToolCallRecord,
@@ -320,6 +323,7 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
     finished: list[tuple[int, ToolCallRecord]] = []
     final: FinalMessage | None = None
     guarded: list[GuardrailRecord] = []
+    handoffs: list[HandoffRecord] = []
     # the answer is only read whole: no text streaming, less work per model request; an
     # offline run's model calls the tools the turn expects (the turn starts in the block)
     with session.agent.options.offline.expecting(expected):
@@ -337,6 +341,10 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
                     agent=event.agent,
                 )
                 finished.append((order.get(event.call_id, len(order)), record))
+            elif isinstance(event, HandedOff):  # a transfer is a call the model made
+                handoffs.append(handoff_record(event))
+                finished.append((len(order), transfer_call(session.agent.spec, event)))
+                order[f"handoff {len(handoffs)}"] = len(order)
             elif isinstance(event, GuardrailTriggered):
                 guarded.append(
                     GuardrailRecord(
@@ -365,6 +373,8 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
         duration_ms=(time.perf_counter() - clock) * 1000,
         model=final.model,
         guardrails=guarded,
+        handoffs=handoffs,
+        agent=final.agent if final.agent != session.agent.spec.name else "",
     )
 
 

@@ -15,6 +15,7 @@ from holodeck.spec.diagnostics import display_path
 from holodeck.testing.results import (
     CaseResult,
     CaseRun,
+    HandoffRecord,
     MetricResult,
     SimulationRecord,
     TestRun,
@@ -151,6 +152,15 @@ _STOPS = {
     "off_track": "the user stopped: the conversation went off track",
     "max_turns": "stopped at max_turns",
 }
+
+
+def handoff_text(handoff: HandoffRecord) -> str:
+    """`billing takes over: invoice question` or `back to triage`."""
+    if handoff.back:
+        said = f"back to {handoff.to_agent}"
+    else:
+        said = f"{handoff.to_agent} takes over from {handoff.from_agent}"
+    return f"{said}: {handoff.reason}" if handoff.reason else said
 
 
 def stop_text(simulation: SimulationRecord) -> str:

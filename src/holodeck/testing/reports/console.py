@@ -24,6 +24,7 @@ from holodeck.testing.reports._format import (
     dollars,
     duration,
     failed_calls_line,
+    handoff_text,
     judgement_note,
     metric_error_text,
     metric_label,
@@ -353,7 +354,11 @@ def _render_conversation(run: CaseRun, console: Console, indent: int) -> None:
         print_text(console, _speaker("user", turn.input, "cyan"), indent + 2)
         for call in turn.tool_calls:
             _render_tool_call(call, console, indent + 2)
-        print_text(console, _speaker("agent", turn.output, "green"), indent + 2)
+        for handoff in turn.handoffs:
+            print_text(
+                console, Text(f"handoff: {handoff_text(handoff)}", style="magenta"), indent + 2
+            )
+        print_text(console, _speaker(turn.agent or "agent", turn.output, "green"), indent + 2)
         if turn.structured_output is not None:
             print_text(console, Text("structured output:", style="dim"), indent + 2)
             print_text(console, Text(as_json(turn.structured_output)), indent + 4)

@@ -40,6 +40,7 @@ def render_html(run: TestRun) -> str:
         duration=_format.duration,
         tokens=_format.tokens,
         as_json=_format.as_json,
+        handoff_text=_format.handoff_text,
         short_json=_format.short_json,
         tool_check_lines=_format.tool_check_lines,
         failed_calls_line=_format.failed_calls_line,

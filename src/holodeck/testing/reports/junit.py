@@ -18,6 +18,7 @@ from holodeck.testing.reports._format import (
     dollars,
     duration,
     failed_calls_line,
+    handoff_text,
     judgement_note,
     metric_label,
     metric_line,
@@ -200,7 +201,8 @@ def _run_lines(run: CaseRun, total: int) -> list[str]:
             outcome = f"error: {call.error}" if call.error else as_json(call.result)
             took = duration(call.duration_ms)
             lines.append(f"tool {call.name}({as_json(call.args)}) -> {outcome} [{took}]")
-        lines.append(f"agent: {turn.output}")
+        lines += [f"handoff: {handoff_text(h)}" for h in turn.handoffs]
+        lines.append(f"{turn.agent or 'agent'}: {turn.output}")
     if run.simulation is not None:
         lines.append(f"simulation: {stop_text(run.simulation)}")
     lines += [metric_line(m) for m in run.metrics]

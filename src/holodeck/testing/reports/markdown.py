@@ -16,6 +16,7 @@ from holodeck.testing.reports._format import (
     dollars,
     duration,
     failed_calls_line,
+    handoff_text,
     judgement_note,
     metric_error_text,
     metric_label,
@@ -241,7 +242,10 @@ def _run_section(run: CaseRun) -> list[str]:
                 else:
                     lang = "text" if isinstance(call.result, str) else "json"
                     lines += ["Result:", "", *_code(as_json(call.result), lang)]
-            lines += ["Agent:", "", *_code(turn.output)]
+            for handoff in turn.handoffs:
+                lines += [f"Handoff: {_inline(handoff_text(handoff))}", ""]
+            who = f" ({_inline(turn.agent)})" if turn.agent else ""
+            lines += [f"Agent{who}:", "", *_code(turn.output)]
             if turn.structured_output is not None:
                 lines += ["Structured output:", "", *_code(as_json(turn.structured_output), "json")]
         lines += ["</details>", ""]
