@@ -49,7 +49,8 @@ dev: $(VENV)/.dev
 demo: $(BIN)/holodeck
 	$(BIN)/holodeck test examples/weather --model test -o .holodeck/demo-report.html
 	$(BIN)/holodeck test examples/research --model test
-	$(BIN)/holodeck validate examples/weather examples/research examples/support-image
+	$(BIN)/holodeck test examples/triage-handoff --model test
+	$(BIN)/holodeck validate examples/weather examples/research examples/triage-handoff examples/support-image
 	$(BIN)/holodeck pack examples/support-image -o $(VENV)/support-image.tar.gz
 	$(BIN)/holodeck validate $(VENV)/support-image.tar.gz
 
