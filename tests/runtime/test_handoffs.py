@@ -90,6 +90,7 @@ def test_triage_hands_over_to_billing_which_answers_until_it_hands_back(tmp_path
                 session, "My invoice 7 is wrong /call transfer_to_billing /call lookup_invoice"
             )
             assert handed(events) == [("triage", "billing", False)]
+            assert [e.tool for e in events if isinstance(e, HandedOff)] == ["transfer_to_billing"]
             # billing made the call, in the same turn, and answered from it
             assert [c.name for c in final.tool_calls] == ["lookup_invoice"]
             assert final.agent == "billing"
@@ -102,6 +103,9 @@ def test_triage_hands_over_to_billing_which_answers_until_it_hands_back(tmp_path
 
             events, final = await turn(session, "Thanks! /call transfer_back_to_triage")
             assert handed(events) == [("billing", "triage", True)]
+            assert [e.tool for e in events if isinstance(e, HandedOff)] == [
+                "transfer_back_to_triage"
+            ]
             assert final.agent == "triage" and session.answering_agent == "triage"
             assert final.text.startswith("Test answer to: Thanks!")
 

@@ -113,6 +113,7 @@ def test_chat_streams_the_handoff_and_billing_answers_until_it_hands_back(
             "to_agent": "billing",
             "reason": "an invoice question",
             "back": False,
+            "tool": "transfer_to_billing",
         }
         # billing made the call after the handoff, and wrote the answer
         assert names.index("handoff") < names.index("tool_call_finished")
@@ -153,6 +154,7 @@ def test_chat_streams_the_handoff_and_billing_answers_until_it_hands_back(
             "to_agent": "triage",
             "reason": "not about billing",
             "back": True,
+            "tool": "transfer_back_to_triage",
         }
         assert events[-1][1]["answered_by"] == "triage"
         assert TRIAGE_SAYS in instructions(openai_server.requests[-1].body)
@@ -175,7 +177,13 @@ def test_ag_ui_a2a_and_responses_show_or_follow_the_handoff(
     assert [(e["name"], e["value"]) for e in custom] == [
         (
             "holodeck.handoff",
-            {"from_agent": "triage", "to_agent": "billing", "reason": "invoices", "back": False},
+            {
+                "from_agent": "triage",
+                "to_agent": "billing",
+                "reason": "invoices",
+                "back": False,
+                "tool": "transfer_to_billing",
+            },
         )
     ]
     (reply,) = [m for m in run["messages"] if m["role"] == "assistant" and m.get("content")]
@@ -199,6 +207,7 @@ def test_ag_ui_a2a_and_responses_show_or_follow_the_handoff(
             "to_agent": "billing",
             "reason": "a refund",
             "back": False,
+            "tool": "transfer_to_billing",
         }
     ]
     assert said[-1]["answered_by"] == "billing"

@@ -129,6 +129,7 @@ class HandedOff:
     to_agent: str
     reason: str | None = None  # what the handing agent gave as its reason, if anything
     back: bool = False
+    tool: str = ""  # the transfer tool the model called (`transfer_to_billing`, ...)
 
 
 Event = (

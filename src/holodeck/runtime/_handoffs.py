@@ -214,9 +214,24 @@ async def answer(
             )
         stack = (*stack, call.target) if call.target is not None else stack[:-1]
         to = targets.agent_for(stack)
-        turn.emit(HandedOff(agent.spec.name, to.spec.name, call.reason, call.target is None))
+        turn.emit(
+            HandedOff(
+                agent.spec.name,
+                to.spec.name,
+                call.reason,
+                call.target is None,
+                _tool(agent, call, to.spec.name),
+            )
+        )
         history = _marked(result.all_messages(), call, to.spec.name)
         content, deferred = None, None
+
+
+def _tool(agent: Agent, call: HandoffCall, to: str) -> str:
+    """The transfer tool `agent`'s model called for `call`, which passed the
+    conversation to the agent named `to`."""
+    handoff = agent.spec.handoff(call.target) if call.target is not None else None
+    return handoff.tool if handoff is not None else back_tool(to)
 
 
 def _marked(messages: list[ModelMessage], call: HandoffCall, to: str) -> list[ModelMessage]:

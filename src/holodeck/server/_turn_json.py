@@ -87,6 +87,7 @@ def handoff_json(event: HandedOff) -> dict[str, Any]:
         "to_agent": event.to_agent,
         "reason": event.reason,
         "back": event.back,
+        "tool": event.tool,
     }
 
 
