@@ -1,5 +1,5 @@
 """A triage agent handing over to a billing agent (offline `test` model), with a case
-that goes to billing and back: shared by the handoff report and trace tests."""
+that goes to billing and back: shared by the handoff report, trace and chat tests."""
 
 from __future__ import annotations
 

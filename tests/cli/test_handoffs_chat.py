@@ -14,45 +14,14 @@ import pexpect
 
 from child_signals import foreground
 from conftest import Write
-from yaml_dump import dump
+from handoff_desks import desk_files
 
 HOLODECK = Path(sys.executable).parent / "holodeck"
 WAIT = 180.0  # a deadline for a start and an answer on a busy machine, not a sleep
 
-INVOICES = '''
-def lookup_invoice(number: str) -> str:
-    """Look up an invoice by its number."""
-    return f"invoice {number}: 42 EUR, paid"
-'''
-
 
 def desks(write: Write) -> Path:
-    billing = {
-        "name": "billing",
-        "model": {"provider": "test"},
-        "instructions": {"inline": "You are the billing desk."},
-        "tools": [
-            {
-                "type": "function",
-                "name": "lookup_invoice",
-                "file": "tools.py",
-                "function": "lookup_invoice",
-            }
-        ],
-    }
-    triage = {
-        "name": "triage",
-        "model": {"provider": "test"},
-        "instructions": {"inline": "You route customers."},
-        "handoffs": [{"name": "billing", "path": "billing/agent.yaml"}],
-    }
-    return write(
-        {
-            "agent.yaml": dump(triage),
-            "billing/agent.yaml": dump(billing),
-            "billing/tools.py": INVOICES,
-        }
-    )
+    return write(desk_files())
 
 
 def piped(*args: str, question: str) -> subprocess.CompletedProcess[str]:
