@@ -25,7 +25,13 @@ from holodeck.memory._records import Memory, from_chunk, normalised
 from holodeck.search.embeddings import Embedder
 from holodeck.search.embeddings._protocol import producer_of
 from holodeck.search.fusion import fuse
-from holodeck.search.stores import Scored, StoreLocation, VectorStore, open_store
+from holodeck.search.stores import (
+    DroppableStore,
+    Scored,
+    StoreLocation,
+    VectorStore,
+    open_store,
+)
 from holodeck.spec.models.long_term_memory import MemoryScope
 
 if TYPE_CHECKING:
@@ -213,14 +219,18 @@ class MemoryBank:
         return len(ids)
 
     async def drop_user(self, user: str) -> None:
-        """Delete every memory of `user` and, in the embedded store, the user's folder (a
-        user made for one test case leaves nothing behind). Another bank that still has
+        """Delete every memory of `user` and the collection that held them: the user's
+        folder in the embedded store, its tables in PostgreSQL, its index and keys in Redis
+        (a user made for one test case leaves nothing behind). Another bank that still has
         the folder open writes nothing more there: its stores' closing tolerates it."""
         await self.delete_user(user)
         holder = self.holder(MemoryOwner(user))
         async with self._lock:
             store = self._stores.pop(holder, None)
         if store is None:
+            return
+        if isinstance(store, DroppableStore):
+            await store.drop()
             return
         await store.__aexit__(None, None, None)
         home = getattr(store, "home", None)  # the embedded store's folder

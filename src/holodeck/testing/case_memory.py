@@ -4,9 +4,9 @@ must be remembered after it (`expected_memories:`).
 A case that sets either, or whose simulated user comes back in several `sessions`, runs
 as a user of its own (`test-<case>-<id>`), so cases running at once never read each
 other's memories nor the person's own (`local`); that user's memories are deleted when
-the case ends (in the embedded store, with their folder). Its memories are read and
-written through a `MemoryBank` of its own on the agent's store, which the agent's bank
-sees (the stores notice other writers)."""
+the case ends, with the collection that held them (`MemoryBank.drop_user`). Its memories
+are read and written through a `MemoryBank` of its own on the agent's store, which the
+agent's bank sees (the stores notice other writers)."""
 
 from __future__ import annotations
 

@@ -6,11 +6,17 @@ async with open_store(StoreLocation("embedded", Path(".holodeck/vectors")), "doc
 
 from holodeck.search._types import Chunk, Scored, SourceFile
 from holodeck.search.stores._factory import open_store
-from holodeck.search.stores._protocol import StoreLocation, StoreProvider, VectorStore
+from holodeck.search.stores._protocol import (
+    DroppableStore,
+    StoreLocation,
+    StoreProvider,
+    VectorStore,
+)
 
 # what a store keeps and returns, for callers outside search/ (long-term memory)
 __all__ = [
     "Chunk",
+    "DroppableStore",
     "Scored",
     "SourceFile",
     "StoreLocation",

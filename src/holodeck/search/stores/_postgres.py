@@ -148,6 +148,23 @@ class PostgresStore:
         if pool is not None:
             await pool.close()
 
+    async def drop(self) -> None:
+        """Drop the collection's tables (their indexes with them) and its entry in the
+        collections list, then close."""
+
+        async def drop(db: AsyncConnection[Any]) -> None:
+            async with db.transaction():
+                await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._chunks,))
+                await db.execute(self._sql("DROP TABLE IF EXISTS {chunks}, {files}"))
+                await db.execute(
+                    "DELETE FROM holodeck_vector_collections WHERE name = %s", (self._chunks,)
+                )
+
+        try:
+            await self._run(drop)
+        finally:
+            await self.__aexit__(None, None, None)
+
     async def _run(self, work: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
         import psycopg
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Literal, Protocol, Self, runtime_checkable
 
 from holodeck.search._types import Chunk, Scored, SourceFile
 
@@ -87,4 +87,14 @@ class VectorStore(Protocol):
 
     async def count(self) -> int:
         """How many chunks the collection holds."""
+        ...
+
+
+@runtime_checkable
+class DroppableStore(Protocol):
+    """A server store that can remove a collection whole (its tables or index, not only its
+    rows): what a user made for one test case leaves behind otherwise."""
+
+    async def drop(self) -> None:
+        """Remove the collection; the store is closed afterwards."""
         ...

@@ -120,6 +120,26 @@ class RedisStore:
         if client is not None:
             await client.aclose()
 
+    async def drop(self) -> None:
+        """Drop the collection's index and every key under its prefix, then close."""
+        from redis.exceptions import ResponseError
+
+        async def drop(r: Redis) -> None:
+            try:
+                await _command(r, "FT.DROPINDEX", self._index)
+            except ResponseError as error:  # dropped already, by another process
+                message = str(error).lower()
+                if "unknown index" not in message and "no such index" not in message:
+                    raise
+            keys = [key async for key in r.scan_iter(match=self._prefix + "*", count=500)]
+            if keys:
+                await r.delete(*keys)
+
+        try:
+            await self._call(drop)
+        finally:
+            await self.__aexit__(None, None, None)
+
     async def _call(self, work: Callable[[Redis], Awaitable[_T]]) -> _T:
         from redis.exceptions import RedisError
 
