@@ -309,7 +309,7 @@ def test_auth_provider_in_a_config_yaml_entry_is_refused_there(write: Write) -> 
 
 # --- deployment: the container form -----------------------------------------------------
 # (registry, platform, environment and a cloud target are used by `holodeck deploy --build`
-# and `--emit`: tests/deploy/test_deploy_manifests.py)
+# and `--emit`: tests/deploy_targets/test_deploy_manifests.py)
 
 CONTAINER = {"health_check_path": "/healthz", "protocol": "grpc"}
 

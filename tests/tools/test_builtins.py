@@ -66,7 +66,7 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # The local servers listen on loopback, which web_fetch refuses by default
-# (tests/sandbox/test_outbound.py): here it is allowed.
+# (tests/net/test_outbound.py): here it is allowed.
 LOCAL = OutboundPolicy(allow_loopback=True)
 
 
