@@ -161,6 +161,19 @@ def test_chat_streams_the_handoff_and_billing_answers_until_it_hands_back(
         seen = alice.get(f"/v1/sessions/{session_id}").json()
         assert seen["answering_agent"] == "triage"
 
+        # a JSON answer lists the turn's handoffs as the stream does
+        openai_server.script(tool_calls(Call("transfer_to_billing", {})), text("Billing here."))
+        answer = alice.post("/v1/chat", json={"message": "Invoice 9?", "session_id": session_id})
+        assert answer.json()["handoffs"] == [
+            {
+                "from_agent": "triage",
+                "to_agent": "billing",
+                "reason": None,
+                "back": False,
+                "tool": "transfer_to_billing",
+            }
+        ]
+
 
 def test_ag_ui_a2a_and_responses_show_or_follow_the_handoff(
     triage: tuple[str, Path], openai_server: OpenAIServer

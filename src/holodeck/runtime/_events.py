@@ -130,6 +130,7 @@ class HandedOff:
     reason: str | None = None  # what the handing agent gave as its reason, if anything
     back: bool = False
     tool: str = ""  # the transfer tool the model called (`transfer_to_billing`, ...)
+    call_id: str = ""  # that call's id
 
 
 Event = (

@@ -214,15 +214,17 @@ async def answer(
             )
         stack = (*stack, call.target) if call.target is not None else stack[:-1]
         to = targets.agent_for(stack)
-        turn.emit(
-            HandedOff(
-                agent.spec.name,
-                to.spec.name,
-                call.reason,
-                call.target is None,
-                _tool(agent, call, to.spec.name),
-            )
+        handed = HandedOff(
+            agent.spec.name,
+            to.spec.name,
+            call.reason,
+            call.target is None,
+            _tool(agent, call, to.spec.name),
+            call.call_id,
         )
+        if turn.telemetry is not None:  # a span of its own, under the turn's
+            turn.telemetry.handoff(handed.from_agent, handed.to_agent, call.reason, handed.back)
+        turn.emit(handed)
         history = _marked(result.all_messages(), call, to.spec.name)
         content, deferred = None, None
 

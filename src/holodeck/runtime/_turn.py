@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from holodeck.runtime._events import Event, HandedOff, ToolCallFinished, ToolCallStarted
+from holodeck.runtime._events import Event, ToolCallFinished, ToolCallStarted
 
 
 @dataclass
@@ -48,8 +48,6 @@ class RunningTurn:
 
     def emit(self, event: Event) -> None:
         self.queue.put_nowait(event)
-        if isinstance(event, HandedOff) and self.telemetry is not None:  # a span of its own
-            self.telemetry.handoff(event.from_agent, event.to_agent, event.reason, event.back)
 
     def nested(self, agent: str, parent_call_id: str) -> RunningTurn:
         """The turn of a sub-agent called from tool call `parent_call_id`."""

@@ -136,12 +136,13 @@ class TurnRunner:
                     final = replace(final_of(result, turn), agent=answered.agent.spec.name)
                     for call in final.pending:  # the turn pauses on them
                         queue.put_nowait(call)
-                    runners = [guards]  # the session's front door, whoever answers
+                    # the session's front door checks the answer whoever wrote it; an
+                    # agent handed to checks it too
+                    runners = [guards]
                     if answered.agent is not agent:
                         runners.append(answered.agent.guardrails)
-                    for runner in runners if withholds and not final.pending else ():
-                        if not runner.has("output"):
-                            continue
+                    checking = withholds and not final.pending
+                    for runner in (r for r in runners if checking and r.has("output")):
                         checked = await runner.check("output", final.text, queue.put_nowait)
                         if checked.text != final.text:
                             rewrite_answer(result, checked.text)

@@ -134,6 +134,7 @@ class HandoffOut(BaseModel):
     back: bool = Field(
         default=False, description="It returned to the agent that had handed it over."
     )
+    tool: str = Field(default="", description="The transfer tool the model called.")
 
 
 class ChatResponse(BaseModel):

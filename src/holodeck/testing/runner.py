@@ -343,8 +343,8 @@ async def _run_turn(session: Session, files: CaseFiles, turn: Turn, decide: Deci
                 finished.append((order.get(event.call_id, len(order)), record))
             elif isinstance(event, HandedOff):  # a transfer is a call the model made
                 handoffs.append(handoff_record(event))
-                finished.append((len(order), transfer_call(event)))
-                order[f"handoff {len(handoffs)}"] = len(order)
+                order[event.call_id] = len(order)
+                finished.append((order[event.call_id], transfer_call(event)))
             elif isinstance(event, GuardrailTriggered):
                 guarded.append(
                     GuardrailRecord(
